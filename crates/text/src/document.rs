@@ -1,0 +1,305 @@
+//! One open document: its rope, its version, and how client changes apply to it.
+
+use std::sync::Arc;
+
+use ropey::Rope;
+
+use crate::position::{Fixup, to_char_idx};
+use crate::{PositionEncoding, Range, Snapshot};
+
+/// The URI of a document as the client sent it. Kept as a string: the library crates
+/// know nothing of LSP, and comparing URIs byte for byte is what clients expect.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DocUri(Arc<str>);
+
+impl DocUri {
+    /// Wraps a URI string.
+    pub fn new(uri: impl Into<Arc<str>>) -> Self {
+        Self(uri.into())
+    }
+
+    /// The URI as sent by the client.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The local path of a `file:` URI, `None` for other schemes.
+    pub fn to_file_path(&self) -> Option<std::path::PathBuf> {
+        let url = url::Url::parse(&self.0).ok()?;
+        if url.scheme() != "file" {
+            return None;
+        }
+        url.to_file_path().ok()
+    }
+
+    /// The `file:` URI of an absolute path.
+    pub fn from_file_path(path: &std::path::Path) -> Option<Self> {
+        url::Url::from_file_path(path)
+            .ok()
+            .map(|u| Self::new(u.as_str()))
+    }
+}
+
+impl std::fmt::Display for DocUri {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One change from `textDocument/didChange`: a range and its replacement, or the whole
+/// text when `range` is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentChange {
+    /// The replaced range, in the session's encoding; `None` replaces everything.
+    pub range: Option<Range>,
+    /// The new text.
+    pub text: String,
+}
+
+impl ContentChange {
+    /// A change that replaces the whole document.
+    pub fn full(text: impl Into<String>) -> Self {
+        Self {
+            range: None,
+            text: text.into(),
+        }
+    }
+
+    /// A change that replaces `range`.
+    pub fn replace(range: Range, text: impl Into<String>) -> Self {
+        Self {
+            range: Some(range),
+            text: text.into(),
+        }
+    }
+}
+
+/// Why a batch of changes was not applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SyncError {
+    /// The document is not open.
+    #[error("document is not open: {0}")]
+    UnknownDocument(DocUri),
+    /// A range ends before it starts.
+    #[error("change {index} has an inverted range (its end is before its start)")]
+    InvertedRange {
+        /// Index of the offending change in its batch.
+        index: usize,
+    },
+}
+
+/// Something odd but survivable noticed while applying a batch of changes. The server
+/// logs these: they are client bugs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncWarning {
+    /// The version did not increase; the changes were applied anyway, in arrival order.
+    VersionNotNewer {
+        /// Version held before the batch.
+        old: i32,
+        /// Version the batch claims.
+        new: i32,
+    },
+    /// A position had to be adjusted (see [`Fixup`]).
+    PositionFixed {
+        /// Index of the change in its batch.
+        index: usize,
+        /// What was adjusted.
+        fixup: Fixup,
+    },
+}
+
+/// An open document: the live buffer as the client shows it.
+#[derive(Debug, Clone)]
+pub struct Document {
+    uri: DocUri,
+    language_id: Arc<str>,
+    version: i32,
+    revision: u64,
+    rope: Rope,
+    in_sync: bool,
+}
+
+impl Document {
+    /// A document as opened by the client.
+    pub fn new(uri: DocUri, language_id: &str, version: i32, text: &str) -> Self {
+        Self {
+            uri,
+            language_id: language_id.into(),
+            version,
+            revision: 0,
+            rope: Rope::from_str(text),
+            in_sync: true,
+        }
+    }
+
+    /// The document's URI.
+    pub fn uri(&self) -> &DocUri {
+        &self.uri
+    }
+
+    /// The language id the client gave in `didOpen`.
+    pub fn language_id(&self) -> &str {
+        &self.language_id
+    }
+
+    /// The client's version of the text.
+    pub fn version(&self) -> i32 {
+        self.version
+    }
+
+    /// A counter bumped by every accepted change. Unlike the client's version it is
+    /// strictly monotonic even when a buggy client repeats a version number.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The text.
+    pub fn rope(&self) -> &Rope {
+        &self.rope
+    }
+
+    /// `false` after a change could not be applied: the server's text may differ from
+    /// the client's until a full-text change, a save with text, or a reopen.
+    pub fn in_sync(&self) -> bool {
+        self.in_sync
+    }
+
+    /// An O(1) copy of the current state, which later changes do not affect.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            uri: self.uri.clone(),
+            language_id: self.language_id.clone(),
+            version: self.version,
+            revision: self.revision,
+            rope: self.rope.clone(),
+            in_sync: self.in_sync,
+        }
+    }
+
+    /// Applies a `didChange` batch in order, all or nothing. On error the text is left as
+    /// it was and the document is marked out of sync (the client did apply the batch).
+    pub fn apply_changes(
+        &mut self,
+        version: i32,
+        changes: &[ContentChange],
+        encoding: PositionEncoding,
+    ) -> Result<Vec<SyncWarning>, SyncError> {
+        let mut warnings = Vec::new();
+        if version <= self.version {
+            warnings.push(SyncWarning::VersionNotNewer {
+                old: self.version,
+                new: version,
+            });
+        }
+        // Rope clones share structure, so the all-or-nothing copy is cheap.
+        let mut rope = self.rope.clone();
+        let mut regained_sync = false;
+        for (index, change) in changes.iter().enumerate() {
+            let Some(range) = change.range else {
+                rope = Rope::from_str(&change.text);
+                regained_sync = true;
+                continue;
+            };
+            let start = to_char_idx(&rope, range.start, encoding);
+            let end = to_char_idx(&rope, range.end, encoding);
+            for fixup in [start.fixup, end.fixup].into_iter().flatten() {
+                warnings.push(SyncWarning::PositionFixed { index, fixup });
+            }
+            if range.end < range.start || end.char_idx < start.char_idx {
+                self.in_sync = false;
+                self.version = version;
+                self.revision += 1;
+                return Err(SyncError::InvertedRange { index });
+            }
+            rope.remove(start.char_idx..end.char_idx);
+            rope.insert(start.char_idx, &change.text);
+        }
+        self.rope = rope;
+        self.version = version;
+        self.revision += 1;
+        if regained_sync {
+            self.in_sync = true;
+        }
+        Ok(warnings)
+    }
+
+    /// Replaces the whole text with what the client says it is (a save with text, say),
+    /// restoring sync. The version is kept: saves carry none.
+    pub fn resync(&mut self, text: &str) {
+        self.rope = Rope::from_str(text);
+        self.revision += 1;
+        self.in_sync = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Position;
+
+    fn doc(text: &str) -> Document {
+        Document::new(DocUri::new("file:///a.rs"), "rust", 1, text)
+    }
+
+    fn change(l0: u32, c0: u32, l1: u32, c1: u32, text: &str) -> ContentChange {
+        ContentChange::replace(
+            Range::new(Position::new(l0, c0), Position::new(l1, c1)),
+            text,
+        )
+    }
+
+    #[test]
+    fn batch_applies_in_order() {
+        let mut d = doc("hello\nworld\n");
+        let w = d
+            .apply_changes(
+                2,
+                &[
+                    change(0, 0, 0, 5, "bye"),
+                    change(0, 3, 1, 0, " "),
+                    change(0, 4, 0, 9, "all"),
+                ],
+                PositionEncoding::Utf16,
+            )
+            .map_err(|e| e.to_string());
+        assert_eq!(w, Ok(vec![]));
+        assert_eq!(d.rope().to_string(), "bye all\n");
+        assert_eq!((d.version(), d.revision(), d.in_sync()), (2, 1, true));
+    }
+
+    #[test]
+    fn inverted_range_rejects_the_whole_batch_and_marks_out_of_sync() {
+        let mut d = doc("abc");
+        let r = d.apply_changes(
+            2,
+            &[change(0, 0, 0, 0, "X"), change(0, 2, 0, 1, "")],
+            PositionEncoding::Utf8,
+        );
+        assert_eq!(r, Err(SyncError::InvertedRange { index: 1 }));
+        assert_eq!(d.rope().to_string(), "abc");
+        assert!(!d.in_sync());
+        // A full-text change brings it back.
+        let r = d.apply_changes(3, &[ContentChange::full("Xabc")], PositionEncoding::Utf8);
+        assert_eq!(r, Ok(vec![]));
+        assert!(d.in_sync());
+    }
+
+    #[test]
+    fn stale_version_is_applied_and_reported() {
+        let mut d = doc("abc");
+        let r = d.apply_changes(1, &[change(0, 3, 0, 3, "d")], PositionEncoding::Utf32);
+        assert_eq!(r, Ok(vec![SyncWarning::VersionNotNewer { old: 1, new: 1 }]));
+        assert_eq!(d.rope().to_string(), "abcd");
+        assert_eq!(d.revision(), 1);
+    }
+
+    #[test]
+    fn snapshots_do_not_move() {
+        let mut d = doc("abc");
+        let snap = d.snapshot();
+        let _ = d.apply_changes(2, &[change(0, 0, 0, 3, "xyz")], PositionEncoding::Utf16);
+        assert_eq!(snap.text(), "abc");
+        assert_eq!(snap.version, 1);
+        assert_eq!(d.snapshot().text(), "xyz");
+    }
+}
