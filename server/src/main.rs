@@ -1,1 +1,60 @@
-fn main() {}
+//! The `agentls` binary: the language server and its command-line tools.
+//!
+//! This crate is the only one (with `protocol`) that knows LSP and JSON-RPC. It stays
+//! thin: handlers convert LSP input to library terms (`convert`), call the libraries, and
+//! convert the answer back. See DESIGN.md at the workspace's side for the map.
+
+mod cli;
+mod config;
+mod convert;
+mod doctor;
+mod handlers;
+mod logging;
+mod panic_guard;
+mod server;
+mod state;
+mod transport;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            // Not the LSP channel: the server never reaches this with stdout in use.
+            eprintln!("agentls: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        None => serve(cli.serve),
+        Some(cli::Command::Serve(args)) => serve(args),
+        Some(cli::Command::Doctor(args)) => {
+            let workspace = match args.workspace {
+                Some(dir) => dir,
+                None => std::env::current_dir()?,
+            };
+            doctor::run(&workspace, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn serve(args: cli::ServeArgs) -> anyhow::Result<ExitCode> {
+    logging::init(args.log_file.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(server::serve_stdio());
+    tracing::info!("exited");
+    // Tokio's stdin reader sits on a blocking thread that a client holding the pipe open
+    // would keep alive; do not wait for it.
+    runtime.shutdown_background();
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,1 +1,12 @@
-//! End-to-end tests.
+//! End-to-end tests: the built `agentls` binary, driven over stdio by a scripted client.
+//!
+//! Compiled as an integration test of the server package (see server/Cargo.toml), so
+//! cargo builds the binary first and passes its path in `CARGO_BIN_EXE_agentls`.
+
+// Test code: a failed unwrap is a failed test, with the reason in the panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod cli;
+mod robustness;
+mod support;
+mod text_sync;

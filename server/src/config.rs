@@ -1,0 +1,292 @@
+//! Configuration: typed settings merged from several sources.
+//!
+//! Sources, from lowest to highest precedence (a later one overrides an earlier one,
+//! key by key, tables merged recursively):
+//! 1. built-in defaults;
+//! 2. the user config file: `$AGENTLS_CONFIG`, else `<config dir>/agentls/config.toml`
+//!    (`~/.config/agentls/config.toml` on Linux);
+//! 3. the workspace file `<root>/agentls.toml`;
+//! 4. the client's `initializationOptions`;
+//! 5. the client's `workspace/didChangeConfiguration` settings (the object itself, or
+//!    its `agentls` key, as VS Code sends it).
+//!
+//! A source that does not parse, or whose values have the wrong type, is skipped whole
+//! and reported; the others still apply. Unknown keys are reported, not fatal.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The environment variable naming the user config file.
+pub const CONFIG_ENV: &str = "AGENTLS_CONFIG";
+/// The workspace config file name.
+pub const WORKSPACE_FILE: &str = "agentls.toml";
+
+/// Every setting agentls reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, rename_all = "snake_case")]
+pub struct Config {
+    /// How files that are not open are read.
+    pub files: FilesConfig,
+}
+
+/// `[files]`: reading files from disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct FilesConfig {
+    /// Files larger than this many bytes are refused by the text tools.
+    pub max_bytes: u64,
+}
+
+impl Default for FilesConfig {
+    fn default() -> Self {
+        Self {
+            max_bytes: agentls_text::ReadLimits::default().max_bytes,
+        }
+    }
+}
+
+/// Where a layer of configuration came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The user's config file.
+    User(PathBuf),
+    /// The workspace's `agentls.toml`.
+    Workspace(PathBuf),
+    /// `initializationOptions` from the client.
+    InitializationOptions,
+    /// `workspace/didChangeConfiguration` from the client.
+    Client,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::User(p) => write!(f, "user config {}", p.display()),
+            Source::Workspace(p) => write!(f, "workspace config {}", p.display()),
+            Source::InitializationOptions => f.write_str("initializationOptions"),
+            Source::Client => f.write_str("workspace/didChangeConfiguration"),
+        }
+    }
+}
+
+/// The configuration in force, with the layers it was merged from and what went wrong.
+#[derive(Debug, Clone, Default)]
+pub struct Merged {
+    /// The result.
+    pub config: Config,
+    /// The layers that applied, in order.
+    pub applied: Vec<Source>,
+    /// Problems found: a layer skipped and why, unknown keys.
+    pub problems: Vec<String>,
+    /// Files that could not be read or parsed; kept across re-merges.
+    load_problems: Vec<String>,
+    layers: Vec<(Source, Value)>,
+}
+
+impl Merged {
+    /// Sets (or replaces) the layer from `source` and merges everything again.
+    pub fn set_layer(&mut self, source: Source, value: Value) {
+        let rank = rank_of(&source);
+        self.layers.retain(|(s, _)| rank_of(s) != rank);
+        let at = self
+            .layers
+            .iter()
+            .position(|(s, _)| rank_of(s) > rank)
+            .unwrap_or(self.layers.len());
+        self.layers.insert(at, (source, value));
+        self.remerge();
+    }
+
+    /// Reads a TOML file as a layer; a missing file is no layer, a broken one a problem.
+    pub fn load_file(&mut self, source: Source, path: &Path) {
+        match std::fs::read_to_string(path) {
+            Ok(text) => match toml::from_str::<toml::Table>(&text) {
+                Ok(table) => match serde_json::to_value(table) {
+                    Ok(value) => self.set_layer(source, value),
+                    Err(e) => self.load_problems.push(format!("{source}: {e}")),
+                },
+                Err(e) => self
+                    .load_problems
+                    .push(format!("{source}: not valid TOML: {e}")),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => self
+                .load_problems
+                .push(format!("{source}: cannot read: {e}")),
+        }
+        self.remerge();
+    }
+
+    fn remerge(&mut self) {
+        let defaults = serde_json::to_value(Config::default()).unwrap_or(Value::Null);
+        let mut merged = defaults.clone();
+        self.applied.clear();
+        self.problems = self.load_problems.clone();
+        for (source, layer) in &self.layers {
+            let mut candidate = merged.clone();
+            merge_into(&mut candidate, layer);
+            match serde_json::from_value::<Config>(candidate.clone()) {
+                Ok(_) => {
+                    merged = candidate;
+                    self.applied.push(source.clone());
+                    for key in unknown_keys(&defaults, layer, "") {
+                        self.problems
+                            .push(format!("{source}: unknown setting `{key}` ignored"));
+                    }
+                }
+                Err(e) => self.problems.push(format!("{source}: skipped: {e}")),
+            }
+        }
+        self.config = serde_json::from_value(merged).unwrap_or_default();
+    }
+}
+
+fn rank_of(source: &Source) -> u8 {
+    match source {
+        Source::User(_) => 1,
+        Source::Workspace(_) => 2,
+        Source::InitializationOptions => 3,
+        Source::Client => 4,
+    }
+}
+
+/// The user config file's path: `$AGENTLS_CONFIG`, else the platform config directory.
+pub fn user_config_path() -> Option<PathBuf> {
+    match std::env::var_os(CONFIG_ENV) {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ => dirs::config_dir().map(|d| d.join("agentls").join("config.toml")),
+    }
+}
+
+/// Merges user and workspace files: what the server knows before the client speaks.
+pub fn load_files(workspace: Option<&Path>) -> Merged {
+    let mut merged = Merged::default();
+    if let Some(path) = user_config_path() {
+        merged.load_file(Source::User(path.clone()), &path);
+    }
+    if let Some(root) = workspace {
+        let path = root.join(WORKSPACE_FILE);
+        merged.load_file(Source::Workspace(path.clone()), &path);
+    }
+    merged
+}
+
+/// The settings object inside a `didChangeConfiguration` payload.
+pub fn client_settings(settings: Value) -> Value {
+    match settings {
+        Value::Object(mut map) if map.contains_key("agentls") => {
+            map.remove("agentls").unwrap_or(Value::Null)
+        }
+        other => other,
+    }
+}
+
+fn merge_into(base: &mut Value, layer: &Value) {
+    match (base, layer) {
+        (Value::Object(base), Value::Object(layer)) => {
+            for (k, v) in layer {
+                merge_into(base.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (_, Value::Null) => {}
+        (base, layer) => *base = layer.clone(),
+    }
+}
+
+fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
+    let (Value::Object(known), Value::Object(layer)) = (known, layer) else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for (k, v) in layer {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match known.get(k) {
+            None => out.push(path),
+            Some(sub) => out.extend(unknown_keys(sub, v, &path)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn later_sources_win_key_by_key() {
+        let mut m = Merged::default();
+        m.set_layer(Source::Client, json!({"files": {"max_bytes": 4}}));
+        m.set_layer(
+            Source::User("u.toml".into()),
+            json!({"files": {"max_bytes": 1}}),
+        );
+        m.set_layer(
+            Source::InitializationOptions,
+            json!({"files": {"max_bytes": 3}}),
+        );
+        assert_eq!(m.config.files.max_bytes, 4);
+        assert_eq!(
+            m.applied,
+            vec![
+                Source::User("u.toml".into()),
+                Source::InitializationOptions,
+                Source::Client
+            ]
+        );
+        // Replacing the client layer with one that says nothing falls back to the next.
+        m.set_layer(Source::Client, json!({}));
+        assert_eq!(m.config.files.max_bytes, 3);
+    }
+
+    #[test]
+    fn a_bad_layer_is_skipped_and_reported() {
+        let mut m = Merged::default();
+        m.set_layer(
+            Source::InitializationOptions,
+            json!({"files": {"max_bytes": 9}}),
+        );
+        m.set_layer(
+            Source::Client,
+            json!({"files": {"max_bytes": "lots"}, "colour": 1}),
+        );
+        assert_eq!(m.config.files.max_bytes, 9);
+        assert_eq!(m.problems.len(), 1, "{:?}", m.problems);
+        assert!(m.problems[0].starts_with("workspace/didChangeConfiguration: skipped"));
+        m.set_layer(Source::Client, json!({"colour": 1}));
+        assert_eq!(
+            m.problems,
+            vec!["workspace/didChangeConfiguration: unknown setting `colour` ignored"]
+        );
+    }
+
+    #[test]
+    fn files_are_read_as_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join(WORKSPACE_FILE);
+        std::fs::write(&ws, "[files]\nmax_bytes = 1234\n").unwrap();
+        let mut m = Merged::default();
+        m.load_file(Source::Workspace(ws.clone()), &ws);
+        assert_eq!(m.config.files.max_bytes, 1234);
+        std::fs::write(&ws, "[files\n").unwrap();
+        let mut m = Merged::default();
+        m.load_file(Source::Workspace(ws.clone()), &ws);
+        assert_eq!(m.config, Config::default());
+        assert!(m.problems[0].contains("not valid TOML"), "{:?}", m.problems);
+    }
+
+    #[test]
+    fn vscode_style_settings_are_unwrapped() {
+        assert_eq!(
+            client_settings(json!({"agentls": {"a": 1}})),
+            json!({"a": 1})
+        );
+        assert_eq!(client_settings(json!({"a": 1})), json!({"a": 1}));
+    }
+}

@@ -1,0 +1,56 @@
+//! LSP → library.
+
+use agentls_text::{ContentChange, DocUri, Position, PositionEncoding, Range};
+use tower_lsp::lsp_types as lsp;
+
+/// A document URI.
+pub fn uri(url: &lsp::Url) -> DocUri {
+    DocUri::new(url.as_str())
+}
+
+/// A position; its column stays in the session's encoding.
+pub fn position(p: lsp::Position) -> Position {
+    Position::new(p.line, p.character)
+}
+
+/// A range.
+pub fn range(r: lsp::Range) -> Range {
+    Range::new(position(r.start), position(r.end))
+}
+
+/// One `didChange` content change.
+pub fn content_change(change: lsp::TextDocumentContentChangeEvent) -> ContentChange {
+    ContentChange {
+        range: change.range.map(range),
+        text: change.text,
+    }
+}
+
+/// The encoding to use: the client's first supported preference, else UTF-16.
+pub fn position_encoding(params: &lsp::InitializeParams) -> PositionEncoding {
+    let offered = params
+        .capabilities
+        .general
+        .as_ref()
+        .and_then(|g| g.position_encodings.as_ref())
+        .map(|kinds| {
+            kinds
+                .iter()
+                .map(|k| k.as_str().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    PositionEncoding::negotiate(offered)
+}
+
+/// The workspace root: the first workspace folder, else the deprecated `rootUri`.
+pub fn workspace_root(params: &lsp::InitializeParams) -> Option<std::path::PathBuf> {
+    let folder = params
+        .workspace_folders
+        .as_ref()
+        .and_then(|f| f.first())
+        .map(|f| &f.uri);
+    #[allow(deprecated)] // rootUri is deprecated but older clients send only it.
+    let url = folder.or(params.root_uri.as_ref())?;
+    url.to_file_path().ok()
+}

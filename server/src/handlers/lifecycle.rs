@@ -1,0 +1,65 @@
+//! `initialize` and configuration.
+
+use tower_lsp::lsp_types as lsp;
+
+use crate::config::{self, Source};
+use crate::convert::{from_lsp, to_lsp};
+use crate::state::State;
+
+/// `initialize`: negotiates the encoding, finds the workspace, loads the configuration,
+/// and advertises only what works.
+pub fn initialize(state: &State, params: lsp::InitializeParams) -> lsp::InitializeResult {
+    let encoding = from_lsp::position_encoding(&params);
+    state.set_encoding(encoding);
+    let root = from_lsp::workspace_root(&params);
+    let mut merged = config::load_files(root.as_deref());
+    if let Some(options) = params.initialization_options {
+        merged.set_layer(Source::InitializationOptions, options);
+    }
+    for problem in &merged.problems {
+        tracing::warn!("configuration: {problem}");
+    }
+    state.update_config(|c| *c = merged);
+    tracing::info!(?root, %encoding, "initialized");
+    state.set_root(root);
+
+    lsp::InitializeResult {
+        capabilities: lsp::ServerCapabilities {
+            position_encoding: Some(to_lsp::position_encoding(encoding)),
+            text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+                lsp::TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
+                    // The saved text lets a buffer that drifted resynchronise.
+                    save: Some(lsp::TextDocumentSyncSaveOptions::SaveOptions(
+                        lsp::SaveOptions {
+                            include_text: Some(true),
+                        },
+                    )),
+                    ..Default::default()
+                },
+            )),
+            experimental: Some(serde_json::json!({
+                "agentls": { "viewFileText": agentls_protocol::view_file_text::METHOD }
+            })),
+            ..Default::default()
+        },
+        server_info: Some(lsp::ServerInfo {
+            name: "agentls".to_owned(),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        }),
+    }
+}
+
+/// `workspace/didChangeConfiguration`: the client's settings become the top layer.
+pub fn did_change_configuration(
+    state: &State,
+    params: lsp::DidChangeConfigurationParams,
+) -> Vec<String> {
+    let settings = config::client_settings(params.settings);
+    let problems = state.update_config(|c| c.set_layer(Source::Client, settings));
+    for problem in &problems {
+        tracing::warn!("configuration: {problem}");
+    }
+    problems
+}

@@ -1,0 +1,6 @@
+//! Request and notification handlers: short functions that convert the LSP input,
+//! call the libraries, and convert the answer back.
+
+pub mod debug;
+pub mod lifecycle;
+pub mod text_sync;

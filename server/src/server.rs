@@ -1,0 +1,178 @@
+//! The tower-lsp wiring: each LSP method calls its handler under the panic guard.
+
+use std::sync::Arc;
+
+use tower_lsp::jsonrpc;
+use tower_lsp::lsp_types as lsp;
+use tower_lsp::{Client, LanguageServer, LspService};
+
+use crate::handlers::{self, text_sync::Outcome};
+use crate::panic_guard::{guard, guard_notification};
+use crate::state::State;
+use crate::transport;
+
+/// Name of the debug-only request that panics on purpose, registered only when the
+/// environment variable of the same purpose is set; it exists to prove the panic guard
+/// end to end.
+pub const DEBUG_PANIC_METHOD: &str = "agentls/debugPanic";
+/// Set this environment variable to `1` to register [`DEBUG_PANIC_METHOD`].
+pub const DEBUG_PANIC_ENV: &str = "AGENTLS_DEBUG_PANIC";
+
+/// The language server.
+#[derive(Debug)]
+pub struct Server {
+    client: Client,
+    state: Arc<State>,
+}
+
+impl Server {
+    /// Builds the tower-lsp service and the socket for server-to-client messages.
+    pub fn service() -> (LspService<Server>, tower_lsp::ClientSocket) {
+        let builder = LspService::build(|client| Server {
+            client,
+            state: Arc::new(State::default()),
+        })
+        .custom_method(
+            agentls_protocol::view_file_text::METHOD,
+            Server::view_file_text,
+        );
+        let builder = if std::env::var(DEBUG_PANIC_ENV).as_deref() == Ok("1") {
+            builder.custom_method(DEBUG_PANIC_METHOD, Server::debug_panic)
+        } else {
+            builder
+        };
+        builder.finish()
+    }
+
+    async fn view_file_text(
+        &self,
+        params: agentls_protocol::view_file_text::Params,
+    ) -> jsonrpc::Result<agentls_protocol::view_file_text::Result> {
+        guard(agentls_protocol::view_file_text::METHOD, async {
+            handlers::debug::view_file_text(&self.state, params)
+        })
+        .await
+    }
+
+    async fn debug_panic(&self) -> jsonrpc::Result<()> {
+        guard(DEBUG_PANIC_METHOD, async {
+            // Deliberate: this request exists to exercise the panic guard.
+            #[allow(clippy::panic)]
+            {
+                panic!("debugPanic requested")
+            }
+        })
+        .await
+    }
+
+    async fn say(&self, outcome: Outcome) {
+        if let Outcome::Warn(message) = outcome {
+            self.client
+                .show_message(lsp::MessageType::WARNING, message)
+                .await;
+        }
+    }
+}
+
+#[tower_lsp::async_trait]
+impl LanguageServer for Server {
+    async fn initialize(
+        &self,
+        params: lsp::InitializeParams,
+    ) -> jsonrpc::Result<lsp::InitializeResult> {
+        guard("initialize", async {
+            Ok(handlers::lifecycle::initialize(&self.state, params))
+        })
+        .await
+    }
+
+    async fn initialized(&self, _: lsp::InitializedParams) {
+        let problems = self.state.config().problems;
+        if !problems.is_empty() {
+            let message = format!("agentls configuration: {}", problems.join("; "));
+            self.client
+                .show_message(lsp::MessageType::WARNING, message)
+                .await;
+        }
+    }
+
+    async fn shutdown(&self) -> jsonrpc::Result<()> {
+        tracing::info!("shutdown requested");
+        Ok(())
+    }
+
+    // The sync handlers below do their work in the first, synchronous poll: see
+    // handlers::text_sync for why.
+    async fn did_open(&self, params: lsp::DidOpenTextDocumentParams) {
+        guard_notification("textDocument/didOpen", async {
+            let outcome = handlers::text_sync::did_open(&self.state, params);
+            self.say(outcome).await;
+        })
+        .await
+    }
+
+    async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
+        guard_notification("textDocument/didChange", async {
+            let outcome = handlers::text_sync::did_change(&self.state, params);
+            self.say(outcome).await;
+        })
+        .await
+    }
+
+    async fn did_save(&self, params: lsp::DidSaveTextDocumentParams) {
+        guard_notification("textDocument/didSave", async {
+            let outcome = handlers::text_sync::did_save(&self.state, params);
+            self.say(outcome).await;
+        })
+        .await
+    }
+
+    async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
+        guard_notification("textDocument/didClose", async {
+            let outcome = handlers::text_sync::did_close(&self.state, params);
+            self.say(outcome).await;
+        })
+        .await
+    }
+
+    async fn did_change_configuration(&self, params: lsp::DidChangeConfigurationParams) {
+        guard_notification("workspace/didChangeConfiguration", async {
+            let problems = handlers::lifecycle::did_change_configuration(&self.state, params);
+            if !problems.is_empty() {
+                let message = format!("agentls configuration: {}", problems.join("; "));
+                self.client
+                    .show_message(lsp::MessageType::WARNING, message)
+                    .await;
+            }
+        })
+        .await
+    }
+}
+
+/// Serves LSP over stdin/stdout until the client sends `exit` or closes the pipe.
+///
+/// tower-lsp sees stdio only through [`crate::transport`], which keeps malformed frames
+/// from ending its read loop.
+pub async fn serve_stdio() {
+    const PIPE_BYTES: usize = 1 << 16;
+    let (service, socket) = Server::service();
+    let (server_in, pump_in) = tokio::io::duplex(PIPE_BYTES);
+    let (server_out, pump_out) = tokio::io::duplex(PIPE_BYTES);
+    let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
+    let input = tokio::spawn(transport::pump_input(
+        tokio::io::stdin(),
+        pump_in,
+        out_tx.clone(),
+    ));
+    tokio::spawn(transport::pump_server_output(pump_out, out_tx));
+    let output = tokio::spawn(transport::write_output(tokio::io::stdout(), out_rx));
+    tower_lsp::Server::new(server_in, server_out, socket)
+        .serve(service)
+        .await;
+    // The reader may be blocked on a stdin the client keeps open after `exit`; ending it
+    // drops the last sender, so the writer drains what is queued and stops.
+    input.abort();
+    if let Err(e) = output.await {
+        tracing::error!("stdout writer failed: {e}");
+    }
+}

@@ -1,0 +1,55 @@
+//! The command line: `--help` everywhere, `doctor`.
+
+use std::process::Command;
+
+use crate::support::bin;
+
+fn run(args: &[&str], envs: &[(&str, &str)]) -> (bool, String, String) {
+    let out = Command::new(bin())
+        .args(args)
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for args in [&["--help"][..], &["serve", "--help"], &["doctor", "--help"]] {
+        let (ok, stdout, _) = run(args, &[]);
+        assert!(ok, "{args:?}");
+        assert!(stdout.contains("Usage: agentls"), "{args:?}: {stdout}");
+    }
+    let (ok, _, stderr) = run(&["no-such-command"], &[]);
+    assert!(!ok);
+    assert!(stderr.contains("unrecognized subcommand"), "{stderr}");
+}
+
+#[test]
+fn doctor_reports_merged_configuration_and_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.toml");
+    std::fs::write(&user, "[files]\nmax_bytes = 100\n").unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(
+        ws.join("agentls.toml"),
+        "[files]\nmax_bytes = 200\ncolour = 1\n",
+    )
+    .unwrap();
+    let envs = [("AGENTLS_CONFIG", user.to_str().unwrap())];
+    let (ok, stdout, stderr) = run(&["doctor", "--workspace", ws.to_str().unwrap()], &envs);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("user file"), "{stdout}");
+    assert!(stdout.contains("(found)"), "{stdout}");
+    // The workspace file wins over the user file, and the unknown key is reported.
+    assert!(stdout.contains("max_bytes = 200"), "{stdout}");
+    assert!(
+        stdout.contains("unknown setting `files.colour`"),
+        "{stdout}"
+    );
+}

@@ -1,0 +1,149 @@
+//! Bad input: each case gets an error or a logged resync, never a panic or a wrong buffer.
+
+use agentls_testkit::lsp::changes;
+use serde_json::json;
+
+use crate::support::{change, open, start, start_initialized, view};
+
+const URI: &str = "file:///tmp/agentls-e2e/bad.rs";
+
+#[test]
+fn malformed_json_rpc_is_survived() {
+    let (mut client, _) = start_initialized(None);
+    open(&mut client, URI, 1, "fn main() {}\n");
+    // A frame whose body is not JSON, one that is JSON but not JSON-RPC, and an
+    // unknown request method.
+    client
+        .send_raw(b"Content-Length: 9\r\n\r\n{not json")
+        .unwrap();
+    // Broken framing: a line that is no header, then a length that is no number.
+    client
+        .send_raw(b"hello there\r\n\r\nContent-Length: many\r\n\r\n")
+        .unwrap();
+    // A body that is not UTF-8.
+    client
+        .send_raw(b"Content-Length: 2\r\n\r\n\xff\xfe")
+        .unwrap();
+    client
+        .send(&json!({ "jsonrpc": "2.0", "foo": [1, 2, 3] }))
+        .unwrap();
+    client
+        .send(&json!({ "jsonrpc": "2.0", "id": "x", "method": 7 }))
+        .unwrap();
+    let unknown = client
+        .request("agentls/noSuchMethod", json!({}))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(unknown["code"], -32601, "{unknown}");
+    // The first two were answered with JSON-RPC errors that carry no id.
+    let codes: Vec<_> = client
+        .orphan_errors
+        .iter()
+        .map(|e| e["error"]["code"].clone())
+        .collect();
+    assert!(codes.contains(&json!(-32700)), "{:?}", client.orphan_errors);
+    assert!(codes.contains(&json!(-32600)), "{:?}", client.orphan_errors);
+    // Unknown notifications are ignored.
+    client.notify("$/noSuchNotification", json!({})).unwrap();
+    // Wrong params type for a known request.
+    let bad = client
+        .request("agentls/viewFileText", json!({ "nope": 1 }))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(bad["code"], -32602, "{bad}");
+    assert_eq!(view(&mut client, URI).0, "fn main() {}\n");
+    assert!(client.shutdown().unwrap().success());
+}
+
+#[test]
+fn out_of_range_and_stale_changes_never_corrupt_the_buffer() {
+    let (mut client, _) = start_initialized(Some(&["utf-16"]));
+    // A change for a document that is not open is ignored.
+    change(
+        &mut client,
+        "file:///tmp/never-opened.rs",
+        2,
+        changes(&[(0, 0, 0, 0, "x")]),
+    );
+    open(&mut client, URI, 1, "ab😀cd\nxy");
+    // Past the end of a line clamps to the line's end; past the last line to the end.
+    change(&mut client, URI, 2, changes(&[(0, 99, 0, 120, "!")]));
+    change(&mut client, URI, 3, changes(&[(40, 0, 41, 3, "?")]));
+    assert_eq!(view(&mut client, URI).0, "ab😀cd!\nxy?");
+    // Inside the surrogate pair (column 3) snaps to the emoji's start.
+    change(&mut client, URI, 4, changes(&[(0, 3, 0, 3, "|")]));
+    assert_eq!(view(&mut client, URI).0, "ab|😀cd!\nxy?");
+    // A version that is not newer is applied in arrival order and logged.
+    change(&mut client, URI, 4, changes(&[(1, 0, 1, 0, ">")]));
+    assert_eq!(
+        view(&mut client, URI),
+        ("ab|😀cd!\n>xy?".to_owned(), 4, true)
+    );
+    // An inverted range is refused whole: the buffer is kept and marked out of sync,
+    // and the user is told.
+    change(
+        &mut client,
+        URI,
+        5,
+        changes(&[(0, 0, 0, 0, "Z"), (1, 2, 0, 1, "")]),
+    );
+    let msg = client.wait_notification("window/showMessage").unwrap();
+    assert!(
+        msg["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lost sync"),
+        "{msg}"
+    );
+    assert_eq!(
+        view(&mut client, URI),
+        ("ab|😀cd!\n>xy?".to_owned(), 5, false)
+    );
+    // Saving with text brings it back.
+    client
+        .notify(
+            "textDocument/didSave",
+            json!({ "textDocument": { "uri": URI }, "text": "Zab|😀cd!\n>xy?" }),
+        )
+        .unwrap();
+    assert_eq!(
+        view(&mut client, URI),
+        ("Zab|😀cd!\n>xy?".to_owned(), 5, true)
+    );
+}
+
+#[test]
+fn a_panicking_handler_does_not_take_the_server_down() {
+    let mut client = start(&[("AGENTLS_DEBUG_PANIC", "1")]);
+    client.initialize(json!({}), json!({})).unwrap();
+    open(&mut client, URI, 1, "still here\n");
+    let err = client
+        .request("agentls/debugPanic", json!(null))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err["code"], -32603, "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("panicked"),
+        "{err}"
+    );
+    assert_eq!(view(&mut client, URI).0, "still here\n");
+    assert!(client.shutdown().unwrap().success());
+}
+
+#[test]
+fn the_debug_panic_method_does_not_exist_by_default() {
+    let (mut client, _) = start_initialized(None);
+    let err = client
+        .request("agentls/debugPanic", json!(null))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err["code"], -32601, "{err}");
+}
+
+#[test]
+fn closing_stdin_ends_the_server() {
+    let (client, _) = start_initialized(None);
+    // No shutdown: the editor crashed. The server must still exit by itself.
+    let status = client.wait_exit().unwrap();
+    assert!(status.code().is_some(), "{status:?}");
+}
