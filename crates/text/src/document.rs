@@ -191,36 +191,47 @@ impl Document {
                 new: version,
             });
         }
-        // Rope clones share structure, so the all-or-nothing copy is cheap.
+        // One change per batch is what editors send per keystroke: validate it, then edit
+        // in place, so no copy-on-write of a cloned rope is paid.
+        if let [change] = changes {
+            let mut rope = std::mem::take(&mut self.rope);
+            let result = apply_one(&mut rope, 0, change, encoding, &mut warnings);
+            self.rope = rope;
+            return self.finish(version, result.map(|full| (full, warnings)));
+        }
+        // Several changes: each is positioned against the text the previous one made, so
+        // they can only be validated by applying them; do it on an O(1) clone.
         let mut rope = self.rope.clone();
         let mut regained_sync = false;
         for (index, change) in changes.iter().enumerate() {
-            let Some(range) = change.range else {
-                rope = Rope::from_str(&change.text);
-                regained_sync = true;
-                continue;
-            };
-            let start = to_char_idx(&rope, range.start, encoding);
-            let end = to_char_idx(&rope, range.end, encoding);
-            for fixup in [start.fixup, end.fixup].into_iter().flatten() {
-                warnings.push(SyncWarning::PositionFixed { index, fixup });
+            match apply_one(&mut rope, index, change, encoding, &mut warnings) {
+                Ok(full) => regained_sync |= full,
+                Err(e) => return self.finish(version, Err(e)),
             }
-            if range.end < range.start || end.char_idx < start.char_idx {
-                self.in_sync = false;
-                self.version = version;
-                self.revision += 1;
-                return Err(SyncError::InvertedRange { index });
-            }
-            rope.remove(start.char_idx..end.char_idx);
-            rope.insert(start.char_idx, &change.text);
         }
         self.rope = rope;
+        self.finish(version, Ok((regained_sync, warnings)))
+    }
+
+    /// Records the outcome of a batch: the version always moves on (the client applied
+    /// the batch whatever we did), and a refused batch marks the document out of sync.
+    fn finish(
+        &mut self,
+        version: i32,
+        result: Result<(bool, Vec<SyncWarning>), SyncError>,
+    ) -> Result<Vec<SyncWarning>, SyncError> {
         self.version = version;
         self.revision += 1;
-        if regained_sync {
-            self.in_sync = true;
+        match result {
+            Ok((regained_sync, warnings)) => {
+                self.in_sync |= regained_sync;
+                Ok(warnings)
+            }
+            Err(e) => {
+                self.in_sync = false;
+                Err(e)
+            }
         }
-        Ok(warnings)
     }
 
     /// Replaces the whole text with what the client says it is (a save with text, say),
@@ -230,6 +241,36 @@ impl Document {
         self.revision += 1;
         self.in_sync = true;
     }
+}
+
+/// Applies one change to `rope`, or leaves it untouched and says why. Returns whether
+/// the change replaced the whole text.
+fn apply_one(
+    rope: &mut Rope,
+    index: usize,
+    change: &ContentChange,
+    encoding: PositionEncoding,
+    warnings: &mut Vec<SyncWarning>,
+) -> Result<bool, SyncError> {
+    let Some(range) = change.range else {
+        *rope = Rope::from_str(&change.text);
+        return Ok(true);
+    };
+    let start = to_char_idx(rope, range.start, encoding);
+    let end = to_char_idx(rope, range.end, encoding);
+    for fixup in [start.fixup, end.fixup].into_iter().flatten() {
+        warnings.push(SyncWarning::PositionFixed { index, fixup });
+    }
+    if range.end < range.start || end.char_idx < start.char_idx {
+        return Err(SyncError::InvertedRange { index });
+    }
+    if start.char_idx < end.char_idx {
+        rope.remove(start.char_idx..end.char_idx);
+    }
+    if !change.text.is_empty() {
+        rope.insert(start.char_idx, &change.text);
+    }
+    Ok(false)
 }
 
 #[cfg(test)]
@@ -282,6 +323,17 @@ mod tests {
         let r = d.apply_changes(3, &[ContentChange::full("Xabc")], PositionEncoding::Utf8);
         assert_eq!(r, Ok(vec![]));
         assert!(d.in_sync());
+    }
+
+    #[test]
+    fn a_single_inverted_change_is_refused_in_place() {
+        let mut d = doc("abc\ndef");
+        let r = d.apply_changes(2, &[change(1, 1, 0, 1, "X")], PositionEncoding::Utf16);
+        assert_eq!(r, Err(SyncError::InvertedRange { index: 0 }));
+        assert_eq!(
+            (d.rope().to_string().as_str(), d.version(), d.in_sync()),
+            ("abc\ndef", 2, false)
+        );
     }
 
     #[test]

@@ -173,6 +173,26 @@ pub fn to_position(rope: &Rope, char_idx: usize, encoding: PositionEncoding) -> 
     }
 }
 
+/// Converts a (line, UTF-8 byte column) point, the unit of tree-sitter and grep, to a
+/// position in `encoding`. A column inside a character snaps to its start; points past
+/// the end clamp. Runs in O(log n).
+///
+/// ```
+/// use agentls_text::{position::from_utf8_point, Position, PositionEncoding};
+/// let rope = ropey::Rope::from_str("x\nlet é = 1;\n");
+/// // `=` is byte 7 of line 1 (é takes two bytes), UTF-16 column 6.
+/// assert_eq!(from_utf8_point(&rope, 1, 7, PositionEncoding::Utf16), Position::new(1, 6));
+/// ```
+pub fn from_utf8_point(
+    rope: &Rope,
+    line: u32,
+    byte_col: u32,
+    encoding: PositionEncoding,
+) -> Position {
+    let resolved = to_char_idx(rope, Position::new(line, byte_col), PositionEncoding::Utf8);
+    to_position(rope, resolved.char_idx, encoding)
+}
+
 fn saturate(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
