@@ -12,7 +12,9 @@ const URI: &str = "file:///tmp/agentls-e2e/main.rs";
 #[test]
 fn each_encoding_edits_after_an_emoji() {
     // "a😀b日e\u{301}c": where 'b', '日' and 'c' sit, per encoding.
-    let cases: [(Option<&[&str]>, &str, [u32; 3]); 5] = [
+    /// What the client offers, what must be chosen, and the columns of 'b', '日', 'c'.
+    type Case = (Option<&'static [&'static str]>, &'static str, [u32; 3]);
+    let cases: [Case; 5] = [
         (Some(&["utf-8"]), "utf-8", [5, 6, 12]),
         (Some(&["utf-16"]), "utf-16", [3, 4, 7]),
         (Some(&["utf-32", "utf-16"]), "utf-32", [2, 3, 6]),

@@ -5,6 +5,9 @@
 //! Criterion measures each case; a summary measured in the same run then prints the
 //! per-edit times side by side with their ratio, and how the rope's time grows with size.
 
+// A benchmark reports on stdout; criterion_group! makes undocumented items.
+#![allow(clippy::print_stdout, missing_docs)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
