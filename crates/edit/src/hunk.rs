@@ -171,16 +171,18 @@ fn replacement(
     new: &[String],
     found: &Found,
 ) -> Result<Vec<String>, String> {
+    let written = new;
     let new = if found.level >= MatchLevel::IndentOffset {
         reindent(file, old, new, found)
     } else {
         new.to_vec()
     };
+    if found.gaps.is_empty() && found.level == MatchLevel::Elision {
+        // Only leading or trailing `...` lines: they stand for nothing to keep.
+        return Ok(new.into_iter().filter(|l| !is_elision(l)).collect());
+    }
     if found.gaps.is_empty() {
-        return Ok(new
-            .into_iter()
-            .filter(|l| found.level != MatchLevel::Elision || !is_elision(l))
-            .collect());
+        return Ok(keep_unchanged(file, old, written, new, found));
     }
     let markers = new.iter().filter(|l| is_elision(l)).count();
     if markers == 0 {
@@ -210,6 +212,31 @@ fn replacement(
         }
     }
     Ok(out)
+}
+
+/// Lines the hunk leaves unchanged (context, equal lines of a search/replace block) are
+/// taken from the file as they are, so a loose match never rewrites them. `written` is
+/// the replacement as the model wrote it, `new` the same lines re-indented.
+fn keep_unchanged(
+    file: &[&str],
+    old: &[String],
+    written: &[String],
+    new: Vec<String>,
+    found: &Found,
+) -> Vec<String> {
+    if found.level == MatchLevel::Exact || old.len() != found.range.len() {
+        return new;
+    }
+    let mut out = Vec::with_capacity(new.len());
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, old, written) {
+        let (tag, or, nr) = op.as_tag_tuple();
+        if tag == similar::DiffTag::Equal {
+            out.extend(or.map(|i| file[found.range.start + i].to_owned()));
+        } else {
+            out.extend(new[nr].iter().cloned());
+        }
+    }
+    out
 }
 
 /// Re-indents `new` by the difference between the first non-blank search line and the
@@ -369,7 +396,8 @@ pub(crate) fn apply_substring(
     }
     match apply_lines(text, &as_lines, 0, ctx) {
         Err(EditError::NoMatch { path, hunk, .. }) => {
-            if !new.is_empty() && text.contains(new.as_str()) {
+            // Only a distinctive replacement counts: a short one is found anywhere.
+            if new.trim().chars().count() >= 6 && text.contains(new.as_str()) {
                 return Err(EditError::AlreadyApplied {
                     path,
                     hunk,

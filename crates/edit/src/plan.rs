@@ -185,7 +185,16 @@ impl<'a> Planner<'a> {
                     entry.current = Some(lines.replace(*line..*line, &new));
                 }
                 FileOp::Update { move_to, hunks, .. } => {
-                    let Some(mut text) = entry.current.clone() else {
+                    // Only empty search texts on a missing file: the model creates it
+                    // (an empty SEARCH block, an empty old_string).
+                    let creates = !hunks.is_empty()
+                        && hunks.iter().all(|h| match h {
+                            Hunk::Lines(l) => l.old.is_empty() && l.anchor.is_none(),
+                            Hunk::Substring(s) => s.old.is_empty(),
+                        });
+                    let Some(mut text) =
+                        entry.current.clone().or_else(|| creates.then(String::new))
+                    else {
                         return Err(EditError::NotFound { path: display });
                     };
                     let mut cursor = 0;
