@@ -157,3 +157,40 @@ mod tests {
         }
     }
 }
+
+/// Edits on the text after `edits` that restore `base`: for rejecting or undoing an
+/// agent change. `edits` must be sorted and non-overlapping, as [`diff`] returns them.
+pub fn invert(base: &Rope, edits: &[TextEdit]) -> Vec<TextEdit> {
+    let len = base.len_chars();
+    let mut shift: isize = 0;
+    let mut out = Vec::with_capacity(edits.len());
+    for e in edits {
+        let start = e.range.start.min(len);
+        let end = e.range.end.clamp(start, len);
+        let new_len = e.new_text.chars().count();
+        let new_start = start.saturating_add_signed(shift);
+        out.push(TextEdit::new(
+            new_start..new_start + new_len,
+            base.slice(start..end).to_string(),
+        ));
+        shift += new_len as isize - (end - start) as isize;
+    }
+    out
+}
+
+#[cfg(test)]
+mod invert_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn invert_restores_base(old in "[ab\n😀]{0,30}", new in "[ab\nc]{0,30}") {
+            let base = Rope::from_str(&old);
+            let edits = diff(&old, &new);
+            let after = apply_edits(&base, &edits);
+            prop_assert_eq!(after.to_string(), new);
+            prop_assert_eq!(apply_edits(&after, &invert(&base, &edits)).to_string(), old);
+        }
+    }
+}

@@ -63,7 +63,7 @@ mod report;
 mod source;
 mod syntax;
 
-pub use diff::{TextEdit, apply_edits, diff};
+pub use diff::{TextEdit, apply_edits, diff, invert};
 pub use disk::{
     Format, Summary, apply_patch_to_dir, apply_search_replace_to_dir, apply_str_replace_to_dir,
     apply_to_dir, parse, write_plan,

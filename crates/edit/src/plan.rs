@@ -6,12 +6,13 @@ use std::path::{Component, Path, PathBuf};
 
 use ropey::Rope;
 
-use crate::diff::{TextEdit, diff};
+use crate::diff::{TextEdit, apply_edits, diff};
 use crate::error::EditError;
 use crate::hunk::{Applied, Ctx, HunkReport, apply_lines, apply_substring};
 use crate::lines::{Lines, split_model_lines};
 use crate::ops::{FileOp, Hunk};
-use crate::source::{SourceError, SourceProvider};
+use crate::rebase::{Conflict, rebase};
+use crate::source::{Source, SourceError, SourceProvider};
 use crate::syntax::{SyntaxCheck, SyntaxError, new_errors};
 
 /// One file's text change, against the text it was computed on.
@@ -73,6 +74,64 @@ pub struct Plan {
     pub hunks: Vec<HunkReport>,
     /// Syntax errors the edit introduced (the edit still stands; tell the model).
     pub syntax: Vec<NewSyntaxErrors>,
+}
+
+impl TextChange {
+    /// This change moved onto `current`, the file as it is now (the user typed since the
+    /// snapshot): edits that do not overlap the user's changes are shifted, an
+    /// overlapping one is refused. Unchanged text rebases to itself.
+    pub fn rebase(&self, current: &Source) -> Result<TextChange, Conflict> {
+        if current.version == self.version && current.rope == self.base {
+            return Ok(self.clone());
+        }
+        let edits = rebase(&self.base, &self.edits, &current.rope)?;
+        let new_text = apply_edits(&current.rope, &edits).to_string();
+        Ok(TextChange {
+            path: self.path.clone(),
+            version: current.version,
+            base: current.rope.clone(),
+            edits,
+            new_text,
+        })
+    }
+}
+
+impl Plan {
+    /// Whether the plan creates, renames or deletes files (LSP resource operations).
+    pub fn has_resource_operations(&self) -> bool {
+        self.changes
+            .iter()
+            .any(|c| !matches!(c, FileChange::Edit(_)))
+    }
+
+    /// The fallback for clients without `resourceOperations`: the text changes of files
+    /// that stay where they are (send these as text edits), and a plan of everything else
+    /// (creations, moves with their edits, deletions) to carry out on disk with
+    /// [`write_plan`](crate::write_plan).
+    pub fn split_resource_operations(self) -> (Vec<TextChange>, Plan) {
+        let moved_or_deleted: Vec<PathBuf> = self
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                FileChange::Rename { from, .. } => Some(from.clone()),
+                FileChange::Delete { path } => Some(path.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut text = Vec::new();
+        let mut rest = Plan {
+            changes: Vec::new(),
+            hunks: self.hunks,
+            syntax: self.syntax,
+        };
+        for c in self.changes {
+            match c {
+                FileChange::Edit(t) if !moved_or_deleted.contains(&t.path) => text.push(t),
+                other => rest.changes.push(other),
+            }
+        }
+        (text, rest)
+    }
 }
 
 /// Plans edits under a workspace root.
@@ -466,6 +525,58 @@ mod tests {
         assert!(
             matches!(&plan.changes[1], FileChange::Rename { to, .. } if to == Path::new("/ws/b/c.rs"))
         );
+    }
+
+    #[test]
+    fn change_rebases_over_user_typing() {
+        let src = fs(&[("a.rs", "one\ntwo\n")]);
+        let ops = vec![FileOp::Update {
+            path: "a.rs".into(),
+            move_to: None,
+            hunks: vec![sub("two", "TWO")],
+        }];
+        let plan = Planner::new("/ws", &src).plan(&ops).unwrap();
+        let FileChange::Edit(change) = &plan.changes[0] else {
+            panic!()
+        };
+        let typed = Source {
+            rope: Rope::from_str("zero\none\ntwo\n"),
+            version: Some(8),
+        };
+        let moved = change.rebase(&typed).unwrap();
+        assert_eq!(moved.version, Some(8));
+        assert_eq!(moved.new_text, "zero\none\nTWO\n");
+        let clash = Source {
+            rope: Rope::from_str("one\ntwX\n"),
+            version: Some(9),
+        };
+        assert!(change.rebase(&clash).is_err());
+    }
+
+    #[test]
+    fn split_for_clients_without_resource_operations() {
+        let src = fs(&[("a.rs", "a\n"), ("b.rs", "b\n")]);
+        let ops = vec![
+            FileOp::Write {
+                path: "a.rs".into(),
+                content: "A\n".into(),
+            },
+            FileOp::Update {
+                path: "b.rs".into(),
+                move_to: Some("c.rs".into()),
+                hunks: vec![sub("b", "B")],
+            },
+            FileOp::Add {
+                path: "d.rs".into(),
+                content: "d\n".into(),
+            },
+        ];
+        let plan = Planner::new("/ws", &src).plan(&ops).unwrap();
+        assert!(plan.has_resource_operations());
+        let (text, rest) = plan.split_resource_operations();
+        assert_eq!(text.len(), 1);
+        assert_eq!(text[0].path, PathBuf::from("/ws/a.rs"));
+        assert_eq!(rest.changes.len(), 3, "{:?}", rest.changes);
     }
 
     struct Braces;

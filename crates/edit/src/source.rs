@@ -15,6 +15,16 @@ pub struct Source {
     pub version: Option<i32>,
 }
 
+impl From<&agentls_text::Snapshot> for Source {
+    /// The snapshot's rope (an O(1) clone) and version.
+    fn from(s: &agentls_text::Snapshot) -> Self {
+        Source {
+            rope: s.rope.clone(),
+            version: Some(s.version),
+        }
+    }
+}
+
 /// Why a file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceError {
