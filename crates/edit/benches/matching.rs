@@ -128,6 +128,16 @@ fn summary() {
             ms / reference
         );
     }
+    let missing = search_for(&file, MatchLevel::Exact, at).replace("lookup", "fetch");
+    let ms = ms_per_op(|| {
+        let _ = black_box(locate(&file, &missing, None));
+    });
+    eprintln!(
+        "{:<24} {:>10.3} {:>12.1}",
+        "no match + nearest",
+        ms,
+        ms / reference
+    );
     let changed = file.replacen("key-43210-3", "key-43210-three", 1);
     let ms = ms_per_op(|| {
         black_box(diff(&file, &changed));

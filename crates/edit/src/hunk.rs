@@ -78,7 +78,7 @@ pub(crate) fn apply_lines(
             .or_else(|| (start..file.len()).find(|&i| fold_unicode(file[i].trim()) == want))
             .or_else(|| (start..file.len()).find(|&i| file[i].contains(anchor.trim())));
         let Some(at) = at else {
-            let detail = report::no_match(&file[start..], &[anchor.to_owned()], "the `@@` line");
+            let detail = report::no_match(&file, &[anchor.to_owned()], "the `@@` line");
             return Err(ctx.no_match(detail));
         };
         start = at;

@@ -8,6 +8,8 @@ use crate::normalize::fold_unicode;
 
 /// Most lines of a candidate or window shown in a message.
 const MAX_SHOWN: usize = 12;
+/// Most search lines scored per window when looking for the nearest lines.
+const MAX_SCORED: usize = 16;
 /// Below this similarity nothing is called "near".
 const MIN_SIMILARITY: f64 = 0.35;
 
@@ -55,15 +57,24 @@ pub(crate) fn nearest(file: &[&str], search: &[String]) -> Option<(usize, f64)> 
     let s: Vec<Vec<u64>> = search.iter().map(|l| bigrams(l)).collect();
     let f: Vec<Vec<u64>> = file.iter().map(|l| bigrams(l)).collect();
     let windows = file.len().saturating_sub(k) + 1;
+    // Long search texts are scored on evenly spaced lines: the failure path must stay
+    // interactive on large files too.
+    let sample: Vec<usize> = if k <= MAX_SCORED {
+        (0..k).collect()
+    } else {
+        (0..MAX_SCORED)
+            .map(|i| i * (k - 1) / (MAX_SCORED - 1))
+            .collect()
+    };
     let mut best: Option<(usize, f64)> = None;
     for start in 0..windows {
         let mut total = 0.0;
-        for j in 0..k {
+        for &j in &sample {
             if let Some(fl) = f.get(start + j) {
                 total += dice(&s[j], fl, &search[j], file[start + j]);
             }
         }
-        let score = total / k as f64;
+        let score = total / sample.len() as f64;
         if best.is_none_or(|(_, b)| score > b) {
             best = Some((start, score));
         }
