@@ -27,6 +27,64 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print what this machine offers: version, configuration found and merged, features.
     Doctor(DoctorArgs),
+    /// Apply an `apply_patch` patch (`*** Begin Patch` … `*** End Patch`) to files on
+    /// disk, through the agent's edit engine. Nothing is written if any hunk fails.
+    ApplyPatch(ApplyPatchArgs),
+    /// Apply an edit in another format (search/replace blocks, str_replace JSON, …) to
+    /// files on disk, through the agent's edit engine. Nothing is written on failure.
+    Edit(EditArgs),
+}
+
+/// Options of `agentls apply-patch`.
+#[derive(Debug, Args)]
+pub struct ApplyPatchArgs {
+    /// Paths in the patch are relative to this directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+    /// The patch; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    pub input: Option<PathBuf>,
+}
+
+/// Options of `agentls edit`.
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// The edit's format.
+    #[arg(long, value_enum)]
+    pub format: EditFormat,
+    /// Paths in the edit are relative to this directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+    /// The edit; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    pub input: Option<PathBuf>,
+}
+
+/// Edit formats `agentls edit` reads.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum EditFormat {
+    /// `<<<<<<< SEARCH` / `=======` / `>>>>>>> REPLACE` blocks, each after its file's path.
+    SearchReplace,
+    /// JSON `{"path", "old_string", "new_string", "replace_all"?}`.
+    StrReplace,
+    /// JSON `{"path", "content"}`: create or overwrite a whole file.
+    WholeFile,
+    /// JSON `{"path", "line", "text"}`: insert before a 1-based line.
+    Insert,
+    /// The `*** Begin Patch` format (as `agentls apply-patch`).
+    ApplyPatch,
+}
+
+impl From<EditFormat> for agentls_edit::Format {
+    fn from(f: EditFormat) -> Self {
+        match f {
+            EditFormat::SearchReplace => Self::SearchReplace,
+            EditFormat::StrReplace => Self::StrReplace,
+            EditFormat::WholeFile => Self::WholeFile,
+            EditFormat::Insert => Self::Insert,
+            EditFormat::ApplyPatch => Self::ApplyPatch,
+        }
+    }
 }
 
 /// Options of `agentls serve`.

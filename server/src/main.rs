@@ -5,9 +5,9 @@
 //! convert the answer back. See DESIGN.md at the workspace's side for the map.
 
 mod cli;
+mod commands;
 mod config;
 mod convert;
-mod doctor;
 mod handlers;
 mod logging;
 mod panic_guard;
@@ -40,9 +40,21 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 Some(dir) => dir,
                 None => std::env::current_dir()?,
             };
-            doctor::run(&workspace, &mut std::io::stdout().lock())?;
+            commands::doctor::run(&workspace, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(cli::Command::ApplyPatch(args)) => commands::edit::run(
+            agentls_edit::Format::ApplyPatch,
+            &args.root,
+            args.input.as_deref(),
+            &mut std::io::stdout().lock(),
+        ),
+        Some(cli::Command::Edit(args)) => commands::edit::run(
+            args.format.into(),
+            &args.root,
+            args.input.as_deref(),
+            &mut std::io::stdout().lock(),
+        ),
     }
 }
 

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli;
+mod edit_cli;
 mod robustness;
 mod support;
 mod text_sync;

@@ -2,5 +2,7 @@
 //!
 //! - [`lsp`]: an LSP client over stdio that starts the built `agentls` and checks every
 //!   frame it prints.
+//! - [`fs_tree`]: folders as comparable values, for tests that edit files.
 
+pub mod fs_tree;
 pub mod lsp;

@@ -1,0 +1,4 @@
+//! The CLI subcommands other than `serve`.
+
+pub mod doctor;
+pub mod edit;
