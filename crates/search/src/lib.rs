@@ -1,0 +1,1 @@
+//! Workspace grep (in progress).
