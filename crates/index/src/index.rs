@@ -122,6 +122,7 @@ pub struct Index {
     pub(crate) ref_files: FxHashMap<Spur, Vec<FileId>>,
     live: FxHashMap<FileId, LiveTree>,
     lines: u64,
+    pub(crate) root: Option<PathBuf>,
 }
 
 impl Default for Index {
@@ -153,6 +154,7 @@ impl Index {
             ref_files: FxHashMap::default(),
             live: FxHashMap::default(),
             lines: 0,
+            root: None,
         }
     }
 
@@ -162,6 +164,7 @@ impl Index {
     /// updates.
     pub fn crawl(&mut self, root: &Path, overlay: &Overlay) -> CrawlStats {
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_owned());
+        self.root = Some(root.clone());
         let threads = match self.options.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -592,6 +595,24 @@ impl Index {
         }
         fix(&mut roots);
         Some(roots)
+    }
+
+    /// The root of the last crawl, if any.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// Whether a crawl of the root would visit `path` (see
+    /// [`crate::visibility::walk_would_visit`]); `false` without a crawled root.
+    pub(crate) fn would_visit(&self, path: &Path) -> bool {
+        self.root.as_deref().is_some_and(|root| {
+            crate::visibility::walk_would_visit(
+                root,
+                path,
+                self.options.hidden,
+                self.options.respect_ignore_files,
+            )
+        })
     }
 
     /// Whether `path` is indexed.

@@ -5,7 +5,7 @@
 //! Main types: [`Language`] (detection by extension or LSP language id, parsers, and
 //! [`syntax_errors`] for the edit engine's syntax check); [`Index`] (crawl a root, update
 //! and remove files, query); [`Overlay`] (open buffers laid over the disk);
-//! the repo map and file watcher (coming).
+//! [`Index::repo_map`]; [`FileWatcher`] and [`Index::apply_event`] for file events.
 //!
 //! Positions are [`Point`]s: 0-based line and 0-based column in UTF-8 *bytes* (the unit
 //! of tree-sitter). The server converts them to the negotiated LSP encoding with the
@@ -40,11 +40,16 @@
 mod index;
 pub mod language;
 pub mod overlay;
+mod repomap;
 pub mod symbol;
 mod tags;
+pub mod visibility;
+pub mod watch;
 
 pub use index::{CrawlStats, Index, IndexOptions, IndexStats};
 pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
 pub use overlay::{LiveText, Overlay};
 pub use symbol::{OutlineItem, Point, Reference, ReferenceKind, Span, Symbol, SymbolKind};
 pub use tags::check_query;
+pub use visibility::walk_would_visit;
+pub use watch::{FileEvent, FileWatcher};

@@ -435,3 +435,44 @@ fn workspace_symbols_are_fuzzy_and_ranked() {
     assert_eq!(names, ["MAX_SHAPES"]);
     assert_eq!(index.workspace_symbols("", 3).len(), 3);
 }
+
+#[test]
+fn repo_map_ranks_referenced_files_first_and_fits_budget() {
+    let (index, _) = crawl("java");
+    // MathUtil and Shape are used from other files; with no focus, a defined-and-used
+    // file outranks files nobody references.
+    let map = index.repo_map(&[], &[], 1000);
+    expect![[r#"
+        src/shapes/Shape.java:
+          3 interface Shape
+            4 method area
+        src/shapes/Circle.java:
+          3 class Circle
+            6 method Circle
+            11 method area
+        src/shapes/MathUtil.java:
+          3 class MathUtil
+            4 method square
+            8 method unit
+    "#]]
+    .assert_eq(&map);
+    // Focus on a name pulls its defining file to the top.
+    let focused = index.repo_map(&[], &["square"], 1000);
+    assert!(
+        focused.starts_with("src/shapes/MathUtil.java:"),
+        "{focused}"
+    );
+    // A tiny budget keeps the output within budget * 4 characters.
+    let small = index.repo_map(&[], &[], 10);
+    assert!(small.len() <= 40, "{small}");
+    assert!(small.starts_with("src/shapes/Shape.java:"), "{small}");
+}
+
+#[test]
+fn repo_map_focus_files_bias_the_ranking() {
+    let (index, root) = crawl("python");
+    let app = root.join("pkg/app.py");
+    let map = index.repo_map(&[app.as_path()], &[], 1000);
+    assert!(map.contains("pkg/app.py:"), "{map}");
+    assert!(map.contains("pkg/models.py:"), "{map}");
+}

@@ -225,3 +225,61 @@ fn memory_is_reported_per_line() {
         "{stats:?}"
     );
 }
+
+#[test]
+fn file_events_update_the_index_and_skip_ignored_paths() {
+    use agentls_index::FileEvent;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::absolute(dir.path()).unwrap();
+    fs::create_dir_all(root.join("out")).unwrap();
+    fs::write(root.join(".gitignore"), "out/\n").unwrap();
+    let mut index = Index::default();
+    index.crawl(&root, &Overlay::new());
+
+    fs::write(root.join("new.c"), "int fresh(void) { return 0; }\n").unwrap();
+    index.apply_event(&FileEvent::Changed(root.join("new.c")));
+    assert_eq!(index.definitions("fresh").len(), 1);
+
+    fs::write(
+        root.join("out/gen.c"),
+        "int generated(void) { return 0; }\n",
+    )
+    .unwrap();
+    index.apply_event(&FileEvent::Changed(root.join("out/gen.c")));
+    assert!(index.definitions("generated").is_empty());
+
+    fs::remove_file(root.join("new.c")).unwrap();
+    index.apply_event(&FileEvent::Removed(root.join("new.c")));
+    assert!(index.definitions("fresh").is_empty());
+}
+
+#[test]
+fn watcher_reports_changes_and_removals() {
+    use agentls_index::{FileEvent, FileWatcher};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _watcher = FileWatcher::new(&root, move |e| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    let file = root.join("w.py");
+    fs::write(&file, "def watched():\n    pass\n").unwrap();
+    let wait_for = |want: &dyn Fn(&FileEvent) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(e) = rx.recv_timeout(Duration::from_millis(100))
+                && want(&e)
+            {
+                return true;
+            }
+        }
+        false
+    };
+    assert!(wait_for(&|e| *e == FileEvent::Changed(file.clone())));
+    fs::remove_file(&file).unwrap();
+    assert!(wait_for(&|e| *e == FileEvent::Removed(file.clone())));
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agentls_index::Overlay;
+use agentls_index::{Overlay, walk_would_visit};
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
@@ -228,7 +228,9 @@ pub fn grep(root: &Path, opts: &GrepOptions, overlay: &Overlay) -> Result<GrepRe
         if visited.contains(path) || !path.starts_with(root) || path.exists() {
             continue;
         }
-        if overrides.matched(path, false).is_ignore() || !new_buffer_visible(root, path, opts) {
+        if overrides.matched(path, false).is_ignore()
+            || !walk_would_visit(root, path, opts.hidden, opts.respect_ignore_files)
+        {
             continue;
         }
         worker.search(path);
@@ -249,46 +251,6 @@ pub fn grep(root: &Path, opts: &GrepOptions, overlay: &Overlay) -> Result<GrepRe
         truncated,
         files_searched: shared.files.load(Ordering::Relaxed),
     })
-}
-
-/// Whether the walker would have searched `path` (an open buffer not on disk) had it
-/// existed: not hidden, and not ignored by the `.gitignore`/`.ignore` files between the
-/// root and it (git's global excludes are not consulted: best effort).
-fn new_buffer_visible(root: &Path, path: &Path, opts: &GrepOptions) -> bool {
-    let Ok(rel) = path.strip_prefix(root) else {
-        return false;
-    };
-    if !opts.hidden
-        && rel
-            .components()
-            .any(|c| c.as_os_str().to_str().is_some_and(|s| s.starts_with('.')))
-    {
-        return false;
-    }
-    if !opts.respect_ignore_files {
-        return true;
-    }
-    let mut dir = root.to_path_buf();
-    let mut dirs = vec![dir.clone()];
-    for comp in rel.parent().into_iter().flat_map(Path::components) {
-        dir.push(comp);
-        dirs.push(dir.clone());
-    }
-    for d in dirs {
-        let mut b = ignore::gitignore::GitignoreBuilder::new(&d);
-        for name in [".gitignore", ".ignore"] {
-            let file = d.join(name);
-            if file.is_file() {
-                b.add(file);
-            }
-        }
-        if let Ok(gi) = b.build()
-            && gi.matched_path_or_any_parents(path, false).is_ignore()
-        {
-            return false;
-        }
-    }
-    true
 }
 
 fn build_matcher(opts: &GrepOptions) -> Result<RegexMatcher, GrepError> {
