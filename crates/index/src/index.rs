@@ -686,6 +686,9 @@ fn parse_file(path: PathBuf, lang: Language, text: &str) -> Option<(Parsed, Tree
 }
 
 fn count_lines(text: &str) -> u32 {
+    if text.is_empty() {
+        return 0;
+    }
     let newlines = text.bytes().filter(|&b| b == b'\n').count();
     u32::try_from(newlines + usize::from(!text.ends_with('\n'))).unwrap_or(u32::MAX)
 }
@@ -795,4 +798,41 @@ fn point_at(text: &[u8], byte: usize) -> tree_sitter::Point {
         .rposition(|&c| c == b'\n')
         .map_or(0, |p| p + 1);
     tree_sitter::Point::new(row, byte - line_start)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// The edit found by diffing turns the old text into the new one, and its points
+        /// agree with its byte offsets.
+        #[test]
+        fn diff_edit_round_trips(old in "[a-c\\n\u{e9}]{0,40}", new in "[a-c\\n\u{e9}]{0,40}") {
+            match diff_edit(&old, &new) {
+                None => prop_assert_eq!(&old, &new),
+                Some(e) => {
+                    let rebuilt = [
+                        &old.as_bytes()[..e.start_byte],
+                        &new.as_bytes()[e.start_byte..e.new_end_byte],
+                        &old.as_bytes()[e.old_end_byte..],
+                    ]
+                    .concat();
+                    prop_assert_eq!(rebuilt, new.as_bytes());
+                    prop_assert_eq!(e.start_position, point_at(old.as_bytes(), e.start_byte));
+                    prop_assert_eq!(e.new_end_position, point_at(new.as_bytes(), e.new_end_byte));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn count_lines_counts_a_last_unterminated_line() {
+        assert_eq!(count_lines(""), 0);
+        assert_eq!(count_lines("a"), 1);
+        assert_eq!(count_lines("a\n"), 1);
+        assert_eq!(count_lines("a\nb"), 2);
+    }
 }

@@ -152,9 +152,11 @@ pub enum GrepError {
     },
 }
 
-/// Searches every file under `root` (ignore files honoured as configured), using the live
+/// Searches every file under `root` (made absolute; ignore files honoured as configured), using the live
 /// text of paths in `overlay` instead of their files, including buffers not yet on disk.
 pub fn grep(root: &Path, opts: &GrepOptions, overlay: &Overlay) -> Result<GrepResult, GrepError> {
+    // Absolute, so walked paths compare equal to the overlay's absolute paths.
+    let root = &std::path::absolute(root).unwrap_or_else(|_| root.to_owned());
     let matcher = build_matcher(opts)?;
     let overrides = build_overrides(root, opts)?;
     let threads = match opts.threads {
