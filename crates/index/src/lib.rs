@@ -1,0 +1,55 @@
+//! The symbol index: tree-sitter parsing per language, definitions and references from
+//! tags queries, outlines, fuzzy workspace symbols and a ranked repo map, kept current
+//! from live buffers (incremental reparse), file events and a file watcher.
+//!
+//! Main types: [`Language`] (detection by extension or LSP language id, parsers, and
+//! [`syntax_errors`] for the edit engine's syntax check); [`Index`] (crawl a root, update
+//! and remove files, query); [`Overlay`] (open buffers laid over the disk);
+//! [`Index::repo_map`]; [`FileWatcher`] and [`Index::apply_event`] for file events.
+//!
+//! Positions are [`Point`]s: 0-based line and 0-based column in UTF-8 *bytes* (the unit
+//! of tree-sitter). The server converts them to the negotiated LSP encoding with the
+//! line's text (see `agentls-text`).
+//!
+//! Invariants:
+//! - Synchronous and tokio-free; knows nothing of LSP (no `lsp-types`, no serde).
+//! - Names are interned once ([`lasso`]); each file keeps compact records and the index
+//!   maps each name to the files that define or use it, so an update touches one file's
+//!   records and only the postings of names that changed.
+//! - A path with a live buffer (given through [`Index::update_file`] or an [`Overlay`]) is
+//!   indexed from that text, never from disk, until [`Index::close_file`]; only live
+//!   buffers keep their syntax tree (for incremental reparsing).
+//! - References are matched by name, not resolved: best effort, documented as such.
+//! - Broken input never fails: a file with syntax errors yields the symbols tree-sitter
+//!   recovered.
+//!
+//! ```
+//! use std::path::Path;
+//! use agentls_index::{Index, SymbolKind};
+//!
+//! let mut index = Index::default();
+//! index.update_file(Path::new("/ws/a.py"), "class A:\n    def run(self):\n        helper()\n");
+//! index.update_file(Path::new("/ws/b.py"), "def helper():\n    pass\n");
+//! let defs = index.definitions("helper");
+//! assert_eq!(defs[0].path.as_ref(), Path::new("/ws/b.py"));
+//! assert_eq!(index.references("helper")[0].span.start.line, 2);
+//! let outline = index.outline(Path::new("/ws/a.py")).unwrap();
+//! assert_eq!(outline[0].children[0].kind, SymbolKind::Method);
+//! ```
+
+mod index;
+pub mod language;
+pub mod overlay;
+mod repomap;
+pub mod symbol;
+mod tags;
+pub mod visibility;
+pub mod watch;
+
+pub use index::{CrawlStats, Index, IndexOptions, IndexStats};
+pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
+pub use overlay::{LiveText, Overlay};
+pub use symbol::{OutlineItem, Point, Reference, ReferenceKind, Span, Symbol, SymbolKind};
+pub use tags::check_query;
+pub use visibility::walk_would_visit;
+pub use watch::{FileEvent, FileWatcher};

@@ -1,0 +1,285 @@
+//! Keeping the index current: live buffers, incremental edits, refresh, removal, ignore
+//! files and overlays during the crawl.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns: a panic is a failed test
+
+use std::fs;
+use std::path::Path;
+
+use agentls_index::{
+    Index, IndexOptions, Language, Overlay, SyntaxErrorKind, check_query, syntax_errors,
+};
+
+fn names(index: &Index, path: &Path) -> Vec<String> {
+    index
+        .file_symbols(path)
+        .iter()
+        .map(|s| format!("{} {}", s.kind.as_str(), s.name))
+        .collect()
+}
+
+#[test]
+fn every_tags_query_compiles() {
+    for lang in Language::ALL {
+        check_query(lang).unwrap_or_else(|e| panic!("{lang:?}: {e}"));
+    }
+}
+
+#[test]
+fn languages_by_extension_and_id() {
+    assert_eq!(
+        Language::from_path(Path::new("a/b.rs")),
+        Some(Language::Rust)
+    );
+    assert_eq!(Language::from_path(Path::new("x.tsx")), Some(Language::Tsx));
+    assert_eq!(Language::from_path(Path::new("x.h")), Some(Language::C));
+    assert_eq!(Language::from_path(Path::new("x.hpp")), Some(Language::Cpp));
+    assert_eq!(Language::from_path(Path::new("Makefile")), None);
+    assert_eq!(
+        Language::from_language_id("typescriptreact"),
+        Some(Language::Tsx)
+    );
+    assert_eq!(Language::from_language_id("cobol"), None);
+    for lang in Language::ALL {
+        assert_eq!(Language::from_language_id(lang.language_id()), Some(lang));
+    }
+}
+
+#[test]
+fn syntax_errors_find_error_and_missing_nodes() {
+    assert!(syntax_errors(Language::Rust, "fn main() { let x = 1; }").is_empty());
+    let errs = syntax_errors(Language::Rust, "fn main() {\n    let x = ;\n}\n");
+    assert!(!errs.is_empty());
+    assert_eq!(errs[0].line, 1);
+    let errs = syntax_errors(Language::Python, "def f(:\n    pass\n");
+    assert!(!errs.is_empty());
+    let errs = syntax_errors(Language::Java, "class A { void f() { int x = 1 } }");
+    assert!(
+        errs.iter()
+            .any(|e| e.kind == SyntaxErrorKind::Missing(";".into())),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn live_buffer_edits_reindex_incrementally() {
+    let mut index = Index::default();
+    let path = Path::new("/ws/src/a.rs");
+    let v1 = "fn alpha() {}\n\nfn beta() { alpha(); }\n";
+    assert!(index.update_file(path, v1));
+    assert!(index.is_live(path));
+    assert_eq!(names(&index, path), ["function alpha", "function beta"]);
+    assert_eq!(index.references("alpha").len(), 1);
+
+    // Rename beta to gamma and add a function: the kept tree is edited and reparsed.
+    let v2 = "fn alpha() {}\n\nfn gamma() { alpha(); alpha(); }\nstruct S;\n";
+    assert!(index.update_file(path, v2));
+    assert_eq!(
+        names(&index, path),
+        ["function alpha", "function gamma", "struct S"]
+    );
+    assert!(index.definitions("beta").is_empty());
+    assert_eq!(index.definitions("gamma").len(), 1);
+    assert_eq!(index.references("alpha").len(), 2);
+
+    // The incremental result equals a fresh parse of the same text.
+    let mut fresh = Index::default();
+    fresh.update_file(path, v2);
+    assert_eq!(index.file_symbols(path), fresh.file_symbols(path));
+    assert_eq!(index.references("alpha"), fresh.references("alpha"));
+
+    // Same text again is a no-op edit.
+    assert!(index.update_file(path, v2));
+    assert_eq!(index.stats().definitions, 3);
+}
+
+#[test]
+fn many_small_edits_stay_equal_to_fresh_parse() {
+    let mut index = Index::default();
+    let path = Path::new("/ws/m.py");
+    let mut text = String::from("class A:\n    def f(self):\n        return g()\n");
+    index.update_file(path, &text);
+    for i in 0..30 {
+        let at = text.len() / 2;
+        let at = (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap();
+        if i % 3 == 0 {
+            text.insert_str(at, "\ndef h():\n    pass\n");
+        } else if i % 3 == 1 {
+            text.push_str(&format!("\ndef fn_{i}():\n    return A()\n"));
+        } else {
+            text.replace_range(0..1, "c");
+            text.replace_range(0..1, "c");
+        }
+        index.update_file(path, &text);
+        let mut fresh = Index::default();
+        fresh.update_file(path, &text);
+        assert_eq!(
+            index.file_symbols(path),
+            fresh.file_symbols(path),
+            "step {i}"
+        );
+        assert_eq!(index.outline(path), fresh.outline(path), "step {i}");
+    }
+}
+
+#[test]
+fn remove_and_refresh_follow_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(root.join("a.go"), "package a\nfunc One() {}\n").unwrap();
+    fs::write(root.join("b.go"), "package a\nfunc Two() { One() }\n").unwrap();
+    let mut index = Index::default();
+    let stats = index.crawl(root, &Overlay::new());
+    assert_eq!(stats.files, 2);
+    assert_eq!(index.references("One").len(), 1);
+
+    fs::write(
+        root.join("b.go"),
+        "package a\nfunc Three() { One(); One() }\n",
+    )
+    .unwrap();
+    index.refresh_file(&root.join("b.go"));
+    assert!(index.definitions("Two").is_empty());
+    assert_eq!(index.definitions("Three").len(), 1);
+    assert_eq!(index.references("One").len(), 2);
+
+    fs::remove_file(root.join("b.go")).unwrap();
+    index.refresh_file(&root.join("b.go"));
+    assert!(index.definitions("Three").is_empty());
+    assert!(index.references("One").is_empty());
+    assert!(!index.remove_file(&root.join("b.go")));
+    assert!(index.remove_file(&root.join("a.go")));
+    assert_eq!(index.stats().files, 0);
+    assert_eq!(index.stats().lines, 0);
+}
+
+#[test]
+fn refresh_leaves_live_buffers_alone_until_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.ts");
+    fs::write(&path, "function onDisk() {}\n").unwrap();
+    let mut index = Index::default();
+    index.update_file(&path, "function inBuffer() {}\n");
+    index.refresh_file(&path);
+    assert_eq!(index.definitions("inBuffer").len(), 1);
+    assert!(index.definitions("onDisk").is_empty());
+    index.close_file(&path);
+    assert!(!index.is_live(&path));
+    assert_eq!(index.definitions("onDisk").len(), 1);
+    assert!(index.definitions("inBuffer").is_empty());
+}
+
+#[test]
+fn crawl_respects_gitignore_hidden_size_and_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("gen")).unwrap();
+    fs::create_dir_all(root.join(".hidden")).unwrap();
+    fs::write(root.join(".gitignore"), "gen/\n").unwrap();
+    fs::write(root.join("keep.py"), "def kept():\n    pass\n").unwrap();
+    fs::write(root.join("gen/skip.py"), "def ignored():\n    pass\n").unwrap();
+    fs::write(root.join(".hidden/h.py"), "def hidden():\n    pass\n").unwrap();
+    fs::write(root.join("bin.py"), b"def binary():\0\n").unwrap();
+    let big = "def big():\n    pass\n".repeat(1000);
+    fs::write(root.join("big.py"), &big).unwrap();
+    let mut index = Index::new(IndexOptions {
+        max_file_bytes: 10_000,
+        ..IndexOptions::default()
+    });
+    let stats = index.crawl(root, &Overlay::new());
+    assert_eq!(stats.files, 1, "{stats:?}");
+    assert_eq!(stats.skipped, 2, "{stats:?}");
+    assert_eq!(index.definitions("kept").len(), 1);
+    for name in ["ignored", "hidden", "binary", "big"] {
+        assert!(index.definitions(name).is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn crawl_takes_open_buffers_over_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::absolute(dir.path()).unwrap();
+    fs::write(root.join("a.java"), "class OnDisk {}\n").unwrap();
+    let mut overlay = Overlay::new();
+    overlay.insert_text(root.join("a.java"), "class Live { void run() {} }\n");
+    let mut index = Index::default();
+    index.crawl(&root, &overlay);
+    assert!(index.definitions("OnDisk").is_empty());
+    assert_eq!(index.definitions("Live").len(), 1);
+    assert!(index.is_live(&root.join("a.java")));
+}
+
+#[test]
+fn memory_is_reported_per_line() {
+    let mut index = Index::default();
+    let text = (0..200)
+        .map(|i| format!("fn f{i}() {{ f{}(); }}\n", i + 1))
+        .collect::<String>();
+    index.update_file(Path::new("/ws/lib.rs"), &text);
+    let stats = index.stats();
+    assert_eq!(stats.lines, 200);
+    assert_eq!(stats.definitions, 200);
+    assert_eq!(stats.references, 200);
+    assert!(
+        stats.bytes_per_line > 10.0 && stats.bytes_per_line < 1000.0,
+        "{stats:?}"
+    );
+}
+
+#[test]
+fn file_events_update_the_index_and_skip_ignored_paths() {
+    use agentls_index::FileEvent;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::absolute(dir.path()).unwrap();
+    fs::create_dir_all(root.join("out")).unwrap();
+    fs::write(root.join(".gitignore"), "out/\n").unwrap();
+    let mut index = Index::default();
+    index.crawl(&root, &Overlay::new());
+
+    fs::write(root.join("new.c"), "int fresh(void) { return 0; }\n").unwrap();
+    index.apply_event(&FileEvent::Changed(root.join("new.c")));
+    assert_eq!(index.definitions("fresh").len(), 1);
+
+    fs::write(
+        root.join("out/gen.c"),
+        "int generated(void) { return 0; }\n",
+    )
+    .unwrap();
+    index.apply_event(&FileEvent::Changed(root.join("out/gen.c")));
+    assert!(index.definitions("generated").is_empty());
+
+    fs::remove_file(root.join("new.c")).unwrap();
+    index.apply_event(&FileEvent::Removed(root.join("new.c")));
+    assert!(index.definitions("fresh").is_empty());
+}
+
+#[test]
+fn watcher_reports_changes_and_removals() {
+    use agentls_index::{FileEvent, FileWatcher};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let _watcher = FileWatcher::new(&root, move |e| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    let file = root.join("w.py");
+    fs::write(&file, "def watched():\n    pass\n").unwrap();
+    let wait_for = |want: &dyn Fn(&FileEvent) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(e) = rx.recv_timeout(Duration::from_millis(100))
+                && want(&e)
+            {
+                return true;
+            }
+        }
+        false
+    };
+    assert!(wait_for(&|e| *e == FileEvent::Changed(file.clone())));
+    fs::remove_file(&file).unwrap();
+    assert!(wait_for(&|e| *e == FileEvent::Removed(file.clone())));
+}
