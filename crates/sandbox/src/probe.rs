@@ -1,0 +1,342 @@
+//! What this kernel lets an unprivileged process do, found by trying it.
+//!
+//! `agentls doctor` prints [`Capabilities`]; [`crate::Sandbox`] reads the same struct to
+//! decide which layers it can build and which warnings every result carries.
+
+use std::ffi::CString;
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::OnceLock;
+
+/// Whether one isolation feature works here, with a line a human can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeatureStatus {
+    /// True when the feature was tried and worked.
+    pub available: bool,
+    /// What was found, e.g. "ABI 7" or "unshare(CLONE_NEWUSER): Operation not permitted".
+    pub detail: String,
+}
+
+impl FeatureStatus {
+    fn ok(detail: impl Into<String>) -> Self {
+        Self {
+            available: true,
+            detail: detail.into(),
+        }
+    }
+    fn missing(detail: impl Into<String>) -> Self {
+        Self {
+            available: false,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The isolation features of this machine, as `agentls doctor` shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Unprivileged user namespaces: the base of every other namespace here.
+    pub user_namespaces: FeatureStatus,
+    /// Private mounts: overlay, private /tmp, read-only `.git`.
+    pub mount_namespace: FeatureStatus,
+    /// A network namespace with only loopback: no route leaves the sandbox.
+    pub net_namespace: FeatureStatus,
+    /// A pid namespace: the command is pid 1, killing it kills everything it started.
+    pub pid_namespace: FeatureStatus,
+    /// Overlayfs inside a user namespace: the live-buffer view and the change set.
+    pub overlayfs: FeatureStatus,
+    /// Landlock: writes confined to the workspace and /tmp, no mounts after setup.
+    pub landlock: FeatureStatus,
+    /// The Landlock ABI version, when Landlock is enabled.
+    pub landlock_abi: Option<u32>,
+    /// Seccomp filters: keyrings, bpf, mounts (and sockets without a net namespace) denied.
+    pub seccomp: FeatureStatus,
+}
+
+impl Capabilities {
+    /// Features in the order `agentls doctor` prints them.
+    pub fn features(&self) -> [(&'static str, &FeatureStatus); 7] {
+        [
+            ("user namespaces", &self.user_namespaces),
+            ("mount namespace", &self.mount_namespace),
+            ("network namespace", &self.net_namespace),
+            ("pid namespace", &self.pid_namespace),
+            ("overlayfs", &self.overlayfs),
+            ("landlock", &self.landlock),
+            ("seccomp", &self.seccomp),
+        ]
+    }
+
+    /// One warning per missing feature, saying what the sandbox does without it.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut warn = |status: &FeatureStatus, consequence: &str| {
+            if !status.available {
+                out.push(format!("{consequence} ({})", status.detail));
+            }
+        };
+        warn(
+            &self.net_namespace,
+            "no network namespace: network is denied by seccomp (IP sockets) and Landlock (TCP) only",
+        );
+        warn(
+            &self.mount_namespace,
+            "no mount namespace: no private /tmp, `.git` is not read-only, command writes land directly on disk",
+        );
+        warn(
+            &self.overlayfs,
+            "no overlayfs: commands see the disk, not unsaved buffers, and their writes land directly on disk",
+        );
+        warn(
+            &self.pid_namespace,
+            "no pid namespace: processes that leave the process group may outlive a timeout",
+        );
+        warn(
+            &self.landlock,
+            "no Landlock: writes outside the workspace are NOT confined by the kernel",
+        );
+        warn(
+            &self.seccomp,
+            "no seccomp: dangerous system calls are not filtered",
+        );
+        out
+    }
+
+    /// True when every layer works: the full sandbox, no warning.
+    pub fn is_complete(&self) -> bool {
+        self.features().iter().all(|(_, s)| s.available)
+    }
+}
+
+impl fmt::Display for Capabilities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (name, status) in self.features() {
+            let mark = if status.available { "ok  " } else { "MISSING" };
+            writeln!(f, "{name:<18} {mark} {}", status.detail)?;
+        }
+        for warning in self.warnings() {
+            writeln!(f, "warning: {warning}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Probes once per process and caches the answer (a probe forks a few children).
+pub fn probe() -> &'static Capabilities {
+    static CAPS: OnceLock<Capabilities> = OnceLock::new();
+    CAPS.get_or_init(probe_uncached)
+}
+
+/// Probes now, ignoring the cache.
+pub fn probe_uncached() -> Capabilities {
+    let user = try_in_child(libc::CLONE_NEWUSER, None);
+    let ns = |flag, name: &str| {
+        if !user.available {
+            return FeatureStatus::missing("needs user namespaces");
+        }
+        match try_in_child(libc::CLONE_NEWUSER | flag, None) {
+            s if s.available => FeatureStatus::ok(format!("{name} in a user namespace")),
+            s => s,
+        }
+    };
+    let mount = ns(libc::CLONE_NEWNS, "unshare(CLONE_NEWNS)");
+    let net = ns(libc::CLONE_NEWNET, "unshare(CLONE_NEWNET): loopback only");
+    let pid = ns(libc::CLONE_NEWPID, "unshare(CLONE_NEWPID)");
+    let overlay = if mount.available {
+        probe_overlay()
+    } else {
+        FeatureStatus::missing("needs a mount namespace")
+    };
+    let abi = landlock_abi();
+    let landlock = match abi {
+        Some(v) => FeatureStatus::ok(format!("ABI {v}")),
+        None => FeatureStatus::missing("not enabled in this kernel (see /sys/kernel/security/lsm)"),
+    };
+    // SAFETY: PR_GET_SECCOMP only reads this thread's mode.
+    let seccomp = if unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0 {
+        FeatureStatus::ok("seccomp-bpf filters")
+    } else {
+        FeatureStatus::missing(format!(
+            "prctl(PR_GET_SECCOMP): {}",
+            std::io::Error::last_os_error()
+        ))
+    };
+    let user = if user.available {
+        FeatureStatus::ok("unprivileged unshare(CLONE_NEWUSER) with uid/gid maps")
+    } else {
+        user
+    };
+    Capabilities {
+        user_namespaces: user,
+        mount_namespace: mount,
+        net_namespace: net,
+        pid_namespace: pid,
+        overlayfs: overlay,
+        landlock,
+        landlock_abi: abi,
+        seccomp,
+    }
+}
+
+/// The running kernel's Landlock ABI version, or `None` when Landlock is off.
+pub fn landlock_abi() -> Option<u32> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: the version query takes no attribute and returns an int.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    (v > 0).then_some(v as u32)
+}
+
+fn probe_overlay() -> FeatureStatus {
+    let Ok(dir) = tempfile_dir() else {
+        return FeatureStatus::missing("could not create a probe directory");
+    };
+    let mk = |name: &str| {
+        let p = dir.join(name);
+        std::fs::create_dir_all(&p).map(|()| p)
+    };
+    let dirs = (mk("lower"), mk("upper"), mk("work"), mk("merged"));
+    let status = match dirs {
+        (Ok(lower), Ok(upper), Ok(work), Ok(merged)) => {
+            let options = format!(
+                "lowerdir={},upperdir={},workdir={},userxattr",
+                lower.display(),
+                upper.display(),
+                work.display()
+            );
+            match (
+                CString::new(options),
+                CString::new(merged.as_os_str().as_bytes()),
+            ) {
+                (Ok(options), Ok(target)) => try_in_child(
+                    libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+                    Some((target, options)),
+                ),
+                _ => FeatureStatus::missing("probe path is not a C string"),
+            }
+        }
+        _ => FeatureStatus::missing("could not create probe directories"),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    if status.available {
+        FeatureStatus::ok("overlay mount with userxattr in a user namespace")
+    } else {
+        status
+    }
+}
+
+fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
+    let base = std::env::temp_dir();
+    for n in 0..100u32 {
+        let p = base.join(format!("agentls-probe-{}-{n}", std::process::id()));
+        match std::fs::create_dir(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free probe directory name"))
+}
+
+/// Forks a child that unshares `flags` (mapping its ids when a user namespace is asked
+/// for) and optionally mounts an overlay; reports how far it got.
+fn try_in_child(flags: libc::c_int, overlay: Option<(CString, CString)>) -> FeatureStatus {
+    // SAFETY: geteuid/getegid cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let uid_map = format!("{uid} {uid} 1");
+    let gid_map = format!("{gid} {gid} 1");
+    // SAFETY: the child only makes raw syscalls on buffers prepared above, then _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return FeatureStatus::missing(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: forked child; async-signal-safe calls only.
+        unsafe {
+            if libc::unshare(flags) != 0 {
+                libc::_exit(10 + errno_code());
+            }
+            if flags & libc::CLONE_NEWUSER != 0 {
+                let ok = child_write(b"/proc/self/setgroups\0", b"deny")
+                    && child_write(b"/proc/self/uid_map\0", uid_map.as_bytes())
+                    && child_write(b"/proc/self/gid_map\0", gid_map.as_bytes());
+                if !ok {
+                    libc::_exit(2);
+                }
+            }
+            if let Some((target, options)) = &overlay {
+                if libc::mount(
+                    c"overlay".as_ptr(),
+                    target.as_ptr(),
+                    c"overlay".as_ptr(),
+                    0,
+                    options.as_ptr().cast(),
+                ) != 0
+                {
+                    libc::_exit(3);
+                }
+            }
+            libc::_exit(0);
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        255
+    };
+    match code {
+        0 => FeatureStatus::ok("works"),
+        2 => FeatureStatus::missing("writing /proc/self/uid_map was refused"),
+        3 => FeatureStatus::missing("mount -t overlay was refused in a user namespace"),
+        c if (10..110).contains(&c) => FeatureStatus::missing(format!(
+            "unshare({}) refused: {}",
+            flag_names(flags),
+            std::io::Error::from_raw_os_error(c - 10)
+        )),
+        _ => FeatureStatus::missing("the probe child died"),
+    }
+}
+
+/// errno squeezed into an exit code (all the errnos unshare returns are small).
+fn errno_code() -> i32 {
+    // SAFETY: reading this thread's errno.
+    let e = unsafe { *libc::__errno_location() };
+    e.clamp(0, 99)
+}
+
+fn child_write(path: &[u8], data: &[u8]) -> bool {
+    // SAFETY: path is NUL-terminated; data is a live slice.
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        libc::close(fd);
+        n == data.len() as isize
+    }
+}
+
+fn flag_names(flags: libc::c_int) -> String {
+    let names = [
+        (libc::CLONE_NEWUSER, "CLONE_NEWUSER"),
+        (libc::CLONE_NEWNS, "CLONE_NEWNS"),
+        (libc::CLONE_NEWNET, "CLONE_NEWNET"),
+        (libc::CLONE_NEWPID, "CLONE_NEWPID"),
+    ];
+    names
+        .iter()
+        .filter(|(f, _)| flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join("|")
+}
