@@ -17,7 +17,7 @@ pub(crate) const STEPS: &[&str] = &[
     "mount the workspace overlay",
     "bind a write-through or read-only path",
     "clone the workspace mount",
-    "mount the private /tmp",
+    "mount the private /tmp and /dev/shm",
     "re-attach the workspace under /tmp",
     "bring loopback up",
     "fork into the pid namespace",
@@ -222,6 +222,17 @@ impl ChildPlan {
                     c"mode=1777".as_ptr().cast(),
                 );
                 check(r, e, STEP_TMP)?;
+                // /dev/shm too: on the host it is shared, and it holds run scratch dirs.
+                let r = libc::mount(
+                    c"tmpfs".as_ptr(),
+                    c"/dev/shm".as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    c"mode=1777".as_ptr().cast(),
+                );
+                if r < 0 && *libc::__errno_location() != libc::ENOENT {
+                    return Err(fail(e, STEP_TMP));
+                }
             }
             if let Some((ws, dirs)) = &self.reattach {
                 for dir in dirs {

@@ -47,6 +47,10 @@ pub struct SandboxConfig {
     /// Directories (relative to the workspace) whose writes go straight to disk, such
     /// as build outputs; they never show up in the change set.
     pub write_through: Vec<PathBuf>,
+    /// Write-through directories created on disk before a run when the manifest beside
+    /// them exists (`target` for `Cargo.toml`, ...), so a first build writes straight to
+    /// disk instead of into the overlay's scratch layer, which lives in memory.
+    pub precreate: Vec<(PathBuf, PathBuf)>,
     /// Also treat paths ignored by the workspace's root `.gitignore` as write-through.
     pub use_gitignore: bool,
     /// Extra absolute paths the command may write (e.g. a shared build cache).
@@ -56,8 +60,11 @@ pub struct SandboxConfig {
     pub env_passthrough: Vec<String>,
     /// What to do on a kernel that lacks a layer.
     pub degraded: DegradedMode,
-    /// Where per-run scratch directories (overlay upper layers) go; the system temp dir
-    /// when `None`. Must support overlay upper layers (ext4, xfs, btrfs, tmpfs).
+    /// Where per-run scratch directories (overlay upper layers) go. When `None`:
+    /// `/dev/shm` if it is a writable tmpfs, else the system temp dir. A disk-backed
+    /// upper costs a filesystem sync when the sandbox's mounts go away (tens of
+    /// milliseconds here); tmpfs costs nothing. Must support overlay upper layers with
+    /// user xattrs (tmpfs on Linux 6.6+, ext4, xfs, btrfs).
     pub scratch_root: Option<PathBuf>,
 }
 
@@ -69,6 +76,10 @@ impl SandboxConfig {
             workspace: workspace.into(),
             limits: Limits::default(),
             write_through: vec![PathBuf::from("target"), PathBuf::from("node_modules")],
+            precreate: vec![
+                (PathBuf::from("target"), PathBuf::from("Cargo.toml")),
+                (PathBuf::from("node_modules"), PathBuf::from("package.json")),
+            ],
             use_gitignore: true,
             extra_writable: Vec::new(),
             env_passthrough: [

@@ -198,6 +198,17 @@ impl Sandbox {
 
         // Scratch and buffer layer (only with an overlay; without one, buffers cannot
         // be shown and writes land on disk, which the warnings already say).
+        for (dir, manifest) in &self.config.precreate {
+            let (dir, manifest) = (self.workspace.join(dir), self.workspace.join(manifest));
+            if layers.overlay && manifest.is_file() && !dir.exists() {
+                if let Err(e) = std::fs::create_dir(&dir) {
+                    warnings.push(format!(
+                        "could not create write-through {}: {e}",
+                        dir.display()
+                    ));
+                }
+            }
+        }
         let write_through = WriteThrough::new(
             &self.workspace,
             &self.config.write_through,
@@ -209,7 +220,7 @@ impl Sandbox {
                 .config
                 .scratch_root
                 .clone()
-                .unwrap_or_else(std::env::temp_dir);
+                .unwrap_or_else(default_scratch_root);
             let scratch = Scratch::create(&base).map_err(|e| setup("scratch directory", e))?;
             overlaid = layers::write_buffer_layer(
                 &scratch.buffers,
@@ -603,6 +614,24 @@ async fn finish_drain(task: Option<tokio::task::JoinHandle<CapturedOutput>>) -> 
             task.abort();
             CapturedOutput::default()
         }
+    }
+}
+
+/// `/dev/shm` when it is a tmpfs we can write, else the system temp dir.
+fn default_scratch_root() -> PathBuf {
+    const TMPFS_MAGIC: libc::c_long = 0x0102_1994;
+    let shm = c"/dev/shm";
+    // SAFETY: statfs fills a zeroed struct; access only reads the path.
+    let tmpfs = unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        libc::statfs(shm.as_ptr(), &mut st) == 0
+            && st.f_type as libc::c_long == TMPFS_MAGIC
+            && libc::access(shm.as_ptr(), libc::W_OK) == 0
+    };
+    if tmpfs {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
     }
 }
 

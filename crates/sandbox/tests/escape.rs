@@ -119,6 +119,10 @@ async fn cannot_write_outside_the_workspace() {
     assert!(!out.success());
     assert!(!std::path::Path::new(&format!("{home}/agentls-pwned")).exists());
     assert!(!std::path::Path::new("/etc/agentls-pwned").exists());
+    assert!(!std::path::Path::new("/dev/shm/agentls-pwned").exists());
+    // Run scratch dirs (on the host's /dev/shm) are out of sight.
+    let out = sh(&sb, "ls -A /dev/shm | wc -l").await;
+    assert_eq!(out.stdout.to_text().trim(), "0", "{}", text(&out));
 }
 
 #[tokio::test]
