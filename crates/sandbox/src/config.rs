@@ -12,7 +12,9 @@ pub struct Limits {
     pub output_bytes: usize,
     /// Processes (and threads) the command may have at once.
     pub max_processes: u32,
-    /// Address space per process (`RLIMIT_AS`), `None` for no limit.
+    /// Writable memory per process (`RLIMIT_DATA`: heap and private writable mappings;
+    /// unlike `RLIMIT_AS` it ignores address space merely reserved, as V8 and ASan do).
+    /// `None` for no limit.
     pub memory_bytes: Option<u64>,
 }
 
@@ -60,8 +62,8 @@ pub struct SandboxConfig {
     pub env_passthrough: Vec<String>,
     /// What to do on a kernel that lacks a layer.
     pub degraded: DegradedMode,
-    /// Where per-run scratch directories (overlay upper layers) go. When `None`:
-    /// `/dev/shm` if it is a writable tmpfs, else the system temp dir. A disk-backed
+    /// Where per-run scratch directories (overlay upper layers) go. When `None`: where
+    /// the probe found overlay to work, `/dev/shm` first, else the system temp dir. A disk-backed
     /// upper costs a filesystem sync when the sandbox's mounts go away (tens of
     /// milliseconds here); tmpfs costs nothing. Must support overlay upper layers with
     /// user xattrs (tmpfs on Linux 6.6+, ext4, xfs, btrfs).

@@ -21,7 +21,7 @@
 //!   `/tmp` and `/dev/shm` are fresh tmpfs.
 //! - **Pid namespace**: the command is pid 1; when it exits or is killed, the kernel
 //!   kills everything it started. `pid_max` of the namespace caps processes (root
-//!   ignores `RLIMIT_NPROC`), plus `RLIMIT_NPROC`, `RLIMIT_AS`, `RLIMIT_CORE=0`.
+//!   ignores `RLIMIT_NPROC`), plus `RLIMIT_NPROC`, `RLIMIT_DATA`, `RLIMIT_CORE=0`.
 //! - **Landlock**: read and execute everywhere, write only beneath the workspace,
 //!   /tmp, /dev/shm, a few devices and configured paths; no mounts after setup; signal
 //!   and abstract-socket scoping (ABI 6+). TCP bind/connect denied without a net

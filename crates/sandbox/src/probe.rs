@@ -6,6 +6,7 @@
 use std::ffi::CString;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Whether one isolation feature works here, with a line a human can act on.
@@ -51,11 +52,16 @@ pub struct Capabilities {
     pub landlock_abi: Option<u32>,
     /// Seccomp filters: keyrings, bpf, mounts (and sockets without a net namespace) denied.
     pub seccomp: FeatureStatus,
+    /// A process cap that binds even for root: `pid_max` per pid namespace (Linux 6.14+).
+    pub pid_limit: FeatureStatus,
+    /// Where overlay scratch layers work: `/dev/shm` (tmpfs, no sync on teardown) when
+    /// it passes the probe, else the system temp dir.
+    pub scratch_root: Option<PathBuf>,
 }
 
 impl Capabilities {
     /// Features in the order `agentls doctor` prints them.
-    pub fn features(&self) -> [(&'static str, &FeatureStatus); 7] {
+    pub fn features(&self) -> [(&'static str, &FeatureStatus); 8] {
         [
             ("user namespaces", &self.user_namespaces),
             ("mount namespace", &self.mount_namespace),
@@ -64,6 +70,7 @@ impl Capabilities {
             ("overlayfs", &self.overlayfs),
             ("landlock", &self.landlock),
             ("seccomp", &self.seccomp),
+            ("process limit", &self.pid_limit),
         ]
     }
 
@@ -141,11 +148,16 @@ pub fn probe_uncached() -> Capabilities {
     };
     let mount = ns(libc::CLONE_NEWNS, "unshare(CLONE_NEWNS)");
     let net = ns(libc::CLONE_NEWNET, "unshare(CLONE_NEWNET): loopback only");
-    let pid = ns(libc::CLONE_NEWPID, "unshare(CLONE_NEWPID)");
-    let overlay = if mount.available {
+    let (pid, pid_limit) = if mount.available {
+        probe_pid_ns()
+    } else {
+        let s = FeatureStatus::missing("needs a mount namespace (for /proc)");
+        (s.clone(), s)
+    };
+    let (overlay, scratch_root) = if mount.available {
         probe_overlay()
     } else {
-        FeatureStatus::missing("needs a mount namespace")
+        (FeatureStatus::missing("needs a mount namespace"), None)
     };
     let abi = landlock_abi();
     let landlock = match abi {
@@ -175,6 +187,8 @@ pub fn probe_uncached() -> Capabilities {
         landlock,
         landlock_abi: abi,
         seccomp,
+        pid_limit,
+        scratch_root,
     }
 }
 
@@ -193,30 +207,71 @@ pub fn landlock_abi() -> Option<u32> {
     (v > 0).then_some(v as u32)
 }
 
-fn probe_overlay() -> FeatureStatus {
-    let Ok(dir) = tempfile_dir() else {
+fn probe_overlay() -> (FeatureStatus, Option<PathBuf>) {
+    let mut candidates = Vec::new();
+    if is_writable_tmpfs(Path::new("/dev/shm")) {
+        candidates.push(PathBuf::from("/dev/shm"));
+    }
+    candidates.push(std::env::temp_dir());
+    let mut last = FeatureStatus::missing("no scratch directory");
+    for base in candidates {
+        let status = probe_overlay_in(&base);
+        if status.available {
+            let detail = format!(
+                "overlay mount with userxattr in a user namespace, scratch in {}",
+                base.display()
+            );
+            return (FeatureStatus::ok(detail), Some(base));
+        }
+        last = status;
+    }
+    (last, None)
+}
+
+/// True for a directory on tmpfs that we may write.
+pub(crate) fn is_writable_tmpfs(dir: &Path) -> bool {
+    const TMPFS_MAGIC: libc::c_long = 0x0102_1994;
+    let Ok(c) = CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs fills a zeroed struct; access only reads the path.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        libc::statfs(c.as_ptr(), &mut st) == 0
+            && st.f_type as libc::c_long == TMPFS_MAGIC
+            && libc::access(c.as_ptr(), libc::W_OK) == 0
+    }
+}
+
+/// Mounts an overlay whose upper layer is in `base`, and makes an opaque directory in
+/// it (rmdir + mkdir over a lower directory), which needs user xattrs on the upper fs.
+fn probe_overlay_in(base: &Path) -> FeatureStatus {
+    let Ok(dir) = tempfile_dir(base) else {
         return FeatureStatus::missing("could not create a probe directory");
     };
     let mk = |name: &str| {
         let p = dir.join(name);
         std::fs::create_dir_all(&p).map(|()| p)
     };
-    let dirs = (mk("lower"), mk("upper"), mk("work"), mk("merged"));
+    let dirs = (mk("lower/d"), mk("upper"), mk("work"), mk("merged"));
     let status = match dirs {
-        (Ok(lower), Ok(upper), Ok(work), Ok(merged)) => {
+        (Ok(lower_d), Ok(upper), Ok(work), Ok(merged)) => {
+            let lower = lower_d.parent().unwrap_or(&lower_d).to_path_buf();
             let options = format!(
                 "lowerdir={},upperdir={},workdir={},userxattr",
                 lower.display(),
                 upper.display(),
                 work.display()
             );
+            let inner = merged.join("d");
             match (
                 CString::new(options),
                 CString::new(merged.as_os_str().as_bytes()),
+                CString::new(inner.as_os_str().as_bytes()),
             ) {
-                (Ok(options), Ok(target)) => try_in_child(
+                (Ok(options), Ok(target), Ok(inner)) => try_in_child(
                     libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
-                    Some((target, options)),
+                    Some((target, options, inner)),
                 ),
                 _ => FeatureStatus::missing("probe path is not a C string"),
             }
@@ -224,15 +279,102 @@ fn probe_overlay() -> FeatureStatus {
         _ => FeatureStatus::missing("could not create probe directories"),
     };
     let _ = std::fs::remove_dir_all(&dir);
-    if status.available {
-        FeatureStatus::ok("overlay mount with userxattr in a user namespace")
+    status
+}
+
+/// A pid namespace in which /proc can be mounted, and whether its pid_max is settable.
+fn probe_pid_ns() -> (FeatureStatus, FeatureStatus) {
+    // SAFETY: geteuid/getegid cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let uid_map = format!("{uid} {uid} 1");
+    let gid_map = format!("{gid} {gid} 1");
+    // SAFETY: the children only make raw syscalls on buffers prepared above, then _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        let s = FeatureStatus::missing("fork failed");
+        return (s.clone(), s);
+    }
+    if pid == 0 {
+        // SAFETY: forked child; async-signal-safe calls only.
+        unsafe {
+            let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+            if libc::unshare(flags) != 0 {
+                libc::_exit(1);
+            }
+            let ok = child_write(b"/proc/self/setgroups\0", b"deny")
+                && child_write(b"/proc/self/uid_map\0", uid_map.as_bytes())
+                && child_write(b"/proc/self/gid_map\0", gid_map.as_bytes());
+            if !ok {
+                libc::_exit(1);
+            }
+            let inner = libc::fork();
+            if inner < 0 {
+                libc::_exit(1);
+            }
+            if inner > 0 {
+                let mut st = 0;
+                libc::waitpid(inner, &mut st, 0);
+                libc::_exit(if libc::WIFEXITED(st) {
+                    libc::WEXITSTATUS(st)
+                } else {
+                    1
+                });
+            }
+            let private = libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            );
+            let proc_ok = private == 0
+                && libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                ) == 0;
+            if !proc_ok {
+                libc::_exit(2);
+            }
+            libc::_exit(if child_write(b"/proc/sys/kernel/pid_max\0", b"4096") {
+                0
+            } else {
+                3
+            });
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
     } else {
-        status
+        255
+    };
+    let limit_missing = FeatureStatus::missing("pid_max is not per pid namespace (Linux < 6.14)");
+    match code {
+        0 => (
+            FeatureStatus::ok("unshare(CLONE_NEWPID) and a fresh /proc"),
+            FeatureStatus::ok("pid_max per pid namespace, plus RLIMIT_NPROC"),
+        ),
+        3 => (
+            FeatureStatus::ok("unshare(CLONE_NEWPID) and a fresh /proc"),
+            limit_missing,
+        ),
+        2 => {
+            let s = FeatureStatus::missing("mounting a fresh /proc was refused");
+            (s, limit_missing)
+        }
+        _ => {
+            let s = FeatureStatus::missing("unshare(CLONE_NEWPID) was refused");
+            (s, limit_missing)
+        }
     }
 }
 
-fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
-    let base = std::env::temp_dir();
+fn tempfile_dir(base: &Path) -> std::io::Result<PathBuf> {
     for n in 0..100u32 {
         let p = base.join(format!("agentls-probe-{}-{n}", std::process::id()));
         match std::fs::create_dir(&p) {
@@ -246,7 +388,7 @@ fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
 
 /// Forks a child that unshares `flags` (mapping its ids when a user namespace is asked
 /// for) and optionally mounts an overlay; reports how far it got.
-fn try_in_child(flags: libc::c_int, overlay: Option<(CString, CString)>) -> FeatureStatus {
+fn try_in_child(flags: libc::c_int, overlay: Option<(CString, CString, CString)>) -> FeatureStatus {
     // SAFETY: geteuid/getegid cannot fail.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let uid_map = format!("{uid} {uid} 1");
@@ -270,7 +412,7 @@ fn try_in_child(flags: libc::c_int, overlay: Option<(CString, CString)>) -> Feat
                     libc::_exit(2);
                 }
             }
-            if let Some((target, options)) = &overlay {
+            if let Some((target, options, inner)) = &overlay {
                 if libc::mount(
                     c"overlay".as_ptr(),
                     target.as_ptr(),
@@ -280,6 +422,9 @@ fn try_in_child(flags: libc::c_int, overlay: Option<(CString, CString)>) -> Feat
                 ) != 0
                 {
                     libc::_exit(3);
+                }
+                if libc::rmdir(inner.as_ptr()) != 0 || libc::mkdir(inner.as_ptr(), 0o755) != 0 {
+                    libc::_exit(4);
                 }
             }
             libc::_exit(0);
@@ -297,6 +442,7 @@ fn try_in_child(flags: libc::c_int, overlay: Option<(CString, CString)>) -> Feat
         0 => FeatureStatus::ok("works"),
         2 => FeatureStatus::missing("writing /proc/self/uid_map was refused"),
         3 => FeatureStatus::missing("mount -t overlay was refused in a user namespace"),
+        4 => FeatureStatus::missing("overlay cannot make opaque directories (no user xattrs?)"),
         c if (10..110).contains(&c) => FeatureStatus::missing(format!(
             "unshare({}) refused: {}",
             flag_names(flags),

@@ -110,6 +110,7 @@ struct Layers {
     mount: bool,
     net: bool,
     pid: bool,
+    pid_limit: bool,
     overlay: bool,
     landlock: Option<ABI>,
     seccomp: bool,
@@ -170,6 +171,7 @@ impl Sandbox {
             mount,
             net: user && c.net_namespace.available && !req.grant.network,
             pid: mount && c.pid_namespace.available,
+            pid_limit: c.pid_limit.available,
             overlay: mount && c.overlayfs.available,
             landlock: c.landlock_abi.map(|v| ABI::from(v.min(7) as i32)),
             seccomp: c.seccomp.available,
@@ -220,7 +222,8 @@ impl Sandbox {
                 .config
                 .scratch_root
                 .clone()
-                .unwrap_or_else(default_scratch_root);
+                .or_else(|| self.caps.scratch_root.clone())
+                .unwrap_or_else(std::env::temp_dir);
             let scratch = Scratch::create(&base).map_err(|e| setup("scratch directory", e))?;
             overlaid = layers::write_buffer_layer(
                 &scratch.buffers,
@@ -472,11 +475,11 @@ impl Sandbox {
             rlimits.push((libc::RLIMIT_NPROC, u64::from(limits.max_processes)));
         }
         if let Some(mem) = limits.memory_bytes {
-            rlimits.push((libc::RLIMIT_AS, mem));
+            rlimits.push((libc::RLIMIT_DATA, mem));
         }
         // pid_max is per pid namespace since Linux 6.14, and binds even for root, whom
         // RLIMIT_NPROC does not. After pids wrap, the kernel skips the first 300.
-        let pid_max = layers.pid.then(|| {
+        let pid_max = (layers.pid && layers.pid_limit).then(|| {
             (u64::from(limits.max_processes) + 301)
                 .to_string()
                 .into_bytes()
@@ -614,24 +617,6 @@ async fn finish_drain(task: Option<tokio::task::JoinHandle<CapturedOutput>>) -> 
             task.abort();
             CapturedOutput::default()
         }
-    }
-}
-
-/// `/dev/shm` when it is a tmpfs we can write, else the system temp dir.
-fn default_scratch_root() -> PathBuf {
-    const TMPFS_MAGIC: libc::c_long = 0x0102_1994;
-    let shm = c"/dev/shm";
-    // SAFETY: statfs fills a zeroed struct; access only reads the path.
-    let tmpfs = unsafe {
-        let mut st: libc::statfs = std::mem::zeroed();
-        libc::statfs(shm.as_ptr(), &mut st) == 0
-            && st.f_type as libc::c_long == TMPFS_MAGIC
-            && libc::access(shm.as_ptr(), libc::W_OK) == 0
-    };
-    if tmpfs {
-        PathBuf::from("/dev/shm")
-    } else {
-        std::env::temp_dir()
     }
 }
 

@@ -1,4 +1,10 @@
-#![allow(missing_docs, clippy::unwrap_used, clippy::print_stdout)]
+//! What each layer costs: runs `true` 40 times in a workspace with some layers turned
+//! off and prints min / median / max.
+//!
+//! `cargo run --release -p agentls-sandbox --example layer_cost -- WORKSPACE [net,pid,ovl,mnt,ll,sec]`
+//! (`SCRATCH=dir` overrides the scratch root). Used to find that a disk-backed overlay
+//! upper cost ~35 ms per run (the sync at unmount), hence the tmpfs default.
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
 use agentls_sandbox::*;
 use std::time::{Duration, Instant};
 #[tokio::main]
