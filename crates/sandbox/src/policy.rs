@@ -99,6 +99,10 @@ impl Default for Policy {
         ] {
             p = p.with(prefix, Decision::Ask);
         }
+        // Runners of other commands: what they run is not visible to a prefix rule.
+        for prefix in ["env", "xargs", "eval", "exec", "nohup", "timeout", "nice"] {
+            p = p.with(prefix, Decision::Ask);
+        }
         for prefix in ["sudo", "su", "doas", "mkfs", "shutdown", "reboot"] {
             p = p.with(prefix, Decision::Forbid);
         }

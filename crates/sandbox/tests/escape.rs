@@ -508,3 +508,30 @@ async fn bad_requests_are_refused() {
         .unwrap_err();
     assert!(err.to_string().contains("/no/such/program"), "{err}");
 }
+
+#[tokio::test]
+async fn first_build_output_goes_to_disk_not_memory() {
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join("Cargo.toml"), "[package]\n").unwrap();
+    let sb = sandbox(&root);
+    let out = sh(
+        &sb,
+        "mkdir -p target/debug && echo o > target/debug/x && echo lock > Cargo.lock",
+    )
+    .await;
+    assert!(out.success(), "{}", text(&out));
+    // target/ was created before the run (Cargo.toml beside it) and bound read-write.
+    assert_eq!(
+        fs::read_to_string(root.join("target/debug/x")).unwrap(),
+        "o\n"
+    );
+    assert!(out.changes.written_through.is_empty());
+    // Cargo.lock is a source file: it comes back as a change, not on disk.
+    assert!(
+        out.changes
+            .get(&root.join("Cargo.lock"))
+            .is_some_and(|c| c.created)
+    );
+    assert!(!root.join("Cargo.lock").exists());
+}
