@@ -133,6 +133,19 @@ async fn bench() {
     row("agentls sandbox `true`", sandboxed);
     row("agentls sandbox `true`, 1 dirty buffer", with_buffer);
 
+    let mut config = SandboxConfig::new(&root);
+    config.pid_namespace = false;
+    let sb_nopid = Sandbox::new(config).unwrap();
+    let no_pid = measure(|| async {
+        let out = sb_nopid
+            .run(RunRequest::new(["true"]), &cancel)
+            .await
+            .unwrap();
+        assert!(out.success());
+    })
+    .await;
+    row("agentls sandbox `true`, no pid namespace", no_pid);
+
     if let Some(bwrap) = which("bwrap") {
         let ws_s = root.to_str().unwrap().to_string();
         let git = root.join(".git").to_str().unwrap().to_string();

@@ -28,6 +28,7 @@ pub(crate) const STEPS: &[&str] = &[
     "add Landlock rules",
     "enforce Landlock",
     "install the seccomp filter",
+    "join the prepared user and network namespaces",
 ];
 
 const STEP_SETSID: u8 = 0;
@@ -48,6 +49,7 @@ const STEP_RLIMIT: u8 = 14;
 const STEP_LANDLOCK_RULES: u8 = 15;
 const STEP_LANDLOCK: u8 = 16;
 const STEP_SECCOMP: u8 = 17;
+const STEP_JOIN: u8 = 18;
 
 /// One bind mount to make inside the sandbox's mount namespace.
 pub(crate) struct BindPlan {
@@ -68,6 +70,8 @@ pub(crate) struct LandlockPlan {
 /// Every decision and byte the child needs, computed by the parent.
 pub(crate) struct ChildPlan {
     pub err_fd: RawFd,
+    /// Prepared (user, net) namespaces to join before unsharing the rest.
+    pub join: Option<(RawFd, RawFd)>,
     pub unshare_flags: libc::c_int,
     pub uid_map: Option<(Vec<u8>, Vec<u8>)>,
     pub make_private: bool,
@@ -135,6 +139,10 @@ impl ChildPlan {
         // SAFETY (whole function): only raw syscalls on prepared, live buffers.
         unsafe {
             check(libc::setsid(), e, STEP_SETSID)?;
+            if let Some((user, net)) = self.join {
+                check(libc::setns(user, libc::CLONE_NEWUSER), e, STEP_JOIN)?;
+                check(libc::setns(net, libc::CLONE_NEWNET), e, STEP_JOIN)?;
+            }
             if self.unshare_flags != 0 {
                 check(libc::unshare(self.unshare_flags), e, STEP_UNSHARE)?;
             }
@@ -390,7 +398,7 @@ struct PathBeneathAttr {
 ///
 /// # Safety
 /// Raw syscalls only; callable in the forked child.
-unsafe fn loopback_up() -> io::Result<()> {
+pub(crate) unsafe fn loopback_up() -> io::Result<()> {
     // SAFETY: socket/ioctl on a zeroed, properly sized ifreq.
     unsafe {
         let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);

@@ -62,6 +62,12 @@ pub struct SandboxConfig {
     pub env_passthrough: Vec<String>,
     /// What to do on a kernel that lacks a layer.
     pub degraded: DegradedMode,
+    /// Run each command as pid 1 of its own pid namespace (the default), so a kill
+    /// reaches everything it started, even processes that left its process group.
+    /// Costs one more process per run: under heavy load, several milliseconds of
+    /// scheduling latency at the median (see the start-up bench); without it, only the
+    /// process group is killed.
+    pub pid_namespace: bool,
     /// Where per-run scratch directories (overlay upper layers) go. When `None`: where
     /// the probe found overlay to work, `/dev/shm` first, else the system temp dir. A disk-backed
     /// upper costs a filesystem sync when the sandbox's mounts go away (tens of
@@ -98,6 +104,7 @@ impl SandboxConfig {
             .map(String::from)
             .collect(),
             degraded: DegradedMode::Warn,
+            pid_namespace: true,
             scratch_root: None,
         }
     }

@@ -81,6 +81,7 @@ mod policy;
 mod probe;
 mod run;
 mod seccomp;
+mod shared_ns;
 
 pub use config::{DegradedMode, DirtyBuffer, Grant, Limits, RunRequest, SandboxConfig};
 pub use env::looks_secret;

@@ -459,7 +459,8 @@ fn errno_code() -> i32 {
     e.clamp(0, 99)
 }
 
-fn child_write(path: &[u8], data: &[u8]) -> bool {
+/// Writes `data` to a /proc file; async-signal-safe.
+pub(crate) fn child_write(path: &[u8], data: &[u8]) -> bool {
     // SAFETY: path is NUL-terminated; data is a live slice.
     unsafe {
         let fd = libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);

@@ -101,6 +101,9 @@ pub struct Sandbox {
     config: SandboxConfig,
     workspace: PathBuf,
     caps: &'static Capabilities,
+    /// Prepared user+network namespaces joined by every run without a network grant;
+    /// made on first use, `Err` remembered when the kernel refused.
+    shared: std::sync::OnceLock<Result<crate::shared_ns::SharedNs, String>>,
 }
 
 /// The layers one run gets, from the capabilities and the grant.
@@ -146,6 +149,7 @@ impl Sandbox {
             return Err(SandboxError::Unavailable(caps.warnings().join("; ")));
         }
         Ok(Self {
+            shared: std::sync::OnceLock::new(),
             config,
             workspace,
             caps,
@@ -170,7 +174,7 @@ impl Sandbox {
             user,
             mount,
             net: user && c.net_namespace.available && !req.grant.network,
-            pid: mount && c.pid_namespace.available,
+            pid: mount && c.pid_namespace.available && self.config.pid_namespace,
             pid_limit: c.pid_limit.available,
             overlay: mount && c.overlayfs.available,
             landlock: c.landlock_abi.map(|v| ABI::from(v.min(7) as i32)),
@@ -194,6 +198,12 @@ impl Sandbox {
         let cwd = self.resolve_cwd(req.cwd.as_deref())?;
         let layers = self.layers(&req);
         let mut warnings = self.caps.warnings();
+        if !self.config.pid_namespace {
+            warnings.push(
+                "pid namespace off by configuration: processes that leave the process group may outlive a timeout"
+                    .into(),
+            );
+        }
         if req.grant.network {
             warnings.push("network granted for this run".into());
         }
@@ -397,14 +407,33 @@ impl Sandbox {
     ) -> Result<ChildPlan, SandboxError> {
         let ws = &self.workspace;
 
+        // Join the prepared user+net namespaces when we may (no network grant), else
+        // make fresh ones for this run.
+        let join = if layers.user && layers.net {
+            let shared = self
+                .shared
+                .get_or_init(|| crate::shared_ns::prepare().map_err(|e| e.to_string()));
+            match shared {
+                Ok(ns) => Some((ns.user.as_raw_fd(), ns.net.as_raw_fd())),
+                Err(e) => {
+                    tracing::debug!(error = %e, "no prepared namespaces; fresh ones per run");
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let mut unshare_flags = 0;
         if layers.user {
-            unshare_flags |= libc::CLONE_NEWUSER | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+            unshare_flags |= libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+            if join.is_none() {
+                unshare_flags |= libc::CLONE_NEWUSER;
+            }
         }
         if layers.mount {
             unshare_flags |= libc::CLONE_NEWNS;
         }
-        if layers.net {
+        if layers.net && join.is_none() {
             unshare_flags |= libc::CLONE_NEWNET;
         }
         if layers.pid {
@@ -412,7 +441,7 @@ impl Sandbox {
         }
         // SAFETY: geteuid/getegid cannot fail.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let uid_map = layers.user.then(|| {
+        let uid_map = (layers.user && join.is_none()).then(|| {
             (
                 format!("{uid} {uid} 1").into_bytes(),
                 format!("{gid} {gid} 1").into_bytes(),
@@ -522,6 +551,7 @@ impl Sandbox {
 
         Ok(ChildPlan {
             err_fd: -1,
+            join,
             unshare_flags,
             uid_map,
             make_private: layers.mount,
@@ -530,7 +560,7 @@ impl Sandbox {
             binds,
             private_tmp: layers.mount,
             reattach,
-            loopback_up: layers.net,
+            loopback_up: layers.net && join.is_none(),
             pid_ns: layers.pid,
             pid_max,
             cwd: cstring(cwd)?,

@@ -100,3 +100,22 @@ async fn grant_makes_an_outside_path_writable() {
     assert!(out.success(), "{}", text(&out));
     assert_eq!(fs::read_to_string(&target).unwrap(), "ok\n");
 }
+
+#[tokio::test]
+async fn without_pid_namespace_the_process_group_is_still_killed() {
+    let ws = workspace(false);
+    let mut config = SandboxConfig::new(ws.path());
+    config.pid_namespace = false;
+    let sb = Sandbox::new(config).unwrap();
+    let marker = "agentlsnopidns55";
+    let script = format!("trap '' TERM; (exec -a {marker} sleep 1000) & wait");
+    let out = run(
+        &sb,
+        RunRequest::new(["bash", "-c", &script]).limits(limits(500)),
+    )
+    .await;
+    assert_eq!(out.termination, agentls_sandbox::Termination::TimedOut);
+    assert!(out.warnings.iter().any(|w| w.contains("pid namespace off")));
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(processes_with(marker).is_empty());
+}

@@ -535,3 +535,28 @@ async fn first_build_output_goes_to_disk_not_memory() {
     );
     assert!(!root.join("Cargo.lock").exists());
 }
+
+#[tokio::test]
+async fn runs_join_one_prepared_network_namespace_not_the_hosts() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let host = fs::read_link("/proc/self/ns/net").unwrap();
+    let a = sh(&sb, "readlink /proc/self/ns/net /proc/self/ns/mnt").await;
+    let b = sh(&sb, "readlink /proc/self/ns/net /proc/self/ns/mnt").await;
+    let (a, b) = (a.stdout.to_text(), b.stdout.to_text());
+    let (net_a, mnt_a) = a.split_once('\n').unwrap();
+    let (net_b, mnt_b) = b.split_once('\n').unwrap();
+    assert_eq!(net_a, net_b, "the prepared namespace is reused");
+    assert_ne!(net_a, host.to_str().unwrap());
+    assert_ne!(mnt_a, mnt_b, "mounts are per run");
+    // A network grant runs outside it.
+    let c = run(
+        &sb,
+        RunRequest::shell("readlink /proc/self/ns/net").grant(Grant {
+            network: true,
+            writable: vec![],
+        }),
+    )
+    .await;
+    assert_eq!(c.stdout.to_text().trim(), host.to_str().unwrap());
+}
