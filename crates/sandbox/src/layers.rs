@@ -90,6 +90,33 @@ impl Scratch {
     }
 }
 
+/// Removes scratch dirs left in `base` by agentls processes that no longer exist (a
+/// crash between run and cleanup); on tmpfs they would hold memory until reboot.
+pub(crate) fn remove_stale_scratch(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("agentls-sandbox-"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let path = entry.path();
+            make_removable(&path);
+            if let Err(e) = fs::remove_dir_all(&path) {
+                tracing::debug!(path = %path.display(), error = %e, "stale scratch not removed");
+            }
+        }
+    }
+}
+
 fn next_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -491,6 +518,23 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_scratch_of_dead_processes_is_removed() {
+        let base = tempfile::tempdir().unwrap();
+        // pid_max is at most 2^22, so this pid cannot exist.
+        let dead = base.path().join("agentls-sandbox-99999999-0");
+        let mine = base
+            .path()
+            .join(format!("agentls-sandbox-{}-0", std::process::id()));
+        let other = base.path().join("unrelated");
+        for d in [&dead, &mine, &other] {
+            fs::create_dir_all(d.join("upper")).unwrap();
+        }
+        remove_stale_scratch(base.path());
+        assert!(!dead.exists());
+        assert!(mine.exists() && other.exists());
+    }
 
     #[test]
     fn relative_inside_refuses_escapes() {

@@ -148,6 +148,9 @@ impl Sandbox {
         if config.degraded == DegradedMode::Refuse && !caps.is_complete() {
             return Err(SandboxError::Unavailable(caps.warnings().join("; ")));
         }
+        if let Some(base) = config.scratch_root.as_ref().or(caps.scratch_root.as_ref()) {
+            layers::remove_stale_scratch(base);
+        }
         Ok(Self {
             shared: std::sync::OnceLock::new(),
             config,
