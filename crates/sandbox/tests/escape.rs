@@ -560,3 +560,45 @@ async fn runs_join_one_prepared_network_namespace_not_the_hosts() {
     .await;
     assert_eq!(c.stdout.to_text().trim(), host.to_str().unwrap());
 }
+
+#[tokio::test]
+async fn cargo_test_sees_the_unsaved_buffer() {
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::create_dir(root.join("src")).unwrap();
+    fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"live\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    let test = "#[test]\nfn two() { assert_eq!(super::f(), 2); }\n";
+    fs::write(
+        root.join("src/lib.rs"),
+        format!("pub fn f() -> i32 {{ 1 }}\n#[cfg(test)]\nmod t {{\n{test}}}\n"),
+    )
+    .unwrap();
+    let sb = sandbox(&root);
+    let req = || RunRequest::new(["cargo", "test", "--offline", "-q"]).limits(limits(120_000));
+    // On disk, f() is 1: the test fails.
+    let out = run(&sb, req()).await;
+    assert!(!out.success(), "{}", text(&out));
+    // The editor shows f() returning 2: the same command passes, against the buffer.
+    let buffer = DirtyBuffer::new(
+        root.join("src/lib.rs"),
+        format!("pub fn f() -> i32 {{ 2 }}\n#[cfg(test)]\nmod t {{\n{test}}}\n"),
+    );
+    let out = run(&sb, req().buffers([buffer])).await;
+    assert!(out.success(), "{}", text(&out));
+    // Build output went to disk; Cargo.lock comes back as a change; sources untouched.
+    assert!(root.join("target/debug").is_dir());
+    assert!(
+        out.changes
+            .get(&root.join("Cargo.lock"))
+            .is_some_and(|c| c.created)
+    );
+    assert!(
+        fs::read_to_string(root.join("src/lib.rs"))
+            .unwrap()
+            .contains("{ 1 }")
+    );
+}
