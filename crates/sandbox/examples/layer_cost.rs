@@ -32,6 +32,9 @@ async fn main() {
     if off.contains("sec") {
         no(&mut caps.seccomp)
     }
+    if off.contains("lim") {
+        no(&mut caps.pid_limit)
+    }
     let caps: &'static Capabilities = Box::leak(Box::new(caps));
     let mut cfg = SandboxConfig::new(&ws);
     if let Ok(s) = std::env::var("SCRATCH") {

@@ -64,8 +64,8 @@ pub struct SandboxConfig {
     pub degraded: DegradedMode,
     /// Run each command as pid 1 of its own pid namespace (the default), so a kill
     /// reaches everything it started, even processes that left its process group.
-    /// Costs one more process per run: under heavy load, several milliseconds of
-    /// scheduling latency at the median (see the start-up bench); without it, only the
+    /// Costs one more process and a /proc mount per run: under heavy load, several
+    /// milliseconds at the median (see the start-up bench); without it, only the
     /// process group is killed.
     pub pid_namespace: bool,
     /// Where per-run scratch directories (overlay upper layers) go. When `None`: where

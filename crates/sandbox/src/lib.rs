@@ -57,8 +57,11 @@
 //! from other builds): bare `true` median 1.31 ms (min 0.85); sandboxed `true` median
 //! 13-21 ms (min 2.5-3.2 ms); without the pid namespace median 8.5 ms (min 2.1);
 //! `bwrap` with an equivalent policy median 28 ms (min 7.9), so agentls is 0.71-0.76x
-//! bwrap. On an idle machine the floor is ~2 ms of overhead; under load the median is
-//! dominated by scheduling latency of the extra processes, above the 5 ms target.
+//! bwrap. The floor (minimum) is ~2 ms of overhead over bare `true`. Under load the
+//! median misses the 5 ms target because of the pid namespace: `layer_cost` runs with
+//! it off give 2-3.5 ms medians against 4-15 ms with it on, in the same minute. Which
+//! part of it (the extra process, the /proc mount, namespace teardown) costs this was
+//! not isolated: the machine was too noisy for finer figures.
 //! The only part worth pooling was the network namespace (2 ms of set-up and
 //! tear-down), which is prepared once per [`Sandbox`] and joined. Mount and pid
 //! namespaces stay fresh per run: the overlay must hold this run's buffers and an
