@@ -1,0 +1,420 @@
+//! What runs between `fork` and `exec`: namespaces, mounts, limits, Landlock, seccomp.
+//!
+//! Everything here executes in the forked child of a multi-threaded parent, so it must
+//! be async-signal-safe: raw system calls only, no allocation, no locks, no `tracing`.
+//! The parent prepares every string and structure in a [`ChildPlan`] beforehand.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::RawFd;
+
+/// Names of the setup steps, reported to the parent through the error pipe (one byte).
+pub(crate) const STEPS: &[&str] = &[
+    "setsid",
+    "unshare namespaces",
+    "write uid/gid maps",
+    "make mounts private",
+    "mount the workspace overlay",
+    "bind a write-through or read-only path",
+    "clone the workspace mount",
+    "mount the private /tmp and /dev/shm",
+    "re-attach the workspace under /tmp",
+    "bring loopback up",
+    "fork into the pid namespace",
+    "mount /proc",
+    "limit pids",
+    "chdir into the working directory",
+    "set resource limits",
+    "add Landlock rules",
+    "enforce Landlock",
+    "install the seccomp filter",
+    "join the prepared user and network namespaces",
+];
+
+const STEP_SETSID: u8 = 0;
+const STEP_UNSHARE: u8 = 1;
+const STEP_MAPS: u8 = 2;
+const STEP_PRIVATE: u8 = 3;
+const STEP_OVERLAY: u8 = 4;
+const STEP_BIND: u8 = 5;
+const STEP_CLONE_WS: u8 = 6;
+const STEP_TMP: u8 = 7;
+const STEP_REATTACH: u8 = 8;
+const STEP_LO: u8 = 9;
+const STEP_FORK: u8 = 10;
+const STEP_PROC: u8 = 11;
+const STEP_PID_MAX: u8 = 12;
+const STEP_CHDIR: u8 = 13;
+const STEP_RLIMIT: u8 = 14;
+const STEP_LANDLOCK_RULES: u8 = 15;
+const STEP_LANDLOCK: u8 = 16;
+const STEP_SECCOMP: u8 = 17;
+const STEP_JOIN: u8 = 18;
+
+/// One bind mount to make inside the sandbox's mount namespace.
+pub(crate) struct BindPlan {
+    /// The real path, cloned (`open_tree`) before the overlay shadows it.
+    pub source: CString,
+    pub target: CString,
+    pub readonly: bool,
+}
+
+/// Landlock work left for the child: rules on mounts that exist only in its namespace.
+pub(crate) struct LandlockPlan {
+    pub ruleset_fd: RawFd,
+    /// Access rights granted beneath each of `writable`; a subset of the handled set.
+    pub write_access: u64,
+    pub writable: Vec<CString>,
+}
+
+/// Every decision and byte the child needs, computed by the parent.
+pub(crate) struct ChildPlan {
+    pub err_fd: RawFd,
+    /// Prepared (user, net) namespaces to join before unsharing the rest.
+    pub join: Option<(RawFd, RawFd)>,
+    pub unshare_flags: libc::c_int,
+    pub uid_map: Option<(Vec<u8>, Vec<u8>)>,
+    pub make_private: bool,
+    /// (target, options) for `mount -t overlay`.
+    pub overlay: Option<(CString, CString)>,
+    pub binds: Vec<BindPlan>,
+    /// One slot per bind, filled in the child (pre-sized: the child must not allocate).
+    pub bind_fds: Vec<RawFd>,
+    pub private_tmp: bool,
+    /// The workspace path and the directories to create in the fresh /tmp to re-attach
+    /// it, when the workspace lives under /tmp.
+    pub reattach: Option<(CString, Vec<CString>)>,
+    pub loopback_up: bool,
+    pub pid_ns: bool,
+    pub pid_max: Option<Vec<u8>>,
+    pub cwd: CString,
+    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    pub landlock: Option<LandlockPlan>,
+    /// seccompiler's `sock_filter` has the kernel's layout, as libc's does.
+    pub seccomp: Option<seccompiler::BpfProgram>,
+}
+
+/// Reports the failed step to the parent and returns the errno as an error.
+fn fail(err_fd: RawFd, step: u8) -> io::Error {
+    let err = io::Error::last_os_error();
+    let byte = [step];
+    // SAFETY: writing one byte from a live stack buffer to a pipe we own.
+    unsafe { libc::write(err_fd, byte.as_ptr().cast(), 1) };
+    err
+}
+
+fn check(ret: libc::c_int, err_fd: RawFd, step: u8) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(fail(err_fd, step))
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Writes all of `data` to the file at `path` (a /proc file), or fails.
+///
+/// # Safety
+/// Must only be called in the forked child; `path` is a valid C string.
+unsafe fn write_file(path: &[u8], data: &[u8]) -> bool {
+    // SAFETY: `path` is NUL-terminated by the caller's literal.
+    let fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: `data` is a live slice; fd is open.
+    let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+    // SAFETY: fd is ours.
+    unsafe { libc::close(fd) };
+    n == data.len() as isize
+}
+
+impl ChildPlan {
+    /// Runs the plan. Returns only in the process that will `exec` the command.
+    ///
+    /// # Safety
+    /// Must be called between `fork` and `exec` (a `pre_exec` hook): it forks, mounts
+    /// and exits the intermediate process with `_exit`.
+    pub(crate) unsafe fn apply(&mut self) -> io::Result<()> {
+        let e = self.err_fd;
+        // SAFETY (whole function): only raw syscalls on prepared, live buffers.
+        unsafe {
+            check(libc::setsid(), e, STEP_SETSID)?;
+            if let Some((user, net)) = self.join {
+                check(libc::setns(user, libc::CLONE_NEWUSER), e, STEP_JOIN)?;
+                check(libc::setns(net, libc::CLONE_NEWNET), e, STEP_JOIN)?;
+            }
+            if self.unshare_flags != 0 {
+                check(libc::unshare(self.unshare_flags), e, STEP_UNSHARE)?;
+            }
+            if let Some((uid_map, gid_map)) = &self.uid_map {
+                let ok = write_file(b"/proc/self/setgroups\0", b"deny")
+                    && write_file(b"/proc/self/uid_map\0", uid_map)
+                    && write_file(b"/proc/self/gid_map\0", gid_map);
+                if !ok {
+                    return Err(fail(e, STEP_MAPS));
+                }
+            }
+            if self.make_private {
+                let r = libc::mount(
+                    c"none".as_ptr(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                );
+                check(r, e, STEP_PRIVATE)?;
+            }
+            // Bind sources are cloned before the overlay hides them. (Descriptors opened
+            // by the parent belong to its mount namespace and cannot be mounted here.)
+            for (bind, slot) in self.binds.iter().zip(self.bind_fds.iter_mut()) {
+                let fd = libc::syscall(
+                    libc::SYS_open_tree,
+                    libc::AT_FDCWD,
+                    bind.source.as_ptr(),
+                    (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
+                        | libc::AT_RECURSIVE as libc::c_uint,
+                );
+                *slot = check(fd as libc::c_int, e, STEP_BIND)?;
+            }
+            if let Some((target, options)) = &self.overlay {
+                let r = libc::mount(
+                    c"overlay".as_ptr(),
+                    target.as_ptr(),
+                    c"overlay".as_ptr(),
+                    0,
+                    options.as_ptr().cast(),
+                );
+                check(r, e, STEP_OVERLAY)?;
+            }
+            for (bind, &fd) in self.binds.iter().zip(self.bind_fds.iter()) {
+                let r = libc::syscall(
+                    libc::SYS_move_mount,
+                    fd,
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    bind.target.as_ptr(),
+                    libc::MOVE_MOUNT_F_EMPTY_PATH,
+                );
+                check(r as libc::c_int, e, STEP_BIND)?;
+                libc::close(fd);
+            }
+            for bind in self.binds.iter().filter(|b| b.readonly) {
+                let r = libc::mount(
+                    std::ptr::null(),
+                    bind.target.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY,
+                    std::ptr::null(),
+                );
+                check(r, e, STEP_BIND)?;
+            }
+            let mut detached_ws: RawFd = -1;
+            if let Some((ws, _)) = &self.reattach {
+                // The fresh /tmp would hide a workspace that lives under /tmp: take a
+                // detached copy of its mount tree now and put it back afterwards.
+                let fd = libc::syscall(
+                    libc::SYS_open_tree,
+                    libc::AT_FDCWD,
+                    ws.as_ptr(),
+                    (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
+                        | libc::AT_RECURSIVE as libc::c_uint,
+                );
+                detached_ws = check(fd as libc::c_int, e, STEP_CLONE_WS)?;
+            }
+            if self.private_tmp {
+                let r = libc::mount(
+                    c"tmpfs".as_ptr(),
+                    c"/tmp".as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    c"mode=1777".as_ptr().cast(),
+                );
+                check(r, e, STEP_TMP)?;
+                // /dev/shm too: on the host it is shared, and it holds run scratch dirs.
+                let r = libc::mount(
+                    c"tmpfs".as_ptr(),
+                    c"/dev/shm".as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    c"mode=1777".as_ptr().cast(),
+                );
+                if r < 0 && *libc::__errno_location() != libc::ENOENT {
+                    return Err(fail(e, STEP_TMP));
+                }
+            }
+            if let Some((ws, dirs)) = &self.reattach {
+                for dir in dirs {
+                    let r = libc::mkdir(dir.as_ptr(), 0o755);
+                    if r < 0 && *libc::__errno_location() != libc::EEXIST {
+                        return Err(fail(e, STEP_REATTACH));
+                    }
+                }
+                let r = libc::syscall(
+                    libc::SYS_move_mount,
+                    detached_ws,
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    ws.as_ptr(),
+                    libc::MOVE_MOUNT_F_EMPTY_PATH,
+                );
+                check(r as libc::c_int, e, STEP_REATTACH)?;
+                libc::close(detached_ws);
+            }
+            if self.loopback_up {
+                loopback_up().map_err(|_| fail(e, STEP_LO))?;
+            }
+            if self.pid_ns {
+                self.enter_pid_ns()?;
+            }
+            check(libc::chdir(self.cwd.as_ptr()), e, STEP_CHDIR)?;
+            for &(resource, value) in &self.rlimits {
+                let lim = libc::rlimit {
+                    rlim_cur: value,
+                    rlim_max: value,
+                };
+                check(libc::setrlimit(resource, &lim), e, STEP_RLIMIT)?;
+            }
+            if let Some(plan) = &self.landlock {
+                for path in &plan.writable {
+                    let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+                    let fd = check(fd, e, STEP_LANDLOCK_RULES)?;
+                    let attr = PathBeneathAttr {
+                        allowed_access: plan.write_access,
+                        parent_fd: fd,
+                    };
+                    let r = libc::syscall(
+                        libc::SYS_landlock_add_rule,
+                        plan.ruleset_fd,
+                        LANDLOCK_RULE_PATH_BENEATH,
+                        &attr as *const PathBeneathAttr,
+                        0,
+                    );
+                    libc::close(fd);
+                    check(r as libc::c_int, e, STEP_LANDLOCK_RULES)?;
+                }
+                check(
+                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
+                    e,
+                    STEP_LANDLOCK,
+                )?;
+                let r = libc::syscall(libc::SYS_landlock_restrict_self, plan.ruleset_fd, 0);
+                check(r as libc::c_int, e, STEP_LANDLOCK)?;
+                libc::close(plan.ruleset_fd);
+            }
+            if let Some(filter) = &self.seccomp {
+                check(
+                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
+                    e,
+                    STEP_SECCOMP,
+                )?;
+                let prog = libc::sock_fprog {
+                    len: filter.len() as libc::c_ushort,
+                    filter: filter.as_ptr().cast::<libc::sock_filter>().cast_mut(),
+                };
+                let r = libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0,
+                    &prog as *const libc::sock_fprog,
+                );
+                check(r as libc::c_int, e, STEP_SECCOMP)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Forks once more so the command becomes pid 1 of the fresh pid namespace. The
+    /// intermediate process waits and exits with the command's status; when it dies,
+    /// the command gets SIGKILL, and when the command (pid 1) dies the kernel kills
+    /// everything left in the namespace. So one SIGKILL to the process group ends all.
+    ///
+    /// # Safety
+    /// Only in the forked child.
+    unsafe fn enter_pid_ns(&self) -> io::Result<()> {
+        let e = self.err_fd;
+        // SAFETY: raw syscalls in the forked child.
+        unsafe {
+            let pid = check(libc::fork(), e, STEP_FORK)?;
+            if pid > 0 {
+                // The intermediate: hold no descriptor (so the parent sees EOF on its
+                // exec-status pipe and on the output pipes), wait, mirror the status.
+                libc::syscall(libc::SYS_close_range, 0, libc::c_uint::MAX, 0);
+                let mut status = 0;
+                loop {
+                    let r = libc::waitpid(pid, &mut status, 0);
+                    if r == pid {
+                        break;
+                    }
+                    if r < 0 && *libc::__errno_location() != libc::EINTR {
+                        libc::_exit(127);
+                    }
+                }
+                if libc::WIFEXITED(status) {
+                    libc::_exit(libc::WEXITSTATUS(status));
+                }
+                let sig = libc::WTERMSIG(status);
+                libc::signal(sig, libc::SIG_DFL);
+                libc::kill(libc::getpid(), sig);
+                libc::_exit(128 + sig);
+            }
+            // If the intermediate dies first, the command dies with it. (A death in the
+            // window before this call is covered by the process-group kill.)
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            let r = libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            );
+            check(r, e, STEP_PROC)?;
+            if let Some(max) = &self.pid_max {
+                if !write_file(b"/proc/sys/kernel/pid_max\0", max) {
+                    return Err(fail(e, STEP_PID_MAX));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+/// `struct landlock_path_beneath_attr`, which the kernel declares packed.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Sets IFF_UP on `lo` in the fresh network namespace, so tests inside the sandbox can
+/// use 127.0.0.1 while nothing leaves it.
+///
+/// # Safety
+/// Raw syscalls only; callable in the forked child.
+pub(crate) unsafe fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket/ioctl on a zeroed, properly sized ifreq.
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if sock < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        req.ifr_name[0] = b'l' as libc::c_char;
+        req.ifr_name[1] = b'o' as libc::c_char;
+        let mut r = libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut req);
+        if r == 0 {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            r = libc::ioctl(sock, libc::SIOCSIFFLAGS, &mut req);
+        }
+        let err = io::Error::last_os_error();
+        libc::close(sock);
+        if r < 0 { Err(err) } else { Ok(()) }
+    }
+}

@@ -1,0 +1,203 @@
+//! How a [`crate::Sandbox`] is set up, and what one run asks for.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Resource limits for one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall time; the whole process group (and pid namespace) is killed past it.
+    pub wall_time: Duration,
+    /// Bytes of stdout and of stderr kept, each: half from the head, half from the tail.
+    pub output_bytes: usize,
+    /// Processes (and threads) the command may have at once.
+    pub max_processes: u32,
+    /// Writable memory per process (`RLIMIT_DATA`: heap and private writable mappings;
+    /// unlike `RLIMIT_AS` it ignores address space merely reserved, as V8 and ASan do).
+    /// `None` for no limit.
+    pub memory_bytes: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            wall_time: Duration::from_secs(600),
+            output_bytes: 256 * 1024,
+            max_processes: 1024,
+            memory_bytes: Some(16 << 30),
+        }
+    }
+}
+
+/// What to do when the kernel lacks a layer of isolation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DegradedMode {
+    /// Run with what works and put a warning in every result.
+    #[default]
+    Warn,
+    /// Refuse to run anything unless every layer works.
+    Refuse,
+}
+
+/// The sandbox's fixed setup: one per workspace.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// Absolute workspace root; the only writable tree besides /tmp.
+    pub workspace: PathBuf,
+    /// Default limits for every run.
+    pub limits: Limits,
+    /// Directories (relative to the workspace) whose writes go straight to disk, such
+    /// as build outputs; they never show up in the change set.
+    pub write_through: Vec<PathBuf>,
+    /// Write-through directories created on disk before a run when the manifest beside
+    /// them exists (`target` for `Cargo.toml`, ...), so a first build writes straight to
+    /// disk instead of into the overlay's scratch layer, which lives in memory.
+    pub precreate: Vec<(PathBuf, PathBuf)>,
+    /// Also treat paths ignored by the workspace's root `.gitignore` as write-through.
+    pub use_gitignore: bool,
+    /// Extra absolute paths the command may write (e.g. a shared build cache).
+    pub extra_writable: Vec<PathBuf>,
+    /// Environment variables passed through from agentls's own environment when they
+    /// are set and do not look like secrets (e.g. `CARGO_HOME`, `RUSTUP_HOME`).
+    pub env_passthrough: Vec<String>,
+    /// What to do on a kernel that lacks a layer.
+    pub degraded: DegradedMode,
+    /// Run each command as pid 1 of its own pid namespace (the default), so a kill
+    /// reaches everything it started, even processes that left its process group.
+    /// Costs one more process and a /proc mount per run: under heavy load, several
+    /// milliseconds at the median (see the start-up bench); without it, only the
+    /// process group is killed.
+    pub pid_namespace: bool,
+    /// Where per-run scratch directories (overlay upper layers) go. When `None`: where
+    /// the probe found overlay to work, `/dev/shm` first, else the system temp dir. A disk-backed
+    /// upper costs a filesystem sync when the sandbox's mounts go away (tens of
+    /// milliseconds here); tmpfs costs nothing. Must support overlay upper layers with
+    /// user xattrs (tmpfs on Linux 6.6+, ext4, xfs, btrfs).
+    pub scratch_root: Option<PathBuf>,
+}
+
+impl SandboxConfig {
+    /// The defaults for a workspace: no network, `target/` and `node_modules/` and
+    /// gitignored paths written through, limits from [`Limits::default`].
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            limits: Limits::default(),
+            write_through: vec![PathBuf::from("target"), PathBuf::from("node_modules")],
+            precreate: vec![
+                (PathBuf::from("target"), PathBuf::from("Cargo.toml")),
+                (PathBuf::from("node_modules"), PathBuf::from("package.json")),
+            ],
+            use_gitignore: true,
+            extra_writable: Vec::new(),
+            env_passthrough: [
+                "CARGO_HOME",
+                "RUSTUP_HOME",
+                "RUSTUP_TOOLCHAIN",
+                "GOPATH",
+                "GOROOT",
+                "JAVA_HOME",
+                "VIRTUAL_ENV",
+                "PYENV_ROOT",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            degraded: DegradedMode::Warn,
+            pid_namespace: true,
+            scratch_root: None,
+        }
+    }
+}
+
+/// An open document whose buffer differs from disk, laid over its file for the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirtyBuffer {
+    /// Absolute path of the file; buffers outside the workspace are ignored (warned).
+    pub path: PathBuf,
+    /// The buffer's full text.
+    pub text: String,
+}
+
+impl DirtyBuffer {
+    /// A buffer for `path` with `text`.
+    pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            text: text.into(),
+        }
+    }
+}
+
+/// More access than the default, granted by the user after an escalation hint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grant {
+    /// Share the host's network (no network namespace, no socket filter).
+    pub network: bool,
+    /// Extra absolute paths writable for this run.
+    pub writable: Vec<PathBuf>,
+}
+
+/// One command to run.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// Program and arguments; the program is looked up in the sandbox's `PATH`.
+    pub argv: Vec<String>,
+    /// Working directory: relative to the workspace, or absolute inside it. Default: root.
+    pub cwd: Option<PathBuf>,
+    /// Open documents whose buffer differs from disk.
+    pub buffers: Vec<DirtyBuffer>,
+    /// Extra environment variables for this run (not filtered: the caller chose them).
+    pub env: Vec<(String, String)>,
+    /// Limits for this run; the sandbox's defaults when `None`.
+    pub limits: Option<Limits>,
+    /// Escalated access, after the user agreed.
+    pub grant: Grant,
+}
+
+impl RunRequest {
+    /// Runs `argv` as is.
+    pub fn new<I, S>(argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            argv: argv.into_iter().map(Into::into).collect(),
+            cwd: None,
+            buffers: Vec::new(),
+            env: Vec::new(),
+            limits: None,
+            grant: Grant::default(),
+        }
+    }
+
+    /// Runs `script` with `/bin/sh -c`, the form agents usually send.
+    pub fn shell(script: impl Into<String>) -> Self {
+        Self::new(["/bin/sh".to_string(), "-c".to_string(), script.into()])
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, cwd: impl AsRef<Path>) -> Self {
+        self.cwd = Some(cwd.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds dirty buffers.
+    pub fn buffers(mut self, buffers: impl IntoIterator<Item = DirtyBuffer>) -> Self {
+        self.buffers.extend(buffers);
+        self
+    }
+
+    /// Sets the limits for this run.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Grants extra access for this run.
+    pub fn grant(mut self, grant: Grant) -> Self {
+        self.grant = grant;
+        self
+    }
+}

@@ -1,0 +1,604 @@
+//! Escape attempts that must fail every time, and the live-buffer view.
+//!
+//! Network tests only ever aim at a listener this test started on 127.0.0.1; that no
+//! route leaves the sandbox is shown by listing its interfaces and routes.
+
+mod common;
+
+use std::fs;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use agentls_sandbox::{
+    CancellationToken, DenialKind, DirtyBuffer, Grant, Limits, RunRequest, Termination,
+};
+use common::*;
+
+#[tokio::test]
+async fn full_isolation_is_available_here() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    // CI runs on the same kind of machine; a missing layer would weaken every test below.
+    assert!(sb.capabilities().is_complete(), "{}", sb.capabilities());
+    let out = sh(&sb, "echo hi").await;
+    assert!(out.success(), "{}", text(&out));
+    assert_eq!(out.stdout.to_text(), "hi\n");
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    assert!(out.changes.is_empty());
+}
+
+#[tokio::test]
+async fn cannot_reach_a_loopback_listener_of_the_host() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!(
+        "if command -v bash >/dev/null; then bash -c 'echo hello > /dev/tcp/127.0.0.1/{port}'; \
+         else python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'; fi"
+    );
+    let out = sh(&sb, &script).await;
+    assert!(
+        !out.success(),
+        "connected out of the sandbox: {}",
+        text(&out)
+    );
+    // Nothing arrived at the host's listener.
+    assert!(
+        listener
+            .accept()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock)
+    );
+}
+
+#[tokio::test]
+async fn only_loopback_and_no_routes_inside() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let out = sh(
+        &sb,
+        "cat /proc/net/dev; echo ROUTES; cat /proc/net/route; cat /proc/net/ipv6_route",
+    )
+    .await;
+    assert!(out.success(), "{}", text(&out));
+    let stdout = out.stdout.to_text();
+    let (dev, routes) = stdout.split_once("ROUTES\n").unwrap();
+    let interfaces: Vec<&str> = dev
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next())
+        .map(str::trim)
+        .collect();
+    assert_eq!(interfaces, ["lo"], "{dev}");
+    // IPv4: only the header line. IPv6: only loopback entries, if any.
+    let mut lines = routes.lines();
+    assert!(lines.next().is_some_and(|h| h.starts_with("Iface")));
+    for line in lines {
+        assert!(
+            line.trim_end().ends_with("lo"),
+            "a route that is not loopback: {line}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn loopback_works_inside_for_tests() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let out = sh(
+        &sb,
+        "python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); \
+         c=socket.create_connection(s.getsockname()); print(\"ok\")'",
+    )
+    .await;
+    assert_eq!(out.stdout.to_text(), "ok\n", "{}", text(&out));
+}
+
+#[tokio::test]
+async fn cannot_write_outside_the_workspace() {
+    let ws = workspace(false);
+    let outside = workspace(false);
+    let sb = sandbox(ws.path());
+    let target = outside.path().join("pwned");
+    let out = sh(&sb, &format!("echo x > {}", target.display())).await;
+    assert!(!out.success());
+    assert!(!target.exists());
+    assert_eq!(
+        out.denial.as_ref().map(|d| d.kind),
+        Some(DenialKind::Filesystem),
+        "{}",
+        text(&out)
+    );
+    let home = std::env::var("HOME").unwrap();
+    let out = sh(
+        &sb,
+        &format!("touch {home}/agentls-pwned; touch /etc/agentls-pwned"),
+    )
+    .await;
+    assert!(!out.success());
+    assert!(!std::path::Path::new(&format!("{home}/agentls-pwned")).exists());
+    assert!(!std::path::Path::new("/etc/agentls-pwned").exists());
+    assert!(!std::path::Path::new("/dev/shm/agentls-pwned").exists());
+    // Run scratch dirs (on the host's /dev/shm) are out of sight.
+    let out = sh(&sb, "ls -A /dev/shm | wc -l").await;
+    assert_eq!(out.stdout.to_text().trim(), "0", "{}", text(&out));
+}
+
+#[tokio::test]
+async fn cannot_write_to_git() {
+    let ws = workspace(false);
+    fs::create_dir(ws.path().join(".git")).unwrap();
+    fs::write(ws.path().join(".git/config"), "[core]\n").unwrap();
+    let sb = sandbox(ws.path());
+    for script in [
+        "echo x >> .git/config",
+        "touch .git/new",
+        "rm .git/config",
+        "mv .git gone",
+    ] {
+        let out = sh(&sb, script).await;
+        assert!(!out.success(), "{script} succeeded");
+        assert!(out.changes.is_empty(), "{script}: {:?}", out.changes);
+    }
+    assert_eq!(
+        fs::read_to_string(ws.path().join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!ws.path().join(".git/new").exists());
+    // Reading .git still works (git status, git diff).
+    let out = sh(&sb, "cat .git/config").await;
+    assert_eq!(out.stdout.to_text(), "[core]\n");
+}
+
+#[tokio::test]
+async fn cannot_read_secrets_from_the_environment_or_the_parent() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    assert_eq!(std::env::var("AGENTLS_TEST_API_KEY").unwrap(), SECRET);
+    let out = sh(
+        &sb,
+        "env; cat /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do cat $f; done; \
+         cat /proc/1/environ; echo; ls /proc | grep -c '^[0-9]'",
+    )
+    .await;
+    let all = text(&out);
+    assert!(!all.contains(SECRET), "secret leaked: {all}");
+    assert!(!all.contains("AGENTLS_TEST_API_KEY"));
+    // The pid namespace shows only the sandbox's own processes.
+    let count: usize = out
+        .stdout
+        .to_text()
+        .lines()
+        .last()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(count < 10, "{count} processes visible");
+}
+
+#[tokio::test]
+async fn fork_bomb_is_contained() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let marker = "agentlsbomb7c1";
+    let limits = Limits {
+        wall_time: Duration::from_secs(4),
+        max_processes: 64,
+        ..Limits::default()
+    };
+    let script = format!("{marker}() {{ {marker} | {marker} & }}; {marker}; sleep 2; echo done");
+    let out = run(&sb, RunRequest::new(["bash", "-c", &script]).limits(limits)).await;
+    assert!(out.duration < Duration::from_secs(10), "{:?}", out.duration);
+    // The process limit bit: forks failed inside.
+    let err = out.stderr.to_text();
+    assert!(
+        err.contains("fork") || err.contains("Resource temporarily unavailable"),
+        "{}",
+        text(&out)
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(processes_with(marker), Vec::<std::path::PathBuf>::new());
+}
+
+#[tokio::test]
+async fn process_ignoring_sigterm_is_killed_on_timeout() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let marker = "agentlsstubborn93";
+    let script = format!("trap '' TERM INT; setsid sleep 1000 & exec -a {marker} sleep 1000");
+    let out = run(
+        &sb,
+        RunRequest::new(["bash", "-c", &script]).limits(limits(500)),
+    )
+    .await;
+    assert_eq!(out.termination, Termination::TimedOut);
+    assert!(out.duration < Duration::from_secs(3), "{:?}", out.duration);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(processes_with(marker).is_empty());
+}
+
+#[tokio::test]
+async fn background_processes_do_not_outlive_the_command() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let marker = "agentlsleftover42";
+    let script = format!("(setsid bash -c 'exec -a {marker} sleep 1000' &) ; echo started");
+    let out = run(
+        &sb,
+        RunRequest::new(["bash", "-c", &script]).limits(limits(5_000)),
+    )
+    .await;
+    assert!(out.success(), "{}", text(&out));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(processes_with(marker).is_empty());
+}
+
+#[tokio::test]
+async fn hanging_command_times_out_and_cancel_stops_it() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let out = run(&sb, RunRequest::new(["sleep", "1000"]).limits(limits(300))).await;
+    assert_eq!(out.termination, Termination::TimedOut);
+
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c2.cancel();
+    });
+    let out = sb
+        .run(RunRequest::new(["sleep", "1000"]), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(out.termination, Termination::Cancelled);
+    assert!(out.duration < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn output_flood_keeps_head_and_tail() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let limits = Limits {
+        wall_time: Duration::from_secs(1),
+        output_bytes: 1024,
+        ..Limits::default()
+    };
+    let out = run(
+        &sb,
+        RunRequest::new(["yes", "flood"]).limits(limits.clone()),
+    )
+    .await;
+    assert_eq!(out.termination, Termination::TimedOut);
+    assert_eq!((out.stdout.head.len(), out.stdout.tail.len()), (512, 512));
+    assert!(
+        out.stdout.total_bytes > 1 << 20,
+        "{}",
+        out.stdout.total_bytes
+    );
+    assert!(out.stdout.to_text().contains("bytes omitted"));
+
+    let limits = Limits {
+        wall_time: Duration::from_secs(20),
+        ..limits
+    };
+    let script = "echo FIRST; seq 1 200000; echo LAST";
+    let out = run(&sb, RunRequest::shell(script).limits(limits)).await;
+    assert!(out.success());
+    let t = out.stdout.to_text();
+    assert!(t.starts_with("FIRST\n") && t.ends_with("LAST\n"), "{t}");
+}
+
+#[tokio::test]
+async fn symlinks_do_not_lead_out() {
+    let ws = workspace(false);
+    let outside = workspace(false);
+    fs::write(outside.path().join("file"), "outside\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("dirlink")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("file"), ws.path().join("filelink")).unwrap();
+    let sb = sandbox(ws.path());
+    let out = sh(&sb, "echo x > dirlink/pwned").await;
+    assert!(!out.success());
+    let out = sh(&sb, "echo x >> filelink").await;
+    assert!(!out.success());
+    let out = sh(
+        &sb,
+        "ln -s / root; echo x > root/tmp/agentls-pwned-through-link",
+    )
+    .await;
+    assert!(!out.success() || !std::path::Path::new("/tmp/agentls-pwned-through-link").exists());
+    assert!(!outside.path().join("pwned").exists());
+    assert_eq!(
+        fs::read_to_string(outside.path().join("file")).unwrap(),
+        "outside\n"
+    );
+    assert!(!std::path::Path::new("/tmp/agentls-pwned-through-link").exists());
+}
+
+#[tokio::test]
+async fn memory_limit_holds() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let limits = Limits {
+        memory_bytes: Some(256 << 20),
+        ..limits(20_000)
+    };
+    let out = run(
+        &sb,
+        RunRequest::new([
+            "python3",
+            "-c",
+            "x = bytearray(1 << 30); print('allocated')",
+        ])
+        .limits(limits),
+    )
+    .await;
+    assert!(!out.success());
+    assert!(!out.stdout.to_text().contains("allocated"));
+    assert!(
+        out.stderr.to_text().contains("MemoryError"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[tokio::test]
+async fn private_tmp_is_private() {
+    let ws = workspace(true);
+    let sb = sandbox(ws.path());
+    let out = sh(
+        &sb,
+        "ls -A /tmp | wc -l; echo x > /tmp/agentls-private-tmp-file; ls /tmp",
+    )
+    .await;
+    assert!(out.success(), "{}", text(&out));
+    assert!(!std::path::Path::new("/tmp/agentls-private-tmp-file").exists());
+    // The workspace under /tmp was re-attached, and the command sees it.
+    let out = sh(&sb, "pwd; touch made-here").await;
+    assert_eq!(
+        out.stdout.to_text().trim(),
+        ws.path().canonicalize().unwrap().to_str().unwrap()
+    );
+    assert!(
+        out.changes
+            .get(&ws.path().canonicalize().unwrap().join("made-here"))
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn build_output_writes_through() {
+    for under_tmp in [false, true] {
+        let ws = workspace(under_tmp);
+        let root = ws.path().canonicalize().unwrap();
+        fs::create_dir(root.join("target")).unwrap();
+        fs::write(root.join(".gitignore"), "dist/\n").unwrap();
+        let sb = sandbox(&root);
+        let out = sh(&sb, "mkdir -p target/debug && echo bin > target/debug/app && mkdir dist && echo js > dist/app.js").await;
+        assert!(out.success(), "{}", text(&out));
+        // target/ existed: bound read-write; dist/ was created: copied back after the run.
+        assert_eq!(
+            fs::read_to_string(root.join("target/debug/app")).unwrap(),
+            "bin\n"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("dist/app.js")).unwrap(),
+            "js\n"
+        );
+        assert!(out.changes.changes.is_empty(), "{:?}", out.changes);
+        assert_eq!(out.changes.written_through, vec![root.join("dist")]);
+        // Incremental: the next run sees the earlier output.
+        let out = sh(&sb, "cat target/debug/app dist/app.js").await;
+        assert_eq!(out.stdout.to_text(), "bin\njs\n");
+    }
+}
+
+#[tokio::test]
+async fn live_buffers_are_seen_and_changes_come_back() {
+    for under_tmp in [false, true] {
+        let ws = workspace(under_tmp);
+        let root = ws.path().canonicalize().unwrap();
+        fs::create_dir(root.join("src")).unwrap();
+        fs::write(root.join("src/lib.rs"), "disk\n").unwrap();
+        fs::write(root.join("old.txt"), "old\n").unwrap();
+        fs::write(root.join("keep.txt"), "keep\n").unwrap();
+        let sb = sandbox(&root);
+        let buffer = DirtyBuffer::new(root.join("src/lib.rs"), "buffer\n");
+        let script = "cat src/lib.rs; echo edited >> src/lib.rs; echo new > src/new.rs; rm old.txt";
+        let out = run(
+            &sb,
+            RunRequest::shell(script)
+                .buffers([buffer])
+                .limits(limits(20_000)),
+        )
+        .await;
+        assert!(out.success(), "{}", text(&out));
+        assert_eq!(out.stdout.to_text(), "buffer\n");
+        let c = &out.changes;
+        assert_eq!(c.changes.len(), 3, "{c:?}");
+        let lib = c.get(&root.join("src/lib.rs")).unwrap();
+        assert_eq!(lib.old.as_deref(), Some("buffer\n"));
+        assert_eq!(lib.new.as_deref(), Some("buffer\nedited\n"));
+        assert!(!lib.created && !lib.deleted);
+        let new = c.get(&root.join("src/new.rs")).unwrap();
+        assert!(new.created && new.new.as_deref() == Some("new\n"));
+        let old = c.get(&root.join("old.txt")).unwrap();
+        assert!(old.deleted && old.old.as_deref() == Some("old\n") && old.new.is_none());
+        // Nothing landed on disk.
+        assert_eq!(
+            fs::read_to_string(root.join("src/lib.rs")).unwrap(),
+            "disk\n"
+        );
+        assert!(!root.join("src/new.rs").exists());
+        assert_eq!(fs::read_to_string(root.join("old.txt")).unwrap(), "old\n");
+    }
+}
+
+#[tokio::test]
+async fn removed_and_recreated_directory_reports_deletions() {
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::create_dir(root.join("d")).unwrap();
+    fs::write(root.join("d/a"), "a\n").unwrap();
+    fs::write(root.join("d/b"), "b\n").unwrap();
+    let sb = sandbox(&root);
+    let out = sh(&sb, "rm -r d && mkdir d && echo b2 > d/b").await;
+    assert!(out.success(), "{}", text(&out));
+    let a = out.changes.get(&root.join("d/a")).unwrap();
+    assert!(a.deleted);
+    let b = out.changes.get(&root.join("d/b")).unwrap();
+    assert_eq!(
+        (b.old.as_deref(), b.new.as_deref()),
+        (Some("b\n"), Some("b2\n"))
+    );
+}
+
+#[tokio::test]
+async fn network_denial_is_hinted_and_grant_lifts_it() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script =
+        format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'");
+    let out = sh(&sb, &script).await;
+    assert!(!out.success());
+    assert_eq!(
+        out.denial.as_ref().map(|d| d.kind),
+        Some(DenialKind::Network),
+        "{}",
+        text(&out)
+    );
+    let out2 = run(
+        &sb,
+        RunRequest::shell(&script).grant(Grant {
+            network: true,
+            writable: vec![],
+        }),
+    )
+    .await;
+    assert!(out2.success(), "{}", text(&out2));
+    assert!(out2.warnings.iter().any(|w| w.contains("network granted")));
+}
+
+#[tokio::test]
+async fn bad_requests_are_refused() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let cancel = CancellationToken::new();
+    assert!(
+        sb.run(RunRequest::new(Vec::<String>::new()), &cancel)
+            .await
+            .is_err()
+    );
+    assert!(
+        sb.run(RunRequest::new(["true"]).cwd("/etc"), &cancel)
+            .await
+            .is_err()
+    );
+    assert!(
+        sb.run(RunRequest::new(["true"]).cwd("../.."), &cancel)
+            .await
+            .is_err()
+    );
+    let err = sb
+        .run(RunRequest::new(["/no/such/program"]), &cancel)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("/no/such/program"), "{err}");
+}
+
+#[tokio::test]
+async fn first_build_output_goes_to_disk_not_memory() {
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join("Cargo.toml"), "[package]\n").unwrap();
+    let sb = sandbox(&root);
+    let out = sh(
+        &sb,
+        "mkdir -p target/debug && echo o > target/debug/x && echo lock > Cargo.lock",
+    )
+    .await;
+    assert!(out.success(), "{}", text(&out));
+    // target/ was created before the run (Cargo.toml beside it) and bound read-write.
+    assert_eq!(
+        fs::read_to_string(root.join("target/debug/x")).unwrap(),
+        "o\n"
+    );
+    assert!(out.changes.written_through.is_empty());
+    // Cargo.lock is a source file: it comes back as a change, not on disk.
+    assert!(
+        out.changes
+            .get(&root.join("Cargo.lock"))
+            .is_some_and(|c| c.created)
+    );
+    assert!(!root.join("Cargo.lock").exists());
+}
+
+#[tokio::test]
+async fn runs_join_one_prepared_network_namespace_not_the_hosts() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let host = fs::read_link("/proc/self/ns/net").unwrap();
+    let a = sh(&sb, "readlink /proc/self/ns/net /proc/self/ns/mnt").await;
+    let b = sh(&sb, "readlink /proc/self/ns/net /proc/self/ns/mnt").await;
+    let (a, b) = (a.stdout.to_text(), b.stdout.to_text());
+    let (net_a, mnt_a) = a.split_once('\n').unwrap();
+    let (net_b, mnt_b) = b.split_once('\n').unwrap();
+    assert_eq!(net_a, net_b, "the prepared namespace is reused");
+    assert_ne!(net_a, host.to_str().unwrap());
+    assert_ne!(mnt_a, mnt_b, "mounts are per run");
+    // A network grant runs outside it.
+    let c = run(
+        &sb,
+        RunRequest::shell("readlink /proc/self/ns/net").grant(Grant {
+            network: true,
+            writable: vec![],
+        }),
+    )
+    .await;
+    assert_eq!(c.stdout.to_text().trim(), host.to_str().unwrap());
+}
+
+#[tokio::test]
+async fn cargo_test_sees_the_unsaved_buffer() {
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::create_dir(root.join("src")).unwrap();
+    fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"live\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    let test = "#[test]\nfn two() { assert_eq!(super::f(), 2); }\n";
+    fs::write(
+        root.join("src/lib.rs"),
+        format!("pub fn f() -> i32 {{ 1 }}\n#[cfg(test)]\nmod t {{\n{test}}}\n"),
+    )
+    .unwrap();
+    let sb = sandbox(&root);
+    let req = || RunRequest::new(["cargo", "test", "--offline", "-q"]).limits(limits(120_000));
+    // On disk, f() is 1: the test fails.
+    let out = run(&sb, req()).await;
+    assert!(!out.success(), "{}", text(&out));
+    // The editor shows f() returning 2: the same command passes, against the buffer.
+    let buffer = DirtyBuffer::new(
+        root.join("src/lib.rs"),
+        format!("pub fn f() -> i32 {{ 2 }}\n#[cfg(test)]\nmod t {{\n{test}}}\n"),
+    );
+    let out = run(&sb, req().buffers([buffer])).await;
+    assert!(out.success(), "{}", text(&out));
+    // Build output went to disk; Cargo.lock comes back as a change; sources untouched.
+    assert!(root.join("target/debug").is_dir());
+    assert!(
+        out.changes
+            .get(&root.join("Cargo.lock"))
+            .is_some_and(|c| c.created)
+    );
+    assert!(
+        fs::read_to_string(root.join("src/lib.rs"))
+            .unwrap()
+            .contains("{ 1 }")
+    );
+}
