@@ -52,5 +52,11 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "  lsp server over stdio            available")?;
     writeln!(out, "  text sync (utf-8/16/32)          available")?;
     writeln!(out, "  agentls/viewFileText             available")?;
+    writeln!(out, "  edit engine (apply-patch, edit)  available")?;
+    writeln!(out)?;
+    writeln!(out, "sandbox (for the agent's commands):")?;
+    for line in agentls_sandbox::probe().to_string().lines() {
+        writeln!(out, "  {line}")?;
+    }
     Ok(())
 }
