@@ -1,0 +1,205 @@
+//! The three wire formats: request bodies out, SSE events in.
+//!
+//! Each format has a `build` (neutral request → URL, headers, JSON body) and a
+//! [`Decoder`] (SSE events → neutral [`StreamEvent`]s). Decoders are pure state
+//! machines: the HTTP loop in [`crate::client`] is shared.
+
+pub(crate) mod anthropic;
+pub(crate) mod chat;
+pub(crate) mod responses;
+
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Map, Value};
+
+use crate::error::ModelError;
+use crate::event::StreamEvent;
+use crate::profile::{ModelProfile, WireFormat};
+use crate::secret::Secret;
+use crate::sse::SseEvent;
+use crate::types::ChatRequest;
+
+/// A request ready to send.
+pub(crate) struct WireRequest {
+    pub url: String,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+/// Turns a stream's SSE events into neutral events.
+pub(crate) trait Decoder: Send {
+    /// One SSE event in; events out, or the provider's in-stream error.
+    fn event(&mut self, ev: &SseEvent) -> Result<Vec<StreamEvent>, ModelError>;
+    /// The byte stream ended: the closing events if the answer was complete, `None` if
+    /// it was cut short.
+    fn finish(&mut self) -> Option<Vec<StreamEvent>>;
+    /// Whether the terminal event arrived (no more bytes are needed).
+    fn is_done(&self) -> bool;
+}
+
+/// Builds the HTTP request for `wire`.
+pub(crate) fn build(
+    wire: WireFormat,
+    base_url: &str,
+    model_id: &str,
+    key: Option<&Secret>,
+    profile: &ModelProfile,
+    req: &ChatRequest,
+) -> Result<WireRequest, ModelError> {
+    let base = base_url.trim_end_matches('/');
+    let mut headers = HeaderMap::new();
+    let (url, body) = match wire {
+        WireFormat::OpenaiChat => (format!("{base}/chat/completions"), chat::body(model_id, profile, req)),
+        WireFormat::OpenaiResponses => (format!("{base}/responses"), responses::body(model_id, profile, req)),
+        WireFormat::Anthropic => {
+            headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
+            (format!("{base}/messages"), anthropic::body(model_id, profile, req))
+        }
+    };
+    headers.insert("accept", HeaderValue::from_static("text/event-stream"));
+    if let Some(key) = key {
+        let (name, value) = match wire {
+            WireFormat::Anthropic => ("x-api-key", key.expose().to_owned()),
+            _ => ("authorization", format!("Bearer {}", key.expose())),
+        };
+        let mut value = HeaderValue::from_str(&value).map_err(|_| {
+            ModelError::new(crate::ErrorClass::InvalidArguments, "the API key holds characters not allowed in a header")
+        })?;
+        // Sensitive values print as "Sensitive" in any Debug output.
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(WireRequest { url, headers, body })
+}
+
+/// A fresh decoder for `wire`.
+pub(crate) fn decoder(wire: WireFormat) -> Box<dyn Decoder> {
+    match wire {
+        WireFormat::OpenaiChat => Box::<chat::ChatDecoder>::default(),
+        WireFormat::OpenaiResponses => Box::<responses::ResponsesDecoder>::default(),
+        WireFormat::Anthropic => Box::<anthropic::AnthropicDecoder>::default(),
+    }
+}
+
+/// Extracts the human message from a provider's error body (JSON or text).
+pub(crate) fn error_message(body: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return body.chars().take(2000).collect();
+    };
+    let msg = v
+        .pointer("/error/message")
+        .or_else(|| v.get("message"))
+        .or_else(|| v.get("error").filter(|e| e.is_string()))
+        .or_else(|| v.get("detail"))
+        .and_then(Value::as_str);
+    match msg {
+        Some(m) => {
+            let kind = v.pointer("/error/type").or_else(|| v.pointer("/error/code")).and_then(Value::as_str);
+            match kind {
+                Some(k) => format!("{m} ({k})"),
+                None => m.to_owned(),
+            }
+        }
+        None => body.chars().take(2000).collect(),
+    }
+}
+
+/// Parses an SSE data payload as JSON, as a provider error if it is not.
+pub(crate) fn json(data: &str) -> Result<Value, ModelError> {
+    serde_json::from_str(data).map_err(|e| {
+        ModelError::provider(format!("the provider sent an event that is not JSON ({e}): {}", truncate(data, 200)))
+    })
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// Adds the common sampling fields under the names every OpenAI-style API uses.
+pub(crate) fn sampling(obj: &mut Map<String, Value>, req: &ChatRequest) {
+    if let Some(t) = req.sampling.temperature {
+        obj.insert("temperature".into(), t.into());
+    }
+    if let Some(p) = req.sampling.top_p {
+        obj.insert("top_p".into(), p.into());
+    }
+}
+
+/// Reads a token count at `path`, 0 when missing.
+pub(crate) fn tokens(v: &Value, path: &str) -> u64 {
+    v.pointer(path).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Tool calls in flight, in the order they started. Shared by all decoders.
+#[derive(Debug, Default)]
+pub(crate) struct Calls {
+    calls: Vec<Call>,
+}
+
+#[derive(Debug)]
+struct Call {
+    key: String,
+    id: String,
+    name: String,
+    args: String,
+    ended: bool,
+}
+
+impl Calls {
+    /// Starts a call known under `key` (an index or item id) unless already started.
+    pub fn start(&mut self, key: &str, id: &str, name: &str, out: &mut Vec<StreamEvent>) {
+        if self.calls.iter().any(|c| c.key == key) {
+            return;
+        }
+        self.calls.push(Call {
+            key: key.to_owned(),
+            id: id.to_owned(),
+            name: name.to_owned(),
+            args: String::new(),
+            ended: false,
+        });
+        out.push(StreamEvent::ToolCallStart { id: id.to_owned(), name: name.to_owned() });
+    }
+
+    /// Whether a call is known under `key`.
+    pub fn has(&self, key: &str) -> bool {
+        self.calls.iter().any(|c| c.key == key)
+    }
+
+    /// Appends argument text.
+    pub fn delta(&mut self, key: &str, text: &str, out: &mut Vec<StreamEvent>) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(c) = self.calls.iter_mut().find(|c| c.key == key && !c.ended) {
+            c.args.push_str(text);
+            out.push(StreamEvent::ToolCallDelta { id: c.id.clone(), arguments: text.to_owned() });
+        }
+    }
+
+    /// Ends a call; `full` replaces the accumulated text when the provider sends it.
+    pub fn end(&mut self, key: &str, full: Option<&str>, out: &mut Vec<StreamEvent>) {
+        if let Some(c) = self.calls.iter_mut().find(|c| c.key == key && !c.ended) {
+            c.ended = true;
+            if let Some(full) = full.filter(|f| !f.is_empty()) {
+                c.args = full.to_owned();
+            }
+            out.push(StreamEvent::ToolCallEnd { id: c.id.clone(), name: c.name.clone(), arguments: c.args.clone() });
+        }
+    }
+
+    /// Ends every open call.
+    pub fn end_all(&mut self, out: &mut Vec<StreamEvent>) {
+        let keys: Vec<String> = self.calls.iter().filter(|c| !c.ended).map(|c| c.key.clone()).collect();
+        for k in keys {
+            self.end(&k, None, out);
+        }
+    }
+
+    /// Whether any call was made.
+    pub fn any(&self) -> bool {
+        !self.calls.is_empty()
+    }
+}
