@@ -1,1 +1,3 @@
 //! Test support for agentls.
+
+pub mod model_server;

@@ -24,7 +24,7 @@ use crate::wire::{self, Decoder};
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ModelError>> + Send>>;
 
 /// Something that answers chat requests with a stream of events.
-pub trait Provider: Send + Sync {
+pub trait Provider: Send + Sync + std::fmt::Debug {
     /// The configured model name.
     fn name(&self) -> &str;
     /// The model's profile.
@@ -115,17 +115,29 @@ impl HttpProvider {
     pub fn new(spec: ProviderSpec, options: ClientOptions) -> Result<Self, ModelError> {
         install_crypto_provider();
         let loopback = reqwest::Url::parse(&spec.base_url)
-            .map_err(|e| ModelError::new(ErrorClass::InvalidArguments, format!("bad base URL {:?}: {e}", spec.base_url)))?
+            .map_err(|e| {
+                ModelError::new(
+                    ErrorClass::InvalidArguments,
+                    format!("bad base URL {:?}: {e}", spec.base_url),
+                )
+            })?
             .host_str()
-            .is_some_and(|h| h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()));
+            .is_some_and(|h| {
+                h == "localhost"
+                    || h.parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            });
         let mut builder = reqwest::Client::builder().connect_timeout(options.connect_timeout);
         if loopback {
             // A proxy from the environment must not capture local model servers.
             builder = builder.no_proxy();
         }
-        let http = builder
-            .build()
-            .map_err(|e| ModelError::new(ErrorClass::UnexpectedEnvironment, format!("cannot build HTTP client: {e}")))?;
+        let http = builder.build().map_err(|e| {
+            ModelError::new(
+                ErrorClass::UnexpectedEnvironment,
+                format!("cannot build HTTP client: {e}"),
+            )
+        })?;
         Ok(Self {
             name: spec.name,
             wire: spec.wire,
@@ -155,7 +167,14 @@ impl Provider for HttpProvider {
 
     fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
         let (tx, rx) = mpsc::channel(64);
-        match wire::build(self.wire, &self.base_url, &self.model_id, self.key.as_ref(), &self.profile, req) {
+        match wire::build(
+            self.wire,
+            &self.base_url,
+            &self.model_id,
+            self.key.as_ref(),
+            &self.profile,
+            req,
+        ) {
             Ok(w) => {
                 let job = Job {
                     http: self.http.clone(),
@@ -173,7 +192,9 @@ impl Provider for HttpProvider {
                 let _ = tx.try_send(Err(e));
             }
         }
-        Box::pin(futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) }))
+        Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        }))
     }
 }
 
@@ -218,20 +239,22 @@ impl Job {
                 Err(Stop::Failed(e)) => e,
             };
             let err = self.redact(err);
-            if err.retryable && !delivered && retry < self.options.retry.max_retries {
-                if let Some(delay) = self.options.retry.delay(retry, err.retry_after) {
-                    warn!(retry = retry + 1, ?delay, error = %err.message, "model call failed, retrying");
-                    tokio::select! {
-                        () = cancel.cancelled() => {
-                            let _ = tx.send(Err(ModelError::aborted())).await;
-                            return;
-                        }
-                        () = tx.closed() => return,
-                        () = tokio::time::sleep(delay) => {}
+            if err.retryable
+                && !delivered
+                && retry < self.options.retry.max_retries
+                && let Some(delay) = self.options.retry.delay(retry, err.retry_after)
+            {
+                warn!(retry = retry + 1, ?delay, error = %err.message, "model call failed, retrying");
+                tokio::select! {
+                    () = cancel.cancelled() => {
+                        let _ = tx.send(Err(ModelError::aborted())).await;
+                        return;
                     }
-                    retry += 1;
-                    continue;
+                    () = tx.closed() => return,
+                    () = tokio::time::sleep(delay) => {}
                 }
+                retry += 1;
+                continue;
             }
             warn!(class = ?err.class, error = %err.message, delivered, "model call failed");
             let _ = tx.send(Err(err)).await;
@@ -248,7 +271,12 @@ impl Job {
 
     async fn attempt(&self, tx: &Tx, delivered: &mut bool) -> Result<(), Stop> {
         debug!(url = %self.url, "sending model request");
-        let request = self.http.post(&self.url).headers(self.headers.clone()).json(&*self.body).send();
+        let request = self
+            .http
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .json(&*self.body)
+            .send();
         let resp = match tokio::time::timeout(self.options.first_byte_timeout, request).await {
             Err(_) => {
                 return Err(ModelError::timeout(format!(
@@ -284,9 +312,12 @@ impl Job {
                 }
                 Ok(None) => break,
                 Ok(Some(Err(e))) => {
-                    return Err(ModelError::provider(format!("the stream broke: {}", error_chain(&e)))
-                        .retryable(true)
-                        .into());
+                    return Err(ModelError::provider(format!(
+                        "the stream broke: {}",
+                        error_chain(&e)
+                    ))
+                    .retryable(true)
+                    .into());
                 }
                 Ok(Some(Ok(c))) => c,
             };
@@ -306,7 +337,11 @@ impl Job {
                 }
                 Ok(())
             }
-            None => Err(ModelError::provider("the stream ended before the model finished").retryable(true).into()),
+            None => Err(
+                ModelError::provider("the stream ended before the model finished")
+                    .retryable(true)
+                    .into(),
+            ),
         }
     }
 }
@@ -334,7 +369,10 @@ fn classify(e: &reqwest::Error, url: &str) -> ModelError {
     } else if e.is_connect() {
         ModelError::provider(format!("cannot connect to {url}: {detail}")).retryable(true)
     } else if e.is_builder() {
-        ModelError::new(ErrorClass::InvalidArguments, format!("bad request to {url}: {detail}"))
+        ModelError::new(
+            ErrorClass::InvalidArguments,
+            format!("bad request to {url}: {detail}"),
+        )
     } else {
         ModelError::provider(format!("request to {url} failed: {detail}")).retryable(true)
     }

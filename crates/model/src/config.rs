@@ -82,11 +82,16 @@ impl ModelConfig {
     /// The key: the inline one, else the named variable read through `env`; `None`
     /// when neither is configured (local servers). A named but unset variable is an
     /// error, so that a typo does not silently send unauthenticated requests.
-    pub fn api_key(&self, env: impl Fn(&str) -> Option<String>) -> Result<Option<Secret>, ModelError> {
+    pub fn api_key(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Secret>, ModelError> {
         if let Some(k) = &self.api_key {
             return Ok(Some(Secret::new(k.clone())));
         }
-        let Some(var) = &self.api_key_env else { return Ok(None) };
+        let Some(var) = &self.api_key_env else {
+            return Ok(None);
+        };
         match env(var).filter(|v| !v.trim().is_empty()) {
             Some(v) => Ok(Some(Secret::new(v.trim()))),
             None => Err(ModelError::new(
@@ -109,7 +114,9 @@ impl ModelsConfig {
         match self.models.iter().find(|(_, m)| m.api_key.is_some()) {
             Some((name, _)) => Err(ModelError::new(
                 ErrorClass::InvalidArguments,
-                format!("model {name}: api_key is only accepted in the user's own config; use api_key_env"),
+                format!(
+                    "model {name}: api_key is only accepted in the user's own config; use api_key_env"
+                ),
             )),
             None => Ok(()),
         }
@@ -131,7 +138,10 @@ impl ModelsConfig {
     ) -> Result<Arc<dyn Provider>, ModelError> {
         let m = self.models.get(name).ok_or_else(|| {
             let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
-            ModelError::new(ErrorClass::InvalidArguments, format!("unknown model {name:?}; configured: {known:?}"))
+            ModelError::new(
+                ErrorClass::InvalidArguments,
+                format!("unknown model {name:?}; configured: {known:?}"),
+            )
         })?;
         let spec = ProviderSpec {
             name: name.to_owned(),
@@ -147,5 +157,10 @@ impl ModelsConfig {
 
 fn toml_from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ModelError> {
     // Only the message: a TOML error may quote the offending line, key included.
-    toml::from_str(text).map_err(|e| ModelError::new(ErrorClass::InvalidArguments, format!("model config: {}", e.message())))
+    toml::from_str(text).map_err(|e| {
+        ModelError::new(
+            ErrorClass::InvalidArguments,
+            format!("model config: {}", e.message()),
+        )
+    })
 }

@@ -39,7 +39,13 @@ pub struct ModelError {
 impl ModelError {
     /// A new error of `class`, not retryable.
     pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
-        Self { class, message: message.into(), status: None, retry_after: None, retryable: false }
+        Self {
+            class,
+            message: message.into(),
+            status: None,
+            retry_after: None,
+            retryable: false,
+        }
     }
 
     /// A provider error.
@@ -66,7 +72,11 @@ impl ModelError {
     /// An HTTP error answer: 408/409/429/5xx are retryable.
     pub fn http(status: u16, provider_message: &str, retry_after: Option<Duration>) -> Self {
         let retryable = matches!(status, 408 | 409 | 429) || status >= 500;
-        let class = if status == 408 || status == 504 { ErrorClass::Timeout } else { ErrorClass::ProviderError };
+        let class = if status == 408 || status == 504 {
+            ErrorClass::Timeout
+        } else {
+            ErrorClass::ProviderError
+        };
         Self {
             class,
             message: format!("HTTP {status}: {}", provider_message.trim()),

@@ -33,7 +33,10 @@ pub fn parse_tool_calls(text: &str, offered: &[&str]) -> TextCalls {
     let mut rejected = Vec::new();
 
     // 1. Tags. An unclosed tag at the end counts: generation often stops at the close.
-    for (open, close) in [("<tool_call>", "</tool_call>"), ("<function_call>", "</function_call>")] {
+    for (open, close) in [
+        ("<tool_call>", "</tool_call>"),
+        ("<function_call>", "</function_call>"),
+    ] {
         let mut from = 0;
         while let Some(start) = text[from..].find(open).map(|i| i + from) {
             let body_start = start + open.len();
@@ -44,7 +47,10 @@ pub fn parse_tool_calls(text: &str, offered: &[&str]) -> TextCalls {
             spans.push((start, end));
             match parse_json(&text[body_start..body_end]) {
                 Some(v) => found.push((start, v)),
-                None => rejected.push(Rejected { name: None, reason: format!("{open} does not hold valid JSON") }),
+                None => rejected.push(Rejected {
+                    name: None,
+                    reason: format!("{open} does not hold valid JSON"),
+                }),
             }
             from = end;
         }
@@ -53,8 +59,12 @@ pub fn parse_tool_calls(text: &str, offered: &[&str]) -> TextCalls {
     // 2. Fenced blocks holding a call (or an array of calls).
     let mut from = 0;
     while let Some(start) = text[from..].find("```").map(|i| i + from) {
-        let info_end = text[start + 3..].find('\n').map_or(text.len(), |i| start + 3 + i);
-        let Some(close) = text[info_end..].find("```").map(|i| info_end + i) else { break };
+        let info_end = text[start + 3..]
+            .find('\n')
+            .map_or(text.len(), |i| start + 3 + i);
+        let Some(close) = text[info_end..].find("```").map(|i| info_end + i) else {
+            break;
+        };
         let end = close + 3;
         from = end;
         if overlaps(&spans, start, end) {
@@ -102,7 +112,11 @@ pub fn parse_tool_calls(text: &str, offered: &[&str]) -> TextCalls {
     for (_, v) in found {
         match to_call(&v, offered) {
             Ok((name, arguments)) => {
-                calls.push(ToolCall { id: format!("text_call_{}", calls.len() + 1), name, arguments });
+                calls.push(ToolCall {
+                    id: format!("text_call_{}", calls.len() + 1),
+                    name,
+                    arguments,
+                });
             }
             Err(r) => rejected.push(r),
         }
@@ -117,7 +131,11 @@ pub fn parse_tool_calls(text: &str, offered: &[&str]) -> TextCalls {
         }
     }
     rest.push_str(&text[at..]);
-    TextCalls { calls, text: rest.trim().to_owned(), rejected }
+    TextCalls {
+        calls,
+        text: rest.trim().to_owned(),
+        rejected,
+    }
 }
 
 fn overlaps(spans: &[(usize, usize)], s: usize, e: usize) -> bool {
@@ -174,7 +192,12 @@ fn parse_json(s: &str) -> Option<Value> {
             }
         } else if c == '"' {
             in_str = true;
-        } else if c == ',' && chars[i + 1..].iter().find(|c| !c.is_whitespace()).is_some_and(|n| matches!(n, '}' | ']')) {
+        } else if c == ','
+            && chars[i + 1..]
+                .iter()
+                .find(|c| !c.is_whitespace())
+                .is_some_and(|n| matches!(n, '}' | ']'))
+        {
             continue;
         }
         fixed.push(c);
@@ -189,37 +212,59 @@ fn call_name(v: &Value) -> Option<&str> {
     if let Some(f) = o.get("function").and_then(Value::as_object) {
         return f.get("name").and_then(Value::as_str);
     }
-    let name = ["name", "tool", "tool_name", "function"].iter().find_map(|k| o.get(*k).and_then(Value::as_str))?;
-    ["arguments", "parameters", "args", "input", "tool_input"].iter().any(|k| o.contains_key(*k)).then_some(name)
+    let name = ["name", "tool", "tool_name", "function"]
+        .iter()
+        .find_map(|k| o.get(*k).and_then(Value::as_str))?;
+    ["arguments", "parameters", "args", "input", "tool_input"]
+        .iter()
+        .any(|k| o.contains_key(*k))
+        .then_some(name)
 }
 
 fn to_call(v: &Value, offered: &[&str]) -> Result<(String, String), Rejected> {
-    let o = v.as_object().ok_or_else(|| Rejected { name: None, reason: "a tool call must be a JSON object".into() })?;
+    let o = v.as_object().ok_or_else(|| Rejected {
+        name: None,
+        reason: "a tool call must be a JSON object".into(),
+    })?;
     let inner = o.get("function").and_then(Value::as_object).unwrap_or(o);
     let raw_name = ["name", "tool", "tool_name", "function"]
         .iter()
         .find_map(|k| inner.get(*k).and_then(Value::as_str))
-        .ok_or_else(|| Rejected { name: None, reason: "the call has no tool name".into() })?;
+        .ok_or_else(|| Rejected {
+            name: None,
+            reason: "the call has no tool name".into(),
+        })?;
     let name = raw_name.strip_prefix("functions.").unwrap_or(raw_name);
     if !offered.contains(&name) {
         return Err(Rejected {
             name: Some(name.to_owned()),
-            reason: format!("unknown tool {name:?}; the tools are: {}", offered.join(", ")),
+            reason: format!(
+                "unknown tool {name:?}; the tools are: {}",
+                offered.join(", ")
+            ),
         });
     }
-    let args = ["arguments", "parameters", "args", "input", "tool_input"].iter().find_map(|k| inner.get(*k));
+    let args = ["arguments", "parameters", "args", "input", "tool_input"]
+        .iter()
+        .find_map(|k| inner.get(*k));
     let arguments = match args {
         None | Some(Value::Null) => "{}".to_owned(),
         // Some models double-encode the arguments as a string.
         Some(Value::String(s)) => match parse_json(s) {
             Some(v @ Value::Object(_)) => v.to_string(),
             _ => {
-                return Err(Rejected { name: Some(name.to_owned()), reason: "the arguments are not a JSON object".into() });
+                return Err(Rejected {
+                    name: Some(name.to_owned()),
+                    reason: "the arguments are not a JSON object".into(),
+                });
             }
         },
         Some(v @ Value::Object(_)) => v.to_string(),
         Some(_) => {
-            return Err(Rejected { name: Some(name.to_owned()), reason: "the arguments are not a JSON object".into() });
+            return Err(Rejected {
+                name: Some(name.to_owned()),
+                reason: "the arguments are not a JSON object".into(),
+            });
         }
     };
     Ok((name.to_owned(), arguments))

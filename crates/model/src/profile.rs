@@ -114,7 +114,13 @@ impl ModelProfile {
             .iter()
             .find(|(prefix, _)| id.starts_with(prefix))
             .map(|(_, make)| make())
-            .unwrap_or_else(|| if is_local_family(id) { local() } else { Self::default() })
+            .unwrap_or_else(|| {
+                if is_local_family(id) {
+                    local()
+                } else {
+                    Self::default()
+                }
+            })
     }
 
     /// Applies user overrides.
@@ -145,17 +151,127 @@ type Make = fn() -> ModelProfile;
 /// Longest prefixes first: the first match wins. Prices in USD per million tokens,
 /// as published when this table was written; users override them in config.
 const BUILTINS: &[(&str, Make)] = &[
-    ("gpt-5-mini", || gpt(400_000, 128_000, 0.25, 0.025, 2.0, EditFormat::ApplyPatch, true)),
-    ("gpt-5-nano", || gpt(400_000, 128_000, 0.05, 0.005, 0.4, EditFormat::ApplyPatch, true)),
-    ("gpt-5", || gpt(400_000, 128_000, 1.25, 0.125, 10.0, EditFormat::ApplyPatch, true)),
-    ("gpt-4.1-mini", || predicting(gpt(1_047_576, 32_768, 0.4, 0.1, 1.6, EditFormat::ApplyPatch, false))),
-    ("gpt-4.1-nano", || predicting(gpt(1_047_576, 32_768, 0.1, 0.025, 0.4, EditFormat::StrReplace, false))),
-    ("gpt-4.1", || predicting(gpt(1_047_576, 32_768, 2.0, 0.5, 8.0, EditFormat::ApplyPatch, false))),
-    ("gpt-4o-mini", || predicting(gpt(128_000, 16_384, 0.15, 0.075, 0.6, EditFormat::StrReplace, false))),
-    ("gpt-4o", || predicting(gpt(128_000, 16_384, 2.5, 1.25, 10.0, EditFormat::StrReplace, false))),
-    ("o4-mini", || gpt(200_000, 100_000, 1.1, 0.275, 4.4, EditFormat::ApplyPatch, true)),
-    ("o3", || gpt(200_000, 100_000, 2.0, 0.5, 8.0, EditFormat::ApplyPatch, true)),
-    ("codex-mini", || gpt(200_000, 100_000, 1.5, 0.375, 6.0, EditFormat::ApplyPatch, true)),
+    ("gpt-5-mini", || {
+        gpt(
+            400_000,
+            128_000,
+            0.25,
+            0.025,
+            2.0,
+            EditFormat::ApplyPatch,
+            true,
+        )
+    }),
+    ("gpt-5-nano", || {
+        gpt(
+            400_000,
+            128_000,
+            0.05,
+            0.005,
+            0.4,
+            EditFormat::ApplyPatch,
+            true,
+        )
+    }),
+    ("gpt-5", || {
+        gpt(
+            400_000,
+            128_000,
+            1.25,
+            0.125,
+            10.0,
+            EditFormat::ApplyPatch,
+            true,
+        )
+    }),
+    ("gpt-4.1-mini", || {
+        predicting(gpt(
+            1_047_576,
+            32_768,
+            0.4,
+            0.1,
+            1.6,
+            EditFormat::ApplyPatch,
+            false,
+        ))
+    }),
+    ("gpt-4.1-nano", || {
+        predicting(gpt(
+            1_047_576,
+            32_768,
+            0.1,
+            0.025,
+            0.4,
+            EditFormat::StrReplace,
+            false,
+        ))
+    }),
+    ("gpt-4.1", || {
+        predicting(gpt(
+            1_047_576,
+            32_768,
+            2.0,
+            0.5,
+            8.0,
+            EditFormat::ApplyPatch,
+            false,
+        ))
+    }),
+    ("gpt-4o-mini", || {
+        predicting(gpt(
+            128_000,
+            16_384,
+            0.15,
+            0.075,
+            0.6,
+            EditFormat::StrReplace,
+            false,
+        ))
+    }),
+    ("gpt-4o", || {
+        predicting(gpt(
+            128_000,
+            16_384,
+            2.5,
+            1.25,
+            10.0,
+            EditFormat::StrReplace,
+            false,
+        ))
+    }),
+    ("o4-mini", || {
+        gpt(
+            200_000,
+            100_000,
+            1.1,
+            0.275,
+            4.4,
+            EditFormat::ApplyPatch,
+            true,
+        )
+    }),
+    ("o3", || {
+        gpt(
+            200_000,
+            100_000,
+            2.0,
+            0.5,
+            8.0,
+            EditFormat::ApplyPatch,
+            true,
+        )
+    }),
+    ("codex-mini", || {
+        gpt(
+            200_000,
+            100_000,
+            1.5,
+            0.375,
+            6.0,
+            EditFormat::ApplyPatch,
+            true,
+        )
+    }),
     ("claude-opus-4", || claude(200_000, 32_000, 15.0, 75.0)),
     ("claude-sonnet-4", || claude(200_000, 64_000, 3.0, 15.0)),
     ("claude-3-7-sonnet", || claude(200_000, 64_000, 3.0, 15.0)),
@@ -163,13 +279,26 @@ const BUILTINS: &[(&str, Make)] = &[
     ("claude-3-5-haiku", || claude(200_000, 8_192, 0.8, 4.0)),
 ];
 
-fn gpt(ctx: u32, out: u32, input: f64, cached: f64, output: f64, edit: EditFormat, reasoning: bool) -> ModelProfile {
+fn gpt(
+    ctx: u32,
+    out: u32,
+    input: f64,
+    cached: f64,
+    output: f64,
+    edit: EditFormat,
+    reasoning: bool,
+) -> ModelProfile {
     ModelProfile {
         context_window: ctx,
         max_output: out,
         edit_format: edit,
         prompt_variant: PromptVariant::Gpt,
-        price: Some(Price { input, cached_input: Some(cached), cache_write: None, output }),
+        price: Some(Price {
+            input,
+            cached_input: Some(cached),
+            cache_write: None,
+            output,
+        }),
         // OpenAI caches prefixes automatically; nothing to mark in the request.
         prompt_caching: true,
         max_completion_tokens: reasoning,
@@ -178,7 +307,10 @@ fn gpt(ctx: u32, out: u32, input: f64, cached: f64, output: f64, edit: EditForma
 }
 
 fn predicting(p: ModelProfile) -> ModelProfile {
-    ModelProfile { supports_prediction: true, ..p }
+    ModelProfile {
+        supports_prediction: true,
+        ..p
+    }
 }
 
 fn claude(ctx: u32, out: u32, input: f64, output: f64) -> ModelProfile {
@@ -188,20 +320,40 @@ fn claude(ctx: u32, out: u32, input: f64, output: f64) -> ModelProfile {
         edit_format: EditFormat::StrReplace,
         prompt_variant: PromptVariant::Claude,
         // Anthropic: cache reads cost 10%, 5-minute cache writes 125% of input.
-        price: Some(Price { input, cached_input: Some(input * 0.1), cache_write: Some(input * 1.25), output }),
+        price: Some(Price {
+            input,
+            cached_input: Some(input * 0.1),
+            cache_write: Some(input * 1.25),
+            output,
+        }),
         prompt_caching: true,
         ..ModelProfile::default()
     }
 }
 
 fn is_local_family(id: &str) -> bool {
-    ["qwen", "llama", "deepseek", "codestral", "mistral", "devstral", "phi", "gemma", "starcoder", "granite"]
-        .iter()
-        .any(|f| id.starts_with(f))
+    [
+        "qwen",
+        "llama",
+        "deepseek",
+        "codestral",
+        "mistral",
+        "devstral",
+        "phi",
+        "gemma",
+        "starcoder",
+        "granite",
+    ]
+    .iter()
+    .any(|f| id.starts_with(f))
 }
 
 fn local() -> ModelProfile {
-    ModelProfile { prompt_variant: PromptVariant::Compact, parallel_tool_calls: false, ..ModelProfile::default() }
+    ModelProfile {
+        prompt_variant: PromptVariant::Compact,
+        parallel_tool_calls: false,
+        ..ModelProfile::default()
+    }
 }
 
 #[cfg(test)]
@@ -210,13 +362,25 @@ mod tests {
 
     #[test]
     fn builtins_pick_the_longest_family_and_strip_vendor() {
-        assert_eq!(ModelProfile::builtin("gpt-4.1-mini").price.unwrap().input, 0.4);
-        assert_eq!(ModelProfile::builtin("gpt-4.1-2025-04-14").price.unwrap().input, 2.0);
+        assert_eq!(
+            ModelProfile::builtin("gpt-4.1-mini").price.unwrap().input,
+            0.4
+        );
+        assert_eq!(
+            ModelProfile::builtin("gpt-4.1-2025-04-14")
+                .price
+                .unwrap()
+                .input,
+            2.0
+        );
         let sonnet = ModelProfile::builtin("anthropic/claude-sonnet-4-5");
         assert_eq!(sonnet.prompt_variant, PromptVariant::Claude);
         assert_eq!(sonnet.edit_format, EditFormat::StrReplace);
         assert!(sonnet.prompt_caching);
-        assert_eq!(ModelProfile::builtin("gpt-5-codex").edit_format, EditFormat::ApplyPatch);
+        assert_eq!(
+            ModelProfile::builtin("gpt-5-codex").edit_format,
+            EditFormat::ApplyPatch
+        );
         assert!(ModelProfile::builtin("o3").max_completion_tokens);
         assert!(ModelProfile::builtin("gpt-4o").supports_prediction);
         assert!(!ModelProfile::builtin("gpt-5").supports_prediction);
@@ -228,7 +392,10 @@ mod tests {
         assert_eq!(q.prompt_variant, PromptVariant::Compact);
         assert_eq!(q.edit_format, EditFormat::StrReplace);
         assert!(q.price.is_none());
-        assert_eq!(ModelProfile::builtin("my-finetune"), ModelProfile::default());
+        assert_eq!(
+            ModelProfile::builtin("my-finetune"),
+            ModelProfile::default()
+        );
     }
 
     #[test]

@@ -45,16 +45,28 @@ impl Accumulator {
         match ev {
             StreamEvent::TextDelta(t) => self.text.push_str(t),
             StreamEvent::ToolCallStart { id, name } => {
-                self.open.push(ToolCall { id: id.clone(), name: name.clone(), arguments: String::new() });
+                self.open.push(ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: String::new(),
+                });
             }
             StreamEvent::ToolCallDelta { id, arguments } => {
                 if let Some(c) = self.open.iter_mut().find(|c| &c.id == id) {
                     c.arguments.push_str(arguments);
                 }
             }
-            StreamEvent::ToolCallEnd { id, name, arguments } => {
+            StreamEvent::ToolCallEnd {
+                id,
+                name,
+                arguments,
+            } => {
                 self.open.retain(|c| &c.id != id);
-                self.done.push(ToolCall { id: id.clone(), name: name.clone(), arguments: arguments.clone() });
+                self.done.push(ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                });
             }
             StreamEvent::Usage(u) => self.usage = *u,
             StreamEvent::Stop(s) => self.stop = Some(s.clone()),

@@ -48,7 +48,9 @@ impl RetryPolicy {
         if let Some(after) = retry_after {
             return (after <= self.max_retry_after).then_some(after);
         }
-        let exp = self.base_delay.saturating_mul(1u32.checked_shl(retry.min(31)).unwrap_or(u32::MAX));
+        let exp = self
+            .base_delay
+            .saturating_mul(1u32.checked_shl(retry.min(31)).unwrap_or(u32::MAX));
         let capped = exp.min(self.max_delay);
         if !self.jitter {
             return Some(capped);
@@ -63,11 +65,17 @@ impl RetryPolicy {
 /// Reads the provider's wait hint from response headers: `retry-after-ms` (OpenAI),
 /// then `Retry-After` as seconds or as an HTTP date.
 pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
     }
     parse_retry_after(get("retry-after")?, SystemTime::now())
 }
@@ -88,8 +96,13 @@ mod tests {
 
     #[test]
     fn backoff_doubles_and_caps() {
-        let p = RetryPolicy { jitter: false, ..RetryPolicy::default() };
-        let d: Vec<_> = (0..8).map(|i| p.delay(i, None).unwrap().as_millis()).collect();
+        let p = RetryPolicy {
+            jitter: false,
+            ..RetryPolicy::default()
+        };
+        let d: Vec<_> = (0..8)
+            .map(|i| p.delay(i, None).unwrap().as_millis())
+            .collect();
         assert_eq!(d, vec![500, 1000, 2000, 4000, 8000, 16000, 20000, 20000]);
         assert_eq!(p.delay(100, None), Some(Duration::from_secs(20)));
     }
@@ -98,7 +111,12 @@ mod tests {
     fn jitter_stays_in_upper_half() {
         let p = RetryPolicy::default();
         for retry in 0..6 {
-            let full = RetryPolicy { jitter: false, ..p.clone() }.delay(retry, None).unwrap();
+            let full = RetryPolicy {
+                jitter: false,
+                ..p.clone()
+            }
+            .delay(retry, None)
+            .unwrap();
             for _ in 0..50 {
                 let d = p.delay(retry, None).unwrap();
                 assert!(d >= full / 2 && d <= full, "{d:?} vs {full:?}");
@@ -109,7 +127,10 @@ mod tests {
     #[test]
     fn retry_after_wins_unless_too_long() {
         let p = RetryPolicy::default();
-        assert_eq!(p.delay(0, Some(Duration::from_secs(7))), Some(Duration::from_secs(7)));
+        assert_eq!(
+            p.delay(0, Some(Duration::from_secs(7))),
+            Some(Duration::from_secs(7))
+        );
         assert_eq!(p.delay(0, Some(Duration::from_secs(3600))), None);
     }
 
@@ -117,9 +138,18 @@ mod tests {
     fn retry_after_header_forms() {
         let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
         assert_eq!(parse_retry_after("2", now), Some(Duration::from_secs(2)));
-        assert_eq!(parse_retry_after("0.25", now), Some(Duration::from_millis(250)));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:40 GMT", now), Some(Duration::from_secs(3)));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("0.25", now),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:40 GMT", now),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now),
+            Some(Duration::ZERO)
+        );
         assert_eq!(parse_retry_after("-1", now), None);
         assert_eq!(parse_retry_after("soon", now), None);
 

@@ -71,7 +71,15 @@ pub struct RouteInput {
 impl RouteInput {
     /// A request in `phase` with nothing else known.
     pub fn new(phase: Phase) -> Self {
-        Self { phase, request_chars: 0, files: 0, symbols: 0, history_turns: 0, failures: 0, prompt_tokens: 0 }
+        Self {
+            phase,
+            request_chars: 0,
+            files: 0,
+            symbols: 0,
+            history_turns: 0,
+            failures: 0,
+            prompt_tokens: 0,
+        }
     }
 }
 
@@ -108,7 +116,10 @@ impl Router {
     /// A router; `fast_context` is the fast model's context window, since a prompt
     /// that does not fit must go to the strong one.
     pub fn new(config: RouterConfig, fast_context: u32) -> Self {
-        Self { config, fast_context }
+        Self {
+            config,
+            fast_context,
+        }
     }
 
     /// Picks a model for one request.
@@ -127,13 +138,18 @@ impl Router {
             return self.pick(Tier::Fast, 0, reasons);
         }
         if input.failures >= 2 {
-            reasons.push(format!("{} failed attempts in a row: escalate", input.failures));
+            reasons.push(format!(
+                "{} failed attempts in a row: escalate",
+                input.failures
+            ));
             return self.pick(Tier::Strong, 0, reasons);
         }
         if self.config.mode == RouterMode::PlanStrongImplementFast {
             return match input.phase {
                 Phase::Plan | Phase::Ask => {
-                    reasons.push("plan-strong mode: planning and questions go to the strong model".into());
+                    reasons.push(
+                        "plan-strong mode: planning and questions go to the strong model".into(),
+                    );
                     self.pick(Tier::Strong, 0, reasons)
                 }
                 _ => {
@@ -171,8 +187,15 @@ impl Router {
         if input.failures == 1 {
             add(1, "one failed attempt".into());
         }
-        let tier = if score >= self.config.threshold { Tier::Strong } else { Tier::Fast };
-        reasons.push(format!("score {score} vs threshold {}", self.config.threshold));
+        let tier = if score >= self.config.threshold {
+            Tier::Strong
+        } else {
+            Tier::Fast
+        };
+        reasons.push(format!(
+            "score {score} vs threshold {}",
+            self.config.threshold
+        ));
         self.pick(tier, score, reasons)
     }
 
@@ -182,7 +205,12 @@ impl Router {
             Tier::Strong => self.config.strong.clone(),
         };
         tracing::debug!(%model, ?tier, score, ?reasons, "routed");
-        Route { model, tier, score, reasons }
+        Route {
+            model,
+            tier,
+            score,
+            reasons,
+        }
     }
 }
 
@@ -191,43 +219,81 @@ mod tests {
     use super::*;
 
     fn router(mode: RouterMode) -> Router {
-        Router::new(RouterConfig { fast: "small".into(), strong: "big".into(), mode, threshold: 4 }, 32_000)
+        Router::new(
+            RouterConfig {
+                fast: "small".into(),
+                strong: "big".into(),
+                mode,
+                threshold: 4,
+            },
+            32_000,
+        )
     }
 
     #[test]
     fn simple_edit_goes_fast() {
-        let r = router(RouterMode::Auto).route(&RouteInput { request_chars: 80, files: 1, ..RouteInput::new(Phase::Implement) });
-        assert_eq!((r.model.as_str(), r.tier, r.score), ("small", Tier::Fast, 0));
+        let r = router(RouterMode::Auto).route(&RouteInput {
+            request_chars: 80,
+            files: 1,
+            ..RouteInput::new(Phase::Implement)
+        });
+        assert_eq!(
+            (r.model.as_str(), r.tier, r.score),
+            ("small", Tier::Fast, 0)
+        );
         assert_eq!(r.reasons, vec!["score 0 vs threshold 4"]);
     }
 
     #[test]
     fn broad_change_goes_strong_with_reasons() {
-        let input = RouteInput { request_chars: 2500, files: 5, symbols: 4, ..RouteInput::new(Phase::Implement) };
+        let input = RouteInput {
+            request_chars: 2500,
+            files: 5,
+            symbols: 4,
+            ..RouteInput::new(Phase::Implement)
+        };
         let r = router(RouterMode::Auto).route(&input);
         assert_eq!((r.tier, r.score), (Tier::Strong, 5));
         assert_eq!(
             r.reasons,
-            vec!["+2 long request (2500 chars)", "+2 5 files involved", "+1 4 symbols involved", "score 5 vs threshold 4"]
+            vec![
+                "+2 long request (2500 chars)",
+                "+2 5 files involved",
+                "+1 4 symbols involved",
+                "score 5 vs threshold 4"
+            ]
         );
     }
 
     #[test]
     fn planning_scores_high_and_summaries_stay_fast() {
         let r = router(RouterMode::Auto);
-        let plan = r.route(&RouteInput { files: 2, ..RouteInput::new(Phase::Plan) });
+        let plan = r.route(&RouteInput {
+            files: 2,
+            ..RouteInput::new(Phase::Plan)
+        });
         assert_eq!((plan.tier, plan.score), (Tier::Strong, 4));
-        let sum = r.route(&RouteInput { request_chars: 9000, files: 9, ..RouteInput::new(Phase::Summarize) });
+        let sum = r.route(&RouteInput {
+            request_chars: 9000,
+            files: 9,
+            ..RouteInput::new(Phase::Summarize)
+        });
         assert_eq!(sum.tier, Tier::Fast);
     }
 
     #[test]
     fn hard_rules_override_the_score() {
         let r = router(RouterMode::Auto);
-        let big = r.route(&RouteInput { prompt_tokens: 30_000, ..RouteInput::new(Phase::Summarize) });
+        let big = r.route(&RouteInput {
+            prompt_tokens: 30_000,
+            ..RouteInput::new(Phase::Summarize)
+        });
         assert_eq!(big.tier, Tier::Strong);
         assert!(big.reasons[0].contains("does not fit"), "{:?}", big.reasons);
-        let stuck = r.route(&RouteInput { failures: 2, ..RouteInput::new(Phase::Fix) });
+        let stuck = r.route(&RouteInput {
+            failures: 2,
+            ..RouteInput::new(Phase::Fix)
+        });
         assert_eq!(stuck.tier, Tier::Strong);
     }
 
@@ -235,9 +301,20 @@ mod tests {
     fn plan_strong_implement_fast_mode() {
         let r = router(RouterMode::PlanStrongImplementFast);
         assert_eq!(r.route(&RouteInput::new(Phase::Plan)).model, "big");
-        let imp = r.route(&RouteInput { request_chars: 5000, files: 10, ..RouteInput::new(Phase::Implement) });
+        let imp = r.route(&RouteInput {
+            request_chars: 5000,
+            files: 10,
+            ..RouteInput::new(Phase::Implement)
+        });
         assert_eq!(imp.model, "small");
         assert!(imp.reasons[0].contains("implementation"));
-        assert_eq!(r.route(&RouteInput { failures: 3, ..RouteInput::new(Phase::Implement) }).model, "big");
+        assert_eq!(
+            r.route(&RouteInput {
+                failures: 3,
+                ..RouteInput::new(Phase::Implement)
+            })
+            .model,
+            "big"
+        );
     }
 }

@@ -71,7 +71,10 @@ impl SseParser {
     fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
         if line.is_empty() {
             if self.has_data {
-                out.push(SseEvent { event: std::mem::take(&mut self.event), data: std::mem::take(&mut self.data) });
+                out.push(SseEvent {
+                    event: std::mem::take(&mut self.event),
+                    data: std::mem::take(&mut self.data),
+                });
             }
             self.event.clear();
             self.has_data = false;
@@ -111,11 +114,23 @@ mod tests {
     #[test]
     fn events_survive_any_chunking_and_line_ending() {
         let lf = b"event: a\ndata: 1\n\n: comment\ndata: x\ndata: y\n\n".to_vec();
-        let crlf = String::from_utf8(lf.clone()).unwrap().replace('\n', "\r\n").into_bytes();
-        let cr = String::from_utf8(lf.clone()).unwrap().replace('\n', "\r").into_bytes();
+        let crlf = String::from_utf8(lf.clone())
+            .unwrap()
+            .replace('\n', "\r\n")
+            .into_bytes();
+        let cr = String::from_utf8(lf.clone())
+            .unwrap()
+            .replace('\n', "\r")
+            .into_bytes();
         let expected = vec![
-            SseEvent { event: "a".into(), data: "1".into() },
-            SseEvent { event: String::new(), data: "x\ny".into() },
+            SseEvent {
+                event: "a".into(),
+                data: "1".into(),
+            },
+            SseEvent {
+                event: String::new(),
+                data: "x\ny".into(),
+            },
         ];
         for input in [lf, crlf, cr] {
             for size in 1..=input.len() {
@@ -128,7 +143,13 @@ mod tests {
     fn blank_line_without_data_yields_nothing_and_unicode_split_is_kept() {
         let input = "event: ping\n\ndata: {\"t\":\"é😀\"}\n\n".as_bytes();
         let events = parse_in_chunks(input, 1);
-        assert_eq!(events, vec![SseEvent { event: String::new(), data: "{\"t\":\"é😀\"}".into() }]);
+        assert_eq!(
+            events,
+            vec![SseEvent {
+                event: String::new(),
+                data: "{\"t\":\"é😀\"}".into()
+            }]
+        );
     }
 
     #[test]

@@ -68,24 +68,36 @@ pub struct Message {
 impl Message {
     /// A user message with one text part.
     pub fn user(text: impl Into<String>) -> Self {
-        Self { role: Role::User, parts: vec![Part::Text(text.into())] }
+        Self {
+            role: Role::User,
+            parts: vec![Part::Text(text.into())],
+        }
     }
 
     /// An assistant message with one text part.
     pub fn assistant(text: impl Into<String>) -> Self {
-        Self { role: Role::Assistant, parts: vec![Part::Text(text.into())] }
+        Self {
+            role: Role::Assistant,
+            parts: vec![Part::Text(text.into())],
+        }
     }
 
     /// An assistant message holding optional text and the calls it made.
     pub fn assistant_calls(text: Option<String>, calls: Vec<ToolCall>) -> Self {
         let mut parts: Vec<Part> = text.into_iter().map(Part::Text).collect();
         parts.extend(calls.into_iter().map(Part::ToolCall));
-        Self { role: Role::Assistant, parts }
+        Self {
+            role: Role::Assistant,
+            parts,
+        }
     }
 
     /// A user message carrying tool results.
     pub fn tool_results(results: Vec<ToolResult>) -> Self {
-        Self { role: Role::User, parts: results.into_iter().map(Part::ToolResult).collect() }
+        Self {
+            role: Role::User,
+            parts: results.into_iter().map(Part::ToolResult).collect(),
+        }
     }
 
     /// All text parts joined.
@@ -143,7 +155,11 @@ pub struct ChatRequest {
 impl ChatRequest {
     /// A request with one user message.
     pub fn new(system: Option<String>, user: impl Into<String>) -> Self {
-        Self { system, messages: vec![Message::user(user)], ..Self::default() }
+        Self {
+            system,
+            messages: vec![Message::user(user)],
+            ..Self::default()
+        }
     }
 
     /// Size in characters of everything sent, for rough token estimates.
@@ -158,8 +174,11 @@ impl ChatRequest {
                 Part::ToolResult(r) => r.content.len(),
             })
             .sum();
-        let tools: usize =
-            self.tools.iter().map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len()).sum();
+        let tools: usize = self
+            .tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+            .sum();
         self.system.as_ref().map_or(0, String::len) + msgs + tools
     }
 }

@@ -61,23 +61,61 @@ mod tests {
 
     #[test]
     fn cost_splits_cached_written_and_fresh_input() {
-        let price = Price { input: 3.0, cached_input: Some(0.3), cache_write: Some(3.75), output: 15.0 };
-        let usage = Usage { input: 1_000_000, cached_input: 500_000, cache_write: 100_000, output: 10_000 };
+        let price = Price {
+            input: 3.0,
+            cached_input: Some(0.3),
+            cache_write: Some(3.75),
+            output: 15.0,
+        };
+        let usage = Usage {
+            input: 1_000_000,
+            cached_input: 500_000,
+            cache_write: 100_000,
+            output: 10_000,
+        };
         let expected = 0.4 * 3.0 + 0.5 * 0.3 + 0.1 * 3.75 + 0.01 * 15.0;
         assert!((usage.cost(&price) - expected).abs() < 1e-9);
     }
 
     #[test]
     fn cost_without_cache_prices_falls_back_to_input_price() {
-        let price = Price { input: 2.0, cached_input: None, cache_write: None, output: 8.0 };
-        let usage = Usage { input: 2_000_000, cached_input: 1_000_000, cache_write: 0, output: 0 };
+        let price = Price {
+            input: 2.0,
+            cached_input: None,
+            cache_write: None,
+            output: 8.0,
+        };
+        let usage = Usage {
+            input: 2_000_000,
+            cached_input: 1_000_000,
+            cache_write: 0,
+            output: 0,
+        };
         assert!((usage.cost(&price) - 4.0).abs() < 1e-9);
     }
 
     #[test]
     fn add_sums_every_field() {
-        let mut total = Usage { input: 1, cached_input: 2, cache_write: 3, output: 4 };
-        total.add(&Usage { input: 10, cached_input: 20, cache_write: 30, output: 40 });
-        assert_eq!(total, Usage { input: 11, cached_input: 22, cache_write: 33, output: 44 });
+        let mut total = Usage {
+            input: 1,
+            cached_input: 2,
+            cache_write: 3,
+            output: 4,
+        };
+        total.add(&Usage {
+            input: 10,
+            cached_input: 20,
+            cache_write: 30,
+            output: 40,
+        });
+        assert_eq!(
+            total,
+            Usage {
+                input: 11,
+                cached_input: 22,
+                cache_write: 33,
+                output: 44
+            }
+        );
     }
 }

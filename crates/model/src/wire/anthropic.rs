@@ -52,18 +52,20 @@ pub(crate) fn body(model: &str, profile: &ModelProfile, req: &ChatRequest) -> Va
             _ => messages.push(json!({"role": role, "content": blocks})),
         }
     }
-    if cache {
-        if let Some(block) = messages
+    if cache
+        && let Some(block) = messages
             .last_mut()
             .and_then(|m| m["content"].as_array_mut())
             .and_then(|c| c.last_mut())
-        {
-            block["cache_control"] = json!({"type": "ephemeral"});
-        }
+    {
+        block["cache_control"] = json!({"type": "ephemeral"});
     }
     let mut obj = Map::new();
     obj.insert("model".into(), model.into());
-    obj.insert("max_tokens".into(), req.max_tokens.unwrap_or(profile.max_output).into());
+    obj.insert(
+        "max_tokens".into(),
+        req.max_tokens.unwrap_or(profile.max_output).into(),
+    );
     if let Some(system) = &req.system {
         let mut block = json!({"type": "text", "text": system});
         if cache {
@@ -83,14 +85,15 @@ pub(crate) fn body(model: &str, profile: &ModelProfile, req: &ChatRequest) -> Va
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
-        if cache {
-            if let Some(last) = tools.last_mut() {
-                last["cache_control"] = json!({"type": "ephemeral"});
-            }
+        if cache && let Some(last) = tools.last_mut() {
+            last["cache_control"] = json!({"type": "ephemeral"});
         }
         obj.insert("tools".into(), tools.into());
         if !profile.parallel_tool_calls {
-            obj.insert("tool_choice".into(), json!({"type": "auto", "disable_parallel_tool_use": true}));
+            obj.insert(
+                "tool_choice".into(),
+                json!({"type": "auto", "disable_parallel_tool_use": true}),
+            );
         }
     }
     Value::Object(obj)
@@ -127,8 +130,15 @@ impl Decoder for AnthropicDecoder {
             return Ok(Vec::new());
         }
         let v = json(&ev.data)?;
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or(ev.event.as_str());
-        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0).to_string();
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(ev.event.as_str());
+        let index = v
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .to_string();
         let mut out = Vec::new();
         match kind {
             "message_start" => self.read_usage(&v["message"]["usage"]),
@@ -137,15 +147,25 @@ impl Decoder for AnthropicDecoder {
                 match block.get("type").and_then(Value::as_str) {
                     Some("tool_use") => {
                         let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
-                        let name = block.get("name").and_then(Value::as_str).unwrap_or_default();
+                        let name = block
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
                         self.calls.start(&index, id, name, &mut out);
                         // Some proxies send the whole input here instead of deltas.
-                        if let Some(input) = block.get("input").filter(|i| i.as_object().is_some_and(|o| !o.is_empty())) {
+                        if let Some(input) = block
+                            .get("input")
+                            .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                        {
                             self.calls.delta(&index, &input.to_string(), &mut out);
                         }
                     }
                     Some("text") => {
-                        if let Some(t) = block.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                        if let Some(t) = block
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .filter(|t| !t.is_empty())
+                        {
                             out.push(StreamEvent::TextDelta(t.to_owned()));
                         }
                     }
@@ -156,12 +176,19 @@ impl Decoder for AnthropicDecoder {
                 let d = &v["delta"];
                 match d.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
-                        if let Some(t) = d.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                        if let Some(t) = d
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .filter(|t| !t.is_empty())
+                        {
                             out.push(StreamEvent::TextDelta(t.to_owned()));
                         }
                     }
                     Some("input_json_delta") => {
-                        let part = d.get("partial_json").and_then(Value::as_str).unwrap_or_default();
+                        let part = d
+                            .get("partial_json")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
                         self.calls.delta(&index, part, &mut out);
                     }
                     _ => {}
@@ -189,9 +216,16 @@ impl Decoder for AnthropicDecoder {
                 self.done = true;
             }
             "error" => {
-                let kind = v.pointer("/error/type").and_then(Value::as_str).unwrap_or("error");
-                let msg = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("stream error");
-                let retryable = matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error");
+                let kind = v
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error");
+                let msg = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("stream error");
+                let retryable =
+                    matches!(kind, "overloaded_error" | "api_error" | "rate_limit_error");
                 return Err(ModelError::provider(format!("{msg} ({kind})")).retryable(retryable));
             }
             _ => {}

@@ -40,7 +40,9 @@ pub(crate) fn body(model: &str, profile: &ModelProfile, req: &ChatRequest) -> Va
                 }
                 messages.push(msg);
             }
-            Role::User if !text.is_empty() => messages.push(json!({"role": "user", "content": text})),
+            Role::User if !text.is_empty() => {
+                messages.push(json!({"role": "user", "content": text}))
+            }
             Role::User => {}
         }
     }
@@ -50,7 +52,11 @@ pub(crate) fn body(model: &str, profile: &ModelProfile, req: &ChatRequest) -> Va
     obj.insert("stream".into(), true.into());
     obj.insert("stream_options".into(), json!({"include_usage": true}));
     let max = req.max_tokens.unwrap_or(profile.max_output);
-    let field = if profile.max_completion_tokens { "max_completion_tokens" } else { "max_tokens" };
+    let field = if profile.max_completion_tokens {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
     obj.insert(field.into(), max.into());
     sampling(&mut obj, req);
     if !req.stop.is_empty() {
@@ -67,10 +73,20 @@ pub(crate) fn body(model: &str, profile: &ModelProfile, req: &ChatRequest) -> Va
             })
             .collect();
         obj.insert("tools".into(), tools.into());
-        obj.insert("parallel_tool_calls".into(), profile.parallel_tool_calls.into());
+        obj.insert(
+            "parallel_tool_calls".into(),
+            profile.parallel_tool_calls.into(),
+        );
     }
-    if let Some(p) = req.prediction.as_ref().filter(|_| profile.supports_prediction) {
-        obj.insert("prediction".into(), json!({"type": "content", "content": p}));
+    if let Some(p) = req
+        .prediction
+        .as_ref()
+        .filter(|_| profile.supports_prediction)
+    {
+        obj.insert(
+            "prediction".into(),
+            json!({"type": "content", "content": p}),
+        );
     }
     Value::Object(obj)
 }
@@ -124,20 +140,33 @@ impl Decoder for ChatDecoder {
         let mut out = Vec::new();
         if let Some(choice) = v.pointer("/choices/0") {
             let delta = &choice["delta"];
-            if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            if let Some(text) = delta
+                .get("content")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
                 out.push(StreamEvent::TextDelta(text.to_owned()));
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (pos, call) in calls.iter().enumerate() {
-                    let index = call.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
+                    let index = call
+                        .get("index")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(pos as u64);
                     let key = index.to_string();
                     let f = &call["function"];
                     if !self.calls.has(&key) {
-                        let id = call.get("id").and_then(Value::as_str).map_or_else(|| format!("call_{index}"), str::to_owned);
+                        let id = call
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| format!("call_{index}"), str::to_owned);
                         let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
                         self.calls.start(&key, &id, name, &mut out);
                     }
-                    let args = f.get("arguments").and_then(Value::as_str).unwrap_or_default();
+                    let args = f
+                        .get("arguments")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
                     self.calls.delta(&key, args, &mut out);
                 }
             }

@@ -48,11 +48,20 @@ pub(crate) fn build(
     let base = base_url.trim_end_matches('/');
     let mut headers = HeaderMap::new();
     let (url, body) = match wire {
-        WireFormat::OpenaiChat => (format!("{base}/chat/completions"), chat::body(model_id, profile, req)),
-        WireFormat::OpenaiResponses => (format!("{base}/responses"), responses::body(model_id, profile, req)),
+        WireFormat::OpenaiChat => (
+            format!("{base}/chat/completions"),
+            chat::body(model_id, profile, req),
+        ),
+        WireFormat::OpenaiResponses => (
+            format!("{base}/responses"),
+            responses::body(model_id, profile, req),
+        ),
         WireFormat::Anthropic => {
             headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
-            (format!("{base}/messages"), anthropic::body(model_id, profile, req))
+            (
+                format!("{base}/messages"),
+                anthropic::body(model_id, profile, req),
+            )
         }
     };
     headers.insert("accept", HeaderValue::from_static("text/event-stream"));
@@ -62,7 +71,10 @@ pub(crate) fn build(
             _ => ("authorization", format!("Bearer {}", key.expose())),
         };
         let mut value = HeaderValue::from_str(&value).map_err(|_| {
-            ModelError::new(crate::ErrorClass::InvalidArguments, "the API key holds characters not allowed in a header")
+            ModelError::new(
+                crate::ErrorClass::InvalidArguments,
+                "the API key holds characters not allowed in a header",
+            )
         })?;
         // Sensitive values print as "Sensitive" in any Debug output.
         value.set_sensitive(true);
@@ -93,7 +105,10 @@ pub(crate) fn error_message(body: &str) -> String {
         .and_then(Value::as_str);
     match msg {
         Some(m) => {
-            let kind = v.pointer("/error/type").or_else(|| v.pointer("/error/code")).and_then(Value::as_str);
+            let kind = v
+                .pointer("/error/type")
+                .or_else(|| v.pointer("/error/code"))
+                .and_then(Value::as_str);
             match kind {
                 Some(k) => format!("{m} ({k})"),
                 None => m.to_owned(),
@@ -106,7 +121,10 @@ pub(crate) fn error_message(body: &str) -> String {
 /// Parses an SSE data payload as JSON, as a provider error if it is not.
 pub(crate) fn json(data: &str) -> Result<Value, ModelError> {
     serde_json::from_str(data).map_err(|e| {
-        ModelError::provider(format!("the provider sent an event that is not JSON ({e}): {}", truncate(data, 200)))
+        ModelError::provider(format!(
+            "the provider sent an event that is not JSON ({e}): {}",
+            truncate(data, 200)
+        ))
     })
 }
 
@@ -160,7 +178,10 @@ impl Calls {
             args: String::new(),
             ended: false,
         });
-        out.push(StreamEvent::ToolCallStart { id: id.to_owned(), name: name.to_owned() });
+        out.push(StreamEvent::ToolCallStart {
+            id: id.to_owned(),
+            name: name.to_owned(),
+        });
     }
 
     /// Whether a call is known under `key`.
@@ -175,7 +196,10 @@ impl Calls {
         }
         if let Some(c) = self.calls.iter_mut().find(|c| c.key == key && !c.ended) {
             c.args.push_str(text);
-            out.push(StreamEvent::ToolCallDelta { id: c.id.clone(), arguments: text.to_owned() });
+            out.push(StreamEvent::ToolCallDelta {
+                id: c.id.clone(),
+                arguments: text.to_owned(),
+            });
         }
     }
 
@@ -186,13 +210,22 @@ impl Calls {
             if let Some(full) = full.filter(|f| !f.is_empty()) {
                 c.args = full.to_owned();
             }
-            out.push(StreamEvent::ToolCallEnd { id: c.id.clone(), name: c.name.clone(), arguments: c.args.clone() });
+            out.push(StreamEvent::ToolCallEnd {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.args.clone(),
+            });
         }
     }
 
     /// Ends every open call.
     pub fn end_all(&mut self, out: &mut Vec<StreamEvent>) {
-        let keys: Vec<String> = self.calls.iter().filter(|c| !c.ended).map(|c| c.key.clone()).collect();
+        let keys: Vec<String> = self
+            .calls
+            .iter()
+            .filter(|c| !c.ended)
+            .map(|c| c.key.clone())
+            .collect();
         for k in keys {
             self.end(&k, None, out);
         }

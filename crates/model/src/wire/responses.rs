@@ -40,7 +40,10 @@ pub(crate) fn body(model: &str, profile: &ModelProfile, req: &ChatRequest) -> Va
     obj.insert("input".into(), input.into());
     obj.insert("stream".into(), true.into());
     obj.insert("store".into(), false.into());
-    obj.insert("max_output_tokens".into(), req.max_tokens.unwrap_or(profile.max_output).into());
+    obj.insert(
+        "max_output_tokens".into(),
+        req.max_tokens.unwrap_or(profile.max_output).into(),
+    );
     sampling(&mut obj, req);
     if profile.native_tools && !req.tools.is_empty() {
         let tools: Vec<Value> = req
@@ -52,7 +55,10 @@ pub(crate) fn body(model: &str, profile: &ModelProfile, req: &ChatRequest) -> Va
             })
             .collect();
         obj.insert("tools".into(), tools.into());
-        obj.insert("parallel_tool_calls".into(), profile.parallel_tool_calls.into());
+        obj.insert(
+            "parallel_tool_calls".into(),
+            profile.parallel_tool_calls.into(),
+        );
     }
     Value::Object(obj)
 }
@@ -65,10 +71,19 @@ pub(crate) struct ResponsesDecoder {
 }
 
 fn failure(v: &Value) -> ModelError {
-    let err = v.pointer("/response/error").filter(|e| !e.is_null()).unwrap_or(v);
+    let err = v
+        .pointer("/response/error")
+        .filter(|e| !e.is_null())
+        .unwrap_or(v);
     let code = err.get("code").and_then(Value::as_str).unwrap_or("error");
-    let msg = err.get("message").and_then(Value::as_str).unwrap_or("the response failed");
-    let retryable = matches!(code, "server_error" | "rate_limit_exceeded" | "server_is_overloaded");
+    let msg = err
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the response failed");
+    let retryable = matches!(
+        code,
+        "server_error" | "rate_limit_exceeded" | "server_is_overloaded"
+    );
     ModelError::provider(format!("{msg} ({code})")).retryable(retryable)
 }
 
@@ -78,22 +93,39 @@ impl Decoder for ResponsesDecoder {
             return Ok(Vec::new());
         }
         let v = json(&ev.data)?;
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or(ev.event.as_str());
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(ev.event.as_str());
         let mut out = Vec::new();
-        let item_key = |v: &Value| v.get("item_id").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let item_key = |v: &Value| {
+            v.get("item_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         match kind {
             "response.output_text.delta" => {
-                if let Some(d) = v.get("delta").and_then(Value::as_str).filter(|d| !d.is_empty()) {
+                if let Some(d) = v
+                    .get("delta")
+                    .and_then(Value::as_str)
+                    .filter(|d| !d.is_empty())
+                {
                     out.push(StreamEvent::TextDelta(d.to_owned()));
                 }
             }
-            "response.output_item.added" if v.pointer("/item/type") == Some(&json!("function_call")) => {
+            "response.output_item.added"
+                if v.pointer("/item/type") == Some(&json!("function_call")) =>
+            {
                 let item = &v["item"];
                 let key = item.get("id").and_then(Value::as_str).unwrap_or_default();
                 let id = item.get("call_id").and_then(Value::as_str).unwrap_or(key);
                 let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
                 self.calls.start(key, id, name, &mut out);
-                let args = item.get("arguments").and_then(Value::as_str).unwrap_or_default();
+                let args = item
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 self.calls.delta(key, args, &mut out);
             }
             "response.function_call_arguments.delta" => {
@@ -101,11 +133,24 @@ impl Decoder for ResponsesDecoder {
                 self.calls.delta(&item_key(&v), d, &mut out);
             }
             "response.function_call_arguments.done" => {
-                self.calls.end(&item_key(&v), v.get("arguments").and_then(Value::as_str), &mut out);
+                self.calls.end(
+                    &item_key(&v),
+                    v.get("arguments").and_then(Value::as_str),
+                    &mut out,
+                );
             }
-            "response.output_item.done" if v.pointer("/item/type") == Some(&json!("function_call")) => {
-                let key = v.pointer("/item/id").and_then(Value::as_str).unwrap_or_default();
-                self.calls.end(key, v.pointer("/item/arguments").and_then(Value::as_str), &mut out);
+            "response.output_item.done"
+                if v.pointer("/item/type") == Some(&json!("function_call")) =>
+            {
+                let key = v
+                    .pointer("/item/id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                self.calls.end(
+                    key,
+                    v.pointer("/item/arguments").and_then(Value::as_str),
+                    &mut out,
+                );
             }
             "response.completed" | "response.incomplete" => {
                 self.calls.end_all(&mut out);
@@ -118,7 +163,9 @@ impl Decoder for ResponsesDecoder {
                         output: tokens(u, "/output_tokens"),
                     }));
                 }
-                let reason = r.pointer("/incomplete_details/reason").and_then(Value::as_str);
+                let reason = r
+                    .pointer("/incomplete_details/reason")
+                    .and_then(Value::as_str);
                 let stop = match (kind, reason) {
                     (_, Some("max_output_tokens")) => StopReason::MaxTokens,
                     (_, Some("content_filter")) => StopReason::ContentFilter,
