@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::client::{ClientOptions, HttpProvider, Provider, ProviderSpec};
 use crate::error::{ErrorClass, ModelError};
 use crate::profile::{ModelProfile, ProfileOverrides, WireFormat};
-use crate::router::RouterConfig;
+use crate::router::{Router, RouterConfig};
 use crate::secret::Secret;
 
 /// The `[models]` and `[router]` tables.
@@ -127,6 +127,23 @@ impl ModelsConfig {
         let m = self.models.get(name)?;
         let id = m.model.as_deref().unwrap_or(name);
         Some(ModelProfile::builtin(id).with_overrides(&m.profile))
+    }
+
+    /// The `auto` router, if `[router]` is configured; both of its models must be.
+    pub fn router(&self) -> Result<Option<Router>, ModelError> {
+        let Some(rc) = &self.router else {
+            return Ok(None);
+        };
+        for name in [&rc.fast, &rc.strong] {
+            if !self.models.contains_key(name) {
+                return Err(ModelError::new(
+                    ErrorClass::InvalidArguments,
+                    format!("[router] names model {name:?}, which is not configured"),
+                ));
+            }
+        }
+        let fast_context = self.profile(&rc.fast).map_or(0, |p| p.context_window);
+        Ok(Some(Router::new(rc.clone(), fast_context)))
     }
 
     /// A provider for a configured model, with the key read through `env`.

@@ -1,6 +1,8 @@
 //! Reading tool calls that a model wrote as text, as small local models do when
-//! their server has no tool-call support: `<tool_call>` tags (Qwen, Hermes), fenced
-//! JSON, or a bare JSON object. Only calls of offered tools are accepted.
+//! their server has no tool-call support: `<tool_call>` tags (Qwen, Hermes),
+//! `<function=NAME>{…}</function>` (Llama 3.1), fenced JSON, or bare JSON objects and
+//! arrays, also behind `<|python_tag|>` (Llama) or `[TOOL_CALLS]` (Mistral). Only
+//! calls of offered tools are accepted.
 
 use serde_json::Value;
 
@@ -56,6 +58,32 @@ pub fn parse_tool_calls(text: &str, offered: &[&str]) -> TextCalls {
         }
     }
 
+    // 1b. `<function=NAME>{args}</function>`.
+    let mut from = 0;
+    while let Some(start) = text[from..].find("<function=").map(|i| i + from) {
+        let name_start = start + "<function=".len();
+        let Some(name_end) = text[name_start..].find('>').map(|i| name_start + i) else {
+            break;
+        };
+        let (body_end, end) = match text[name_end..].find("</function>") {
+            Some(i) => (name_end + i, name_end + i + "</function>".len()),
+            None => (text.len(), text.len()),
+        };
+        from = end;
+        if overlaps(&spans, start, end) {
+            continue;
+        }
+        spans.push((start, end));
+        let name = text[name_start..name_end].trim();
+        match parse_json(&text[name_end + 1..body_end]) {
+            Some(args) => found.push((start, serde_json::json!({"name": name, "arguments": args}))),
+            None => rejected.push(Rejected {
+                name: Some(name.to_owned()),
+                reason: "the arguments are not valid JSON".into(),
+            }),
+        }
+    }
+
     // 2. Fenced blocks holding a call (or an array of calls).
     let mut from = 0;
     while let Some(start) = text[from..].find("```").map(|i| i + from) {
@@ -86,24 +114,46 @@ pub fn parse_tool_calls(text: &str, offered: &[&str]) -> TextCalls {
         }
     }
 
-    // 3. Bare objects anywhere else that look like calls.
+    // 3. Bare objects (or arrays of them) anywhere else that look like calls.
     let mut i = 0;
-    while let Some(start) = text[i..].find('{').map(|k| k + i) {
-        if overlaps(&spans, start, start + 1) {
-            i = start + 1;
+    while let Some(start) = text[i..].find(['{', '[']).map(|k| k + i) {
+        i = start + 1;
+        // JSON of a call opens with a key (`{"`) or an object (`[{`): skipping other
+        // brackets keeps code-heavy answers from costing a scan per brace.
+        let opens_json =
+            text[start + 1..]
+                .trim_start()
+                .starts_with(if text[start..].starts_with('{') {
+                    '"'
+                } else {
+                    '{'
+                });
+        if !opens_json || overlaps(&spans, start, start + 1) {
             continue;
         }
-        match balanced_end(&text[start..]).map(|len| start + len) {
-            Some(end) => {
-                if let Some(v) = parse_json(&text[start..end]).filter(|v| call_name(v).is_some()) {
-                    spans.push((start, end));
-                    found.push((start, v));
-                    i = end;
-                } else {
-                    i = start + 1;
-                }
+        let Some(end) = balanced_end(&text[start..]).map(|len| start + len) else {
+            continue;
+        };
+        let items = match parse_json(&text[start..end]) {
+            Some(Value::Array(items)) => items,
+            Some(v) => vec![v],
+            None => continue,
+        };
+        if !items.is_empty() && items.iter().all(|v| call_name(v).is_some()) {
+            spans.push((start, end));
+            found.extend(items.into_iter().map(|v| (start, v)));
+            i = end;
+        }
+    }
+
+    // Markers some models put before their calls carry no meaning once read.
+    for marker in ["<|python_tag|>", "[TOOL_CALLS]"] {
+        let mut from = 0;
+        while let Some(start) = text[from..].find(marker).map(|i| i + from) {
+            from = start + marker.len();
+            if !found.is_empty() && !overlaps(&spans, start, from) {
+                spans.push((start, from));
             }
-            None => i = start + 1,
         }
     }
 
@@ -142,7 +192,7 @@ fn overlaps(spans: &[(usize, usize)], s: usize, e: usize) -> bool {
     spans.iter().any(|&(a, b)| s < b && a < e)
 }
 
-/// Length of the balanced `{…}` at the start of `s`, strings respected.
+/// Length of the balanced `{…}` or `[…]` at the start of `s`, strings respected.
 fn balanced_end(s: &str) -> Option<usize> {
     let mut depth = 0usize;
     let mut in_str = false;
@@ -342,6 +392,41 @@ mod tests {
         assert!(r.rejected.iter().any(|x| x.name.as_deref() == Some("rm_rf") && x.reason.contains("read_file, grep")));
         assert!(r.rejected.iter().any(|x| x.reason.contains("valid JSON")));
         assert_eq!(r.text, "");
+    }
+
+    #[test]
+    fn llama_and_mistral_markers() {
+        let llama = "<|python_tag|>{\"name\": \"grep\", \"parameters\": {\"pattern\": \"TODO\"}}";
+        let r = parse_tool_calls(llama, TOOLS);
+        assert_eq!(names(&r), ["grep"]);
+        assert_eq!(r.text, "");
+
+        let mistral = "[TOOL_CALLS][{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}, {\"name\": \"grep\", \"arguments\": {\"pattern\": \"b\"}}]";
+        let r = parse_tool_calls(mistral, TOOLS);
+        assert_eq!(names(&r), ["read_file", "grep"]);
+        assert_eq!(r.text, "");
+
+        let func = "Checking.\n<function=read_file>{\"path\": \"src/main.rs\"}</function>";
+        let r = parse_tool_calls(func, TOOLS);
+        assert_eq!(names(&r), ["read_file"]);
+        assert_eq!(r.calls[0].arguments, r#"{"path":"src/main.rs"}"#);
+        assert_eq!(r.text, "Checking.");
+    }
+
+    #[test]
+    fn plain_arrays_and_markers_without_calls_stay_text() {
+        let out = "The list is [1, 2, 3] and [TOOL_CALLS] is a token.";
+        let r = parse_tool_calls(out, TOOLS);
+        assert!(r.calls.is_empty());
+        assert_eq!(r.text, out);
+    }
+
+    #[test]
+    fn code_with_many_brackets_holds_no_calls() {
+        let code = "fn f() { if a { b(); } else { c(&[1, 2]); } }\n".repeat(50);
+        let r = parse_tool_calls(&code, TOOLS);
+        assert!(r.calls.is_empty() && r.rejected.is_empty());
+        assert_eq!(r.text, code.trim());
     }
 
     #[test]

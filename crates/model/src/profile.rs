@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::usage::Price;
+use crate::usage::{Price, Usage};
 
 /// The HTTP API a model is reached through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -121,6 +121,11 @@ impl ModelProfile {
                     Self::default()
                 }
             })
+    }
+
+    /// Cost of one call in US dollars, when prices are known.
+    pub fn cost(&self, usage: &Usage) -> Option<f64> {
+        self.price.as_ref().map(|p| usage.cost(p))
     }
 
     /// Applies user overrides.
@@ -384,6 +389,21 @@ mod tests {
         assert!(ModelProfile::builtin("o3").max_completion_tokens);
         assert!(ModelProfile::builtin("gpt-4o").supports_prediction);
         assert!(!ModelProfile::builtin("gpt-5").supports_prediction);
+    }
+
+    #[test]
+    fn cost_is_known_only_with_prices() {
+        let usage = Usage {
+            input: 1_000_000,
+            cached_input: 0,
+            cache_write: 0,
+            output: 1_000_000,
+        };
+        assert_eq!(
+            ModelProfile::builtin("claude-sonnet-4").cost(&usage),
+            Some(18.0)
+        );
+        assert_eq!(ModelProfile::builtin("qwen3-coder").cost(&usage), None);
     }
 
     #[test]

@@ -371,3 +371,112 @@ fn sse(frames: Vec<Frame>, cut_after: Option<usize>) -> Response<Body> {
     );
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use std::panic::AssertUnwindSafe;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A raw HTTP/1.1 POST: the server must not need any particular client.
+    async fn post(server: &ModelServer, path: &str, body: &str) -> String {
+        let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer k\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn serves_turns_as_sse_and_records_requests() {
+        let server = ModelServer::start().await.unwrap();
+        assert!(server.url().starts_with("http://127.0.0.1:"));
+        server.push_turn(Turn::text("hi there").usage(10, 4, 2));
+        let out = post(
+            &server,
+            "/v1/chat/completions",
+            r#"{"messages": [{"role": "user", "content": "x"}]}"#,
+        )
+        .await;
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        assert!(out.contains("content-type: text/event-stream"), "{out}");
+        assert!(out.contains(r#""content":"hi there""#), "{out}");
+        assert!(out.contains(r#""cached_tokens":4"#), "{out}");
+        assert!(out.contains("data: [DONE]"), "{out}");
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 1);
+        assert_eq!(reqs[0].wire, Wire::Chat);
+        assert_eq!(reqs[0].header("authorization"), Some("Bearer k"));
+        assert_eq!(reqs[0].body["messages"][0]["content"], "x");
+        assert_eq!(server.remaining_turns(), 0);
+    }
+
+    #[tokio::test]
+    async fn errors_for_unknown_paths_missing_turns_and_injected_statuses() {
+        let server = ModelServer::start().await.unwrap();
+        assert!(
+            post(&server, "/v1/embeddings", "{}")
+                .await
+                .starts_with("HTTP/1.1 404")
+        );
+        let out = post(&server, "/v1/messages", "{}").await;
+        assert!(
+            out.starts_with("HTTP/1.1 400") && out.contains("no scripted turn left"),
+            "{out}"
+        );
+        server.inject(Fault::RateLimit {
+            retry_after_secs: 2.0,
+        });
+        let out = post(&server, "/v1/responses", "{}").await;
+        assert!(
+            out.starts_with("HTTP/1.1 429") && out.contains("retry-after: 2"),
+            "{out}"
+        );
+    }
+
+    #[tokio::test]
+    async fn scripts_load_from_the_fixtures_directory() {
+        let server = ModelServer::start().await.unwrap();
+        server.load_script("parallel_reads").unwrap();
+        assert_eq!(server.remaining_turns(), 2);
+        assert!(
+            server
+                .load_script("no_such_script")
+                .unwrap_err()
+                .to_string()
+                .contains("no_such_script.json")
+        );
+        for entry in std::fs::read_dir(turns_dir()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
+                assert!(!load_turns(&name).unwrap().is_empty(), "{name} is empty");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn dropping_fails_the_test_when_pairing_broke() {
+        let server = ModelServer::start().await.unwrap();
+        server.push_turn(Turn::text("ok"));
+        let body = r#"{"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]}]}"#;
+        post(&server, "/v1/messages", body).await;
+        assert_eq!(
+            server.pairing_violations(),
+            ["request #1 (/v1/messages): tool call \"t1\" has no result"]
+        );
+        let dropped = std::panic::catch_unwind(AssertUnwindSafe(|| drop(server)));
+        let message = dropped.unwrap_err();
+        let message = message.downcast_ref::<String>().unwrap();
+        assert!(
+            message.contains("tool-call pairing broken") && message.contains("t1"),
+            "{message}"
+        );
+    }
+}
