@@ -167,6 +167,13 @@ impl Provider for HttpProvider {
 
     fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
         let (tx, rx) = mpsc::channel(64);
+        if tokio::runtime::Handle::try_current().is_err() {
+            let _ = tx.try_send(Err(ModelError::new(
+                ErrorClass::Unknown,
+                "model streams need a tokio runtime",
+            )));
+            return receiver_stream(rx);
+        }
         match wire::build(
             self.wire,
             &self.base_url,
@@ -192,13 +199,17 @@ impl Provider for HttpProvider {
                 let _ = tx.try_send(Err(e));
             }
         }
-        Box::pin(futures::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
-        }))
+        receiver_stream(rx)
     }
 }
 
 type Tx = mpsc::Sender<Result<StreamEvent, ModelError>>;
+
+fn receiver_stream(rx: mpsc::Receiver<Result<StreamEvent, ModelError>>) -> EventStream {
+    Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    }))
+}
 
 struct Job {
     http: reqwest::Client,
@@ -270,7 +281,12 @@ impl Job {
     }
 
     async fn attempt(&self, tx: &Tx, delivered: &mut bool) -> Result<(), Stop> {
-        debug!(url = %self.url, "sending model request");
+        // A key smuggled into the URL (query parameter) must not reach the log either.
+        let url = self
+            .key
+            .as_ref()
+            .map_or_else(|| self.url.clone(), |k| k.redact(&self.url));
+        debug!(%url, "sending model request");
         let request = self
             .http
             .post(&self.url)

@@ -71,3 +71,4 @@ pub use router::{Phase, Route, RouteInput, Router, RouterConfig, RouterMode, Tie
 pub use secret::Secret;
 pub use types::{ChatRequest, Message, Part, Role, Sampling, ToolCall, ToolDef, ToolResult};
 pub use usage::{Price, Usage};
+pub use wire::decode_sse_body;
