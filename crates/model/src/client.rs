@@ -307,12 +307,20 @@ impl Job {
         let status = resp.status();
         if !status.is_success() {
             let after = retry_after(resp.headers());
+            // OpenAI and Anthropic say outright whether a retry can help.
+            let should_retry = match resp.headers().get("x-should-retry").map(|v| v.as_bytes()) {
+                Some(b"true") => Some(true),
+                Some(b"false") => Some(false),
+                _ => None,
+            };
             let body = tokio::time::timeout(self.options.idle_timeout, resp.text()).await;
             let text = match body {
                 Ok(Ok(t)) => wire::error_message(&t),
                 _ => status.canonical_reason().unwrap_or("").to_owned(),
             };
-            return Err(ModelError::http(status.as_u16(), &text, after).into());
+            let err = ModelError::http(status.as_u16(), &text, after);
+            let retryable = should_retry.unwrap_or(err.retryable);
+            return Err(err.retryable(retryable).into());
         }
         let mut decoder: Box<dyn Decoder> = wire::decoder(self.wire);
         let mut parser = SseParser::new();

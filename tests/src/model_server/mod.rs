@@ -295,6 +295,20 @@ async fn handle(req: Request<Incoming>, state: Shared) -> Result<Response<Body>,
             return Ok(r);
         }
         Some(Fault::Status { status, message }) => return Ok(error(*status, message)),
+        Some(Fault::StatusWithHeader {
+            status,
+            message,
+            header: (name, value),
+        }) => {
+            let mut r = error(*status, message);
+            if let (Ok(n), Ok(v)) = (
+                hyper::header::HeaderName::from_bytes(name.as_bytes()),
+                hyper::header::HeaderValue::from_str(value),
+            ) {
+                r.headers_mut().insert(n, v);
+            }
+            return Ok(r);
+        }
         Some(Fault::EchoKey) => {
             let key = headers
                 .iter()

@@ -141,6 +141,16 @@ pub enum Fault {
         /// The provider's message.
         message: String,
     },
+    /// An HTTP error status with one extra response header (e.g.
+    /// `x-should-retry: false`).
+    StatusWithHeader {
+        /// Status code.
+        status: u16,
+        /// The provider's message.
+        message: String,
+        /// Header name and value.
+        header: (String, String),
+    },
     /// Answer 401 quoting the `Authorization`/`x-api-key` header back, as some
     /// providers do: for redaction tests.
     EchoKey,

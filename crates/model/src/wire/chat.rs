@@ -155,13 +155,15 @@ impl Decoder for ChatDecoder {
                         .unwrap_or(pos as u64);
                     let key = index.to_string();
                     let f = &call["function"];
+                    let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
                     if !self.calls.has(&key) {
                         let id = call
                             .get("id")
                             .and_then(Value::as_str)
                             .map_or_else(|| format!("call_{index}"), str::to_owned);
-                        let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
                         self.calls.start(&key, &id, name, &mut out);
+                    } else if !name.is_empty() {
+                        self.calls.name(&key, name, &mut out);
                     }
                     let args = f
                         .get("arguments")

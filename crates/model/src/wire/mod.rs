@@ -174,6 +174,10 @@ pub(crate) fn tokens(v: &Value, path: &str) -> u64 {
 }
 
 /// Tool calls in flight, in the order they started. Shared by all decoders.
+///
+/// A call whose name has not arrived yet (some servers send the id first) is not
+/// announced: its argument text is held until the name comes, so consumers always
+/// see `ToolCallStart` with a name before any delta.
 #[derive(Debug, Default)]
 pub(crate) struct Calls {
     calls: Vec<Call>,
@@ -185,26 +189,57 @@ struct Call {
     id: String,
     name: String,
     args: String,
+    announced: bool,
     ended: bool,
+}
+
+impl Call {
+    fn announce(&mut self, out: &mut Vec<StreamEvent>) {
+        if self.announced {
+            return;
+        }
+        self.announced = true;
+        out.push(StreamEvent::ToolCallStart {
+            id: self.id.clone(),
+            name: self.name.clone(),
+        });
+        if !self.args.is_empty() {
+            out.push(StreamEvent::ToolCallDelta {
+                id: self.id.clone(),
+                arguments: self.args.clone(),
+            });
+        }
+    }
 }
 
 impl Calls {
     /// Starts a call known under `key` (an index or item id) unless already started.
     pub fn start(&mut self, key: &str, id: &str, name: &str, out: &mut Vec<StreamEvent>) {
-        if self.calls.iter().any(|c| c.key == key) {
+        if self.has(key) {
             return;
         }
-        self.calls.push(Call {
+        let mut call = Call {
             key: key.to_owned(),
             id: id.to_owned(),
             name: name.to_owned(),
             args: String::new(),
+            announced: false,
             ended: false,
-        });
-        out.push(StreamEvent::ToolCallStart {
-            id: id.to_owned(),
-            name: name.to_owned(),
-        });
+        };
+        if !name.is_empty() {
+            call.announce(out);
+        }
+        self.calls.push(call);
+    }
+
+    /// Names a call started without one (and announces it).
+    pub fn name(&mut self, key: &str, name: &str, out: &mut Vec<StreamEvent>) {
+        if let Some(c) = self.calls.iter_mut().find(|c| c.key == key && !c.announced) {
+            c.name.push_str(name);
+            if !c.name.is_empty() {
+                c.announce(out);
+            }
+        }
     }
 
     /// Whether a call is known under `key`.
@@ -219,16 +254,19 @@ impl Calls {
         }
         if let Some(c) = self.calls.iter_mut().find(|c| c.key == key && !c.ended) {
             c.args.push_str(text);
-            out.push(StreamEvent::ToolCallDelta {
-                id: c.id.clone(),
-                arguments: text.to_owned(),
-            });
+            if c.announced {
+                out.push(StreamEvent::ToolCallDelta {
+                    id: c.id.clone(),
+                    arguments: text.to_owned(),
+                });
+            }
         }
     }
 
     /// Ends a call; `full` replaces the accumulated text when the provider sends it.
     pub fn end(&mut self, key: &str, full: Option<&str>, out: &mut Vec<StreamEvent>) {
         if let Some(c) = self.calls.iter_mut().find(|c| c.key == key && !c.ended) {
+            c.announce(out);
             c.ended = true;
             if let Some(full) = full.filter(|f| !f.is_empty()) {
                 c.args = full.to_owned();
@@ -314,6 +352,39 @@ mod tests {
             arguments: r#"{"pattern":"x"}"#.into()
         }));
         assert_eq!(events.last(), Some(&StreamEvent::Stop(StopReason::ToolUse)));
+    }
+
+    #[test]
+    fn chat_call_named_after_its_id_is_announced_once_named() {
+        let body = sse(&[
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c9","function":{"arguments":"{\"a\":"}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"grep","arguments":"1}"}}]},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ]);
+        let events = decode_sse_body(WireFormat::OpenaiChat, &body).unwrap();
+        assert_eq!(
+            &events[..4],
+            [
+                StreamEvent::ToolCallStart {
+                    id: "c9".into(),
+                    name: "grep".into()
+                },
+                StreamEvent::ToolCallDelta {
+                    id: "c9".into(),
+                    arguments: "{\"a\":".into()
+                },
+                StreamEvent::ToolCallDelta {
+                    id: "c9".into(),
+                    arguments: "1}".into()
+                },
+                StreamEvent::ToolCallEnd {
+                    id: "c9".into(),
+                    name: "grep".into(),
+                    arguments: "{\"a\":1}".into()
+                },
+            ]
+        );
     }
 
     #[test]
