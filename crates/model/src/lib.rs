@@ -24,6 +24,34 @@
 //! - No LSP types here, and nothing of the agent: the request types are the whole
 //!   interface.
 //!
+//! A call, end to end, against the fixture model server that all tests use:
+//!
+//! ```
+//! use agentls_model::{CancellationToken, ChatRequest, ClientOptions, HttpProvider, ModelProfile};
+//! use agentls_model::{Provider, ProviderSpec, StopReason, WireFormat, collect};
+//! use agentls_testkit::model_server::{ModelServer, Turn};
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let server = ModelServer::start().await.unwrap();
+//! server.push_turn(Turn::text("Hi there!").usage(12, 0, 3));
+//! let spec = ProviderSpec {
+//!     name: "local".into(),
+//!     wire: WireFormat::OpenaiChat,
+//!     base_url: server.url(),
+//!     model_id: "qwen2.5-coder:7b".into(),
+//!     key: None,
+//!     profile: ModelProfile::builtin("qwen2.5-coder:7b"),
+//! };
+//! let provider = HttpProvider::new(spec, ClientOptions::default()).unwrap();
+//! let request = ChatRequest::new(Some("You are terse.".into()), "Say hi");
+//! let answer = collect(provider.stream(&request, CancellationToken::new())).await.unwrap();
+//! assert_eq!((answer.text.as_str(), answer.stop), ("Hi there!", StopReason::EndTurn));
+//! assert_eq!((answer.usage.input, answer.usage.output), (12, 3));
+//! # });
+//! ```
+//!
+//! Profiles, the text-call parser and the router need no network:
+//!
 //! ```
 //! use agentls_model::{ModelProfile, lenient, Router, RouterConfig, RouterMode, RouteInput, Phase};
 //!
@@ -69,6 +97,7 @@ pub use response::{Accumulator, Response, collect};
 pub use retry::RetryPolicy;
 pub use router::{Phase, Route, RouteInput, Router, RouterConfig, RouterMode, Tier};
 pub use secret::Secret;
+pub use tokio_util::sync::CancellationToken;
 pub use types::{ChatRequest, Message, Part, Role, Sampling, ToolCall, ToolDef, ToolResult};
 pub use usage::{Price, Usage};
 pub use wire::decode_sse_body;

@@ -9,6 +9,24 @@
 //! Endpoints, under [`ModelServer::url`] (`http://127.0.0.1:PORT/v1`):
 //! `/chat/completions` (OpenAI chat), `/responses` (OpenAI Responses),
 //! `/messages` (Anthropic).
+//!
+//! ```
+//! use agentls_testkit::model_server::{Fault, ModelServer, Turn};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let server = ModelServer::start().await.unwrap();
+//! // Turns come from files under fixtures/model-turns/ …
+//! server.load_script("read_then_answer").unwrap();
+//! // … or from code.
+//! server.push_turn(Turn::text("Done.").tool_call("call_1", "grep", json!({"pattern": "x"})).usage(900, 512, 20));
+//! // The next request meets a 429, the one after it a stream cut after 3 frames.
+//! server.inject(Fault::RateLimit { retry_after_secs: 0.01 });
+//! server.inject(Fault::CutAfterFrames(3));
+//! assert_eq!(server.remaining_turns(), 3);
+//! // Point a client at server.url(), then assert on server.requests().
+//! # });
+//! ```
 
 mod pairing;
 mod render;
