@@ -249,7 +249,7 @@ impl Job {
                 Ok(()) | Err(Stop::Gone) => return,
                 Err(Stop::Failed(e)) => e,
             };
-            let err = self.redact(err);
+            let mut err = self.redact(err);
             if err.retryable
                 && !delivered
                 && retry < self.options.retry.max_retries
@@ -266,6 +266,9 @@ impl Job {
                 }
                 retry += 1;
                 continue;
+            }
+            if retry > 0 {
+                err.message = format!("{} (after {retry} retries)", err.message);
             }
             warn!(class = ?err.class, error = %err.message, delivered, "model call failed");
             let _ = tx.send(Err(err)).await;
