@@ -5,6 +5,7 @@
 //! wire = "openai_chat"
 //! base_url = "http://127.0.0.1:11434/v1"
 //! model = "qwen2.5-coder:7b"
+//! first_byte_timeout_secs = 600   # a slow local model
 //!
 //! [models.sonnet]
 //! wire = "anthropic"
@@ -21,6 +22,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +65,15 @@ pub struct ModelConfig {
     /// Profile overrides on top of the built-in profile of `model`.
     #[serde(default)]
     pub profile: ProfileOverrides,
+    /// Seconds to wait for the response headers (slow local models need more).
+    #[serde(default)]
+    pub first_byte_timeout_secs: Option<u64>,
+    /// Seconds of silence tolerated inside a stream.
+    #[serde(default)]
+    pub idle_timeout_secs: Option<u64>,
+    /// Retries after the first attempt.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
 }
 
 impl std::fmt::Debug for ModelConfig {
@@ -74,6 +85,9 @@ impl std::fmt::Debug for ModelConfig {
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("profile", &self.profile)
+            .field("first_byte_timeout_secs", &self.first_byte_timeout_secs)
+            .field("idle_timeout_secs", &self.idle_timeout_secs)
+            .field("max_retries", &self.max_retries)
             .finish()
     }
 }
@@ -146,11 +160,12 @@ impl ModelsConfig {
         Ok(Some(Router::new(rc.clone(), fast_context)))
     }
 
-    /// A provider for a configured model, with the key read through `env`.
+    /// A provider for a configured model, with the key read through `env`; the
+    /// model's own timeouts and retry count override `options`.
     pub fn provider(
         &self,
         name: &str,
-        options: ClientOptions,
+        mut options: ClientOptions,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Arc<dyn Provider>, ModelError> {
         let m = self.models.get(name).ok_or_else(|| {
@@ -160,6 +175,15 @@ impl ModelsConfig {
                 format!("unknown model {name:?}; configured: {known:?}"),
             )
         })?;
+        if let Some(secs) = m.first_byte_timeout_secs {
+            options.first_byte_timeout = Duration::from_secs(secs);
+        }
+        if let Some(secs) = m.idle_timeout_secs {
+            options.idle_timeout = Duration::from_secs(secs);
+        }
+        if let Some(n) = m.max_retries {
+            options.retry.max_retries = n;
+        }
         let spec = ProviderSpec {
             name: name.to_owned(),
             wire: m.wire,
