@@ -1,8 +1,13 @@
-//! Test support for agentls: what end-to-end tests use to drive the real binary.
+//! Test support for agentls: what tests use to drive the real binary and a real model
+//! endpoint, with nothing mocked in between.
 //!
 //! - [`lsp`]: an LSP client over stdio that starts the built `agentls` and checks every
 //!   frame it prints.
+//! - [`model_server`]: a fixture model server on 127.0.0.1 speaking the OpenAI chat,
+//!   Responses and Anthropic wire formats over SSE, replaying scripted turns, recording
+//!   requests and injecting faults.
 //! - [`fs_tree`]: folders as comparable values, for tests that edit files.
 
 pub mod fs_tree;
 pub mod lsp;
+pub mod model_server;
