@@ -47,6 +47,15 @@ impl Default for FilesConfig {
     }
 }
 
+impl Config {
+    /// The read limits these settings ask for.
+    pub fn read_limits(&self) -> agentls_text::ReadLimits {
+        agentls_text::ReadLimits {
+            max_bytes: self.files.max_bytes,
+        }
+    }
+}
+
 /// Where a layer of configuration came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {

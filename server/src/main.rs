@@ -9,6 +9,7 @@ mod commands;
 mod config;
 mod convert;
 mod handlers;
+mod indexing;
 mod logging;
 mod panic_guard;
 mod server;

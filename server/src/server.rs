@@ -6,7 +6,9 @@ use tower_lsp::jsonrpc;
 use tower_lsp::lsp_types as lsp;
 use tower_lsp::{Client, LanguageServer, LspService};
 
+use crate::convert::from_lsp;
 use crate::handlers::{self, text_sync::Outcome};
+use crate::indexing;
 use crate::panic_guard::{guard, guard_notification};
 use crate::state::State;
 use crate::transport;
@@ -65,6 +67,39 @@ impl Server {
         .await
     }
 
+    /// Asks the client to send file events; when it cannot, watches the tree ourselves.
+    async fn watch_files(&self, root: &std::path::Path) {
+        if self.state.client_caps().watched_files_registration {
+            let options = lsp::DidChangeWatchedFilesRegistrationOptions {
+                watchers: vec![lsp::FileSystemWatcher {
+                    glob_pattern: lsp::GlobPattern::String("**/*".to_owned()),
+                    kind: None,
+                }],
+            };
+            let registration = lsp::Registration {
+                id: format!("agentls/watch/{}", self.state.next_token()),
+                method: "workspace/didChangeWatchedFiles".to_owned(),
+                register_options: serde_json::to_value(options).ok(),
+            };
+            match self.client.register_capability(vec![registration]).await {
+                Ok(()) => return,
+                Err(e) => {
+                    tracing::warn!("client refused to watch files ({e}); watching them ourselves")
+                }
+            }
+        }
+        let state = self.state.clone();
+        match agentls_index::FileWatcher::new(root, move |event| {
+            state.index_mut().apply_event(&event);
+        }) {
+            Ok(watcher) => self.state.set_watcher(watcher),
+            Err(e) => tracing::warn!(
+                "cannot watch {}: {e}; the index sees disk changes only on reopen",
+                root.display()
+            ),
+        }
+    }
+
     async fn say(&self, outcome: Outcome) {
         if let Outcome::Warn(message) = outcome {
             self.client
@@ -94,6 +129,15 @@ impl LanguageServer for Server {
                 .show_message(lsp::MessageType::WARNING, message)
                 .await;
         }
+        let Some(root) = self.state.root() else {
+            return;
+        };
+        self.watch_files(&root).await;
+        tokio::spawn(indexing::crawl(
+            self.state.clone(),
+            self.client.clone(),
+            root,
+        ));
     }
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {
@@ -105,7 +149,9 @@ impl LanguageServer for Server {
     // handlers::text_sync for why.
     async fn did_open(&self, params: lsp::DidOpenTextDocumentParams) {
         guard_notification("textDocument/didOpen", async {
+            let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_open(&self.state, params);
+            indexing::schedule_update(&self.state, uri);
             self.say(outcome).await;
         })
         .await
@@ -113,7 +159,9 @@ impl LanguageServer for Server {
 
     async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
         guard_notification("textDocument/didChange", async {
+            let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_change(&self.state, params);
+            indexing::schedule_update(&self.state, uri);
             self.say(outcome).await;
         })
         .await
@@ -129,9 +177,63 @@ impl LanguageServer for Server {
 
     async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
         guard_notification("textDocument/didClose", async {
+            let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_close(&self.state, params);
+            indexing::close(&self.state, &uri);
             self.say(outcome).await;
         })
+        .await
+    }
+
+    async fn did_change_watched_files(&self, params: lsp::DidChangeWatchedFilesParams) {
+        indexing::apply_events(&self.state, indexing::file_events(params));
+    }
+
+    async fn document_symbol(
+        &self,
+        params: lsp::DocumentSymbolParams,
+    ) -> jsonrpc::Result<Option<lsp::DocumentSymbolResponse>> {
+        let state = self.state.clone();
+        guard(
+            "textDocument/documentSymbol",
+            blocking(move || handlers::symbols::document_symbol(&state, params)),
+        )
+        .await
+    }
+
+    async fn symbol(
+        &self,
+        params: lsp::WorkspaceSymbolParams,
+    ) -> jsonrpc::Result<Option<Vec<lsp::SymbolInformation>>> {
+        let state = self.state.clone();
+        guard(
+            "workspace/symbol",
+            blocking(move || Some(handlers::symbols::workspace_symbol(&state, params))),
+        )
+        .await
+    }
+
+    async fn goto_definition(
+        &self,
+        params: lsp::GotoDefinitionParams,
+    ) -> jsonrpc::Result<Option<lsp::GotoDefinitionResponse>> {
+        let state = self.state.clone();
+        guard(
+            "textDocument/definition",
+            blocking(move || handlers::symbols::definition(&state, params)),
+        )
+        .await
+    }
+
+    async fn references(
+        &self,
+        params: lsp::ReferenceParams,
+    ) -> jsonrpc::Result<Option<Vec<lsp::Location>>> {
+        let state = self.state.clone();
+        guard(
+            "textDocument/references",
+            blocking(move || handlers::symbols::references(&state, params)),
+        )
         .await
     }
 
@@ -146,6 +248,20 @@ impl LanguageServer for Server {
             }
         })
         .await
+    }
+}
+
+/// Runs a synchronous handler on the blocking pool (index locks and file reads must not
+/// stall the LSP task); a panic in it becomes an internal error through [`guard`].
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> jsonrpc::Result<T> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(value) => Ok(value),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(jsonrpc::Error {
+            code: jsonrpc::ErrorCode::InternalError,
+            message: e.to_string().into(),
+            data: None,
+        }),
     }
 }
 

@@ -1,9 +1,12 @@
 //! What the server holds between requests.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use agentls_text::{DocumentStore, PositionEncoding};
+use agentls_index::{FileWatcher, Index};
+use agentls_text::{DocUri, DocumentStore, PositionEncoding};
 
 use crate::config;
 
@@ -15,6 +18,20 @@ pub struct State {
     encoding: RwLock<PositionEncoding>,
     config: RwLock<config::Merged>,
     root: RwLock<Option<PathBuf>>,
+    client_caps: RwLock<ClientCaps>,
+    index: RwLock<Index>,
+    index_pending: Mutex<HashSet<DocUri>>,
+    watcher: Mutex<Option<FileWatcher>>,
+    tokens: AtomicU64,
+}
+
+/// What the client said it can do, in the terms the server needs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientCaps {
+    /// `window.workDoneProgress`: it shows `$/progress`.
+    pub work_done_progress: bool,
+    /// `workspace.didChangeWatchedFiles.dynamicRegistration`: it watches files for us.
+    pub watched_files_registration: bool,
 }
 
 /// Reads a lock, recovering from poisoning: the values behind these locks are replaced
@@ -39,9 +56,60 @@ impl State {
         *write(&self.encoding) = encoding;
     }
 
+    /// The workspace root, when the client named one.
+    pub fn root(&self) -> Option<PathBuf> {
+        read(&self.root).clone()
+    }
+
     /// Sets the workspace root.
     pub fn set_root(&self, root: Option<PathBuf>) {
         *write(&self.root) = root;
+    }
+
+    /// The client's capabilities.
+    pub fn client_caps(&self) -> ClientCaps {
+        *read(&self.client_caps)
+    }
+
+    /// Records the client's capabilities (in `initialize`).
+    pub fn set_client_caps(&self, caps: ClientCaps) {
+        *write(&self.client_caps) = caps;
+    }
+
+    /// The symbol index, for reading. Held briefly; never across `.await`.
+    pub fn index(&self) -> RwLockReadGuard<'_, Index> {
+        read(&self.index)
+    }
+
+    /// The symbol index, for updating (from blocking threads).
+    pub fn index_mut(&self) -> RwLockWriteGuard<'_, Index> {
+        write(&self.index)
+    }
+
+    /// Marks a document as queued for re-indexing; `false` if it already was.
+    pub fn mark_index_pending(&self, uri: &DocUri) -> bool {
+        self.index_pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(uri.clone())
+    }
+
+    /// Unmarks a document queued for re-indexing.
+    pub fn clear_index_pending(&self, uri: &DocUri) {
+        self.index_pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uri);
+    }
+
+    /// Keeps a file watcher alive for the server's lifetime.
+    pub fn set_watcher(&self, watcher: FileWatcher) {
+        *self.watcher.lock().unwrap_or_else(|p| p.into_inner()) = Some(watcher);
+    }
+
+    /// A fresh number for progress tokens and registrations.
+    pub fn next_token(&self) -> u64 {
+        self.tokens.fetch_add(1, Ordering::Relaxed)
     }
 
     /// A copy of the merged configuration and its provenance.

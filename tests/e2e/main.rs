@@ -10,4 +10,5 @@ mod cli;
 mod edit_cli;
 mod robustness;
 mod support;
+mod symbols;
 mod text_sync;

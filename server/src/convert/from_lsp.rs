@@ -54,3 +54,20 @@ pub fn workspace_root(params: &lsp::InitializeParams) -> Option<std::path::PathB
     let url = folder.or(params.root_uri.as_ref())?;
     url.to_file_path().ok()
 }
+
+/// The client capabilities the server acts on.
+pub fn client_caps(caps: &lsp::ClientCapabilities) -> crate::state::ClientCaps {
+    crate::state::ClientCaps {
+        work_done_progress: caps
+            .window
+            .as_ref()
+            .and_then(|w| w.work_done_progress)
+            .unwrap_or(false),
+        watched_files_registration: caps
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false),
+    }
+}

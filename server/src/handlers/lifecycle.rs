@@ -11,6 +11,7 @@ use crate::state::State;
 pub fn initialize(state: &State, params: lsp::InitializeParams) -> lsp::InitializeResult {
     let encoding = from_lsp::position_encoding(&params);
     state.set_encoding(encoding);
+    state.set_client_caps(from_lsp::client_caps(&params.capabilities));
     let root = from_lsp::workspace_root(&params);
     let mut merged = config::load_files(root.as_deref());
     if let Some(options) = params.initialization_options {
@@ -39,6 +40,10 @@ pub fn initialize(state: &State, params: lsp::InitializeParams) -> lsp::Initiali
                     ..Default::default()
                 },
             )),
+            document_symbol_provider: Some(lsp::OneOf::Left(true)),
+            workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
+            definition_provider: Some(lsp::OneOf::Left(true)),
+            references_provider: Some(lsp::OneOf::Left(true)),
             experimental: Some(serde_json::json!({
                 "agentls": { "viewFileText": agentls_protocol::view_file_text::METHOD }
             })),

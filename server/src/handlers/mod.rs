@@ -3,4 +3,5 @@
 
 pub mod debug;
 pub mod lifecycle;
+pub mod symbols;
 pub mod text_sync;

@@ -1,0 +1,167 @@
+//! Keeps the symbol index current: the first crawl (with `$/progress`), re-indexing of
+//! live buffers after edits (coalesced, off the LSP task), and file events from the
+//! client or a watcher.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agentls_index::{FileEvent, Index, Overlay};
+use agentls_text::DocUri;
+use tower_lsp::Client;
+use tower_lsp::lsp_types as lsp;
+
+use crate::state::State;
+
+/// Crawls `root` on a blocking thread, reporting progress to the client when it can show
+/// it, then swaps the new index in and re-applies the buffers opened meanwhile.
+pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
+    let progress = Progress::begin(
+        &state,
+        &client,
+        "agentls: indexing",
+        &root.display().to_string(),
+    )
+    .await;
+    let crawl_state = state.clone();
+    let result = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let mut index = Index::default();
+        let stats = index.crawl(&root, &Overlay::from_store(&crawl_state.store));
+        (index, stats, started.elapsed())
+    })
+    .await;
+    let message = match result {
+        Ok((mut index, stats, took)) => {
+            // Buffers that changed during the crawl: their latest text wins.
+            for snapshot in state.store.snapshots() {
+                if let Some(path) = snapshot.uri.to_file_path() {
+                    index.update_file(&path, &snapshot.text());
+                }
+            }
+            let bytes_per_line = index.stats().bytes_per_line;
+            *state.index_mut() = index;
+            tracing::info!(
+                files = stats.files,
+                lines = stats.lines,
+                ?took,
+                bytes_per_line,
+                "indexed"
+            );
+            format!(
+                "{} files, {} lines in {:.1?}",
+                stats.files, stats.lines, took
+            )
+        }
+        Err(e) => {
+            tracing::error!("indexing failed: {e}");
+            format!("indexing failed: {e}")
+        }
+    };
+    progress.end(&client, message).await;
+}
+
+/// Re-indexes an open document from its live text, soon, off the LSP task. Several
+/// changes in a row cost one re-index: a document already queued is not queued again,
+/// and the job reads the newest text when it runs.
+pub fn schedule_update(state: &Arc<State>, uri: DocUri) {
+    if !state.mark_index_pending(&uri) {
+        return;
+    }
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || {
+        state.clear_index_pending(&uri);
+        let (Some(snapshot), Some(path)) = (state.store.snapshot(&uri), uri.to_file_path()) else {
+            return;
+        };
+        state.index_mut().update_file(&path, &snapshot.text());
+    });
+}
+
+/// A buffer was closed: the index goes back to the disk's version of the file.
+pub fn close(state: &Arc<State>, uri: &DocUri) {
+    let Some(path) = uri.to_file_path() else {
+        return;
+    };
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || state.index_mut().close_file(&path));
+}
+
+/// Applies file events (from `workspace/didChangeWatchedFiles` or the watcher).
+pub fn apply_events(state: &Arc<State>, events: Vec<FileEvent>) {
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut index = state.index_mut();
+        for event in &events {
+            index.apply_event(event);
+        }
+    });
+}
+
+/// Converts `didChangeWatchedFiles` events.
+pub fn file_events(params: lsp::DidChangeWatchedFilesParams) -> Vec<FileEvent> {
+    params
+        .changes
+        .into_iter()
+        .filter_map(|change| {
+            let path = change.uri.to_file_path().ok()?;
+            Some(if change.typ == lsp::FileChangeType::DELETED {
+                FileEvent::Removed(path)
+            } else {
+                FileEvent::Changed(path)
+            })
+        })
+        .collect()
+}
+
+/// A `$/progress` sequence, or nothing when the client cannot show one.
+pub struct Progress {
+    token: Option<lsp::NumberOrString>,
+}
+
+impl Progress {
+    /// Creates the token and sends `begin`.
+    pub async fn begin(state: &State, client: &Client, title: &str, message: &str) -> Self {
+        if !state.client_caps().work_done_progress {
+            return Self { token: None };
+        }
+        let token = lsp::NumberOrString::String(format!("agentls/{}", state.next_token()));
+        let created = client
+            .send_request::<lsp::request::WorkDoneProgressCreate>(
+                lsp::WorkDoneProgressCreateParams {
+                    token: token.clone(),
+                },
+            )
+            .await;
+        if let Err(e) = created {
+            tracing::debug!("client refused a progress token: {e}");
+            return Self { token: None };
+        }
+        let begin = lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
+            title: title.to_owned(),
+            cancellable: Some(false),
+            message: Some(message.to_owned()),
+            percentage: None,
+        });
+        send_progress(client, &token, begin).await;
+        Self { token: Some(token) }
+    }
+
+    /// Sends `end` with a final message.
+    pub async fn end(self, client: &Client, message: String) {
+        if let Some(token) = &self.token {
+            let end = lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd {
+                message: Some(message),
+            });
+            send_progress(client, token, end).await;
+        }
+    }
+}
+
+async fn send_progress(client: &Client, token: &lsp::NumberOrString, value: lsp::WorkDoneProgress) {
+    client
+        .send_notification::<lsp::notification::Progress>(lsp::ProgressParams {
+            token: token.clone(),
+            value: lsp::ProgressParamsValue::WorkDone(value),
+        })
+        .await;
+}

@@ -1,0 +1,223 @@
+//! The index served over LSP: documentSymbol, workspace/symbol, definition and
+//! references on a copy of `fixtures/workspaces/rust`, kept current from live buffers
+//! and from files changed on disk.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use agentls_testkit::fs_tree;
+use agentls_testkit::lsp::{LspClient, changes};
+use serde_json::{Value, json};
+
+use crate::support::{change, start};
+
+fn url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// Starts a server on `root` that shows progress, and waits for the first crawl to end.
+fn start_on(root: &Path) -> LspClient {
+    let mut client = start(&[]);
+    let caps = json!({
+        "general": { "positionEncodings": ["utf-16"] },
+        "window": { "workDoneProgress": true }
+    });
+    let folders = json!({ "workspaceFolders": [{ "uri": url(root), "name": "ws" }] });
+    let init = client.initialize(caps, folders).unwrap();
+    for cap in [
+        "documentSymbolProvider",
+        "workspaceSymbolProvider",
+        "definitionProvider",
+        "referencesProvider",
+    ] {
+        assert_eq!(init["capabilities"][cap], true, "{cap}");
+    }
+    // begin ... end: the end message says how much was indexed.
+    let begin = client.wait_notification("$/progress").unwrap();
+    assert_eq!(begin["params"]["value"]["kind"], "begin", "{begin}");
+    let end = client.wait_notification("$/progress").unwrap();
+    assert_eq!(end["params"]["value"]["kind"], "end", "{end}");
+    assert!(
+        end["params"]["value"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 files"),
+        "{end}"
+    );
+    assert!(
+        client
+            .server_requests
+            .iter()
+            .any(|(r, _)| r["method"] == "window/workDoneProgress/create")
+    );
+    client
+}
+
+fn symbol_names(client: &mut LspClient, query: &str) -> Vec<(String, String, u64)> {
+    let r = client
+        .request_ok("workspace/symbol", json!({ "query": query }))
+        .unwrap();
+    r.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let uri = s["location"]["uri"].as_str().unwrap();
+            let file = uri.rsplit('/').next().unwrap().to_owned();
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                file,
+                s["location"]["range"]["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Polls `workspace/symbol` until `query` finds `name` (updates are asynchronous).
+fn eventually_finds(client: &mut LspClient, query: &str, name: &str) -> Vec<(String, String, u64)> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let found = symbol_names(client, query);
+        if found.iter().any(|(n, _, _)| n == name) || Instant::now() > deadline {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn position(line: u32, character: u32) -> Value {
+    json!({ "line": line, "character": character })
+}
+
+#[test]
+fn symbols_definitions_and_references_over_lsp() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    fs_tree::copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/workspaces/rust"),
+        &root,
+    )
+    .unwrap();
+    let lib = root.join("src/lib.rs");
+    let util = root.join("src/util.rs");
+    let mut client = start_on(&root);
+
+    // workspace/symbol: fuzzy, and .gitignore'd files are not indexed.
+    let found = symbol_names(&mut client, "square");
+    assert!(
+        found.contains(&("square".to_owned(), "util.rs".to_owned(), 2)),
+        "{found:?}"
+    );
+    assert_eq!(symbol_names(&mut client, "ignored_by_gitignore"), vec![]);
+
+    // documentSymbol: the outline of lib.rs, nested.
+    let outline = client
+        .request_ok(
+            "textDocument/documentSymbol",
+            json!({ "textDocument": { "uri": url(&lib) } }),
+        )
+        .unwrap();
+    let names: Vec<&str> = outline
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for want in ["Point", "Shape", "Area", "MAX_SHAPES"] {
+        assert!(names.contains(&want), "{want} not in {names:?}");
+    }
+    let point = outline
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Point")
+        .unwrap();
+    assert_eq!(point["kind"], 23, "struct"); // SymbolKind::STRUCT
+    assert_eq!(point["selectionRange"]["start"], position(4, 11));
+
+    // definition: `origin` in util.rs (line 7, inside the word) → lib.rs `fn origin`.
+    let def = client
+        .request_ok(
+            "textDocument/definition",
+            json!({ "textDocument": { "uri": url(&util) }, "position": position(7, 20) }),
+        )
+        .unwrap();
+    assert_eq!(def[0]["uri"], url(&lib), "{def}");
+    assert_eq!(def[0]["range"]["start"], position(28, 11), "{def}");
+
+    // references: `square` is used twice in lib.rs; with the declaration, util.rs too.
+    let refs = client
+        .request_ok(
+            "textDocument/references",
+            json!({
+                "textDocument": { "uri": url(&util) },
+                "position": position(2, 9),
+                "context": { "includeDeclaration": true }
+            }),
+        )
+        .unwrap();
+    let lines: Vec<(String, u64)> = refs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["uri"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_owned(),
+                l["range"]["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            ("util.rs".to_owned(), 2),
+            ("lib.rs".to_owned(), 21),
+            ("lib.rs".to_owned(), 22)
+        ],
+        "{refs}"
+    );
+
+    // A live buffer: a new function after an emoji; its column is in UTF-16 units.
+    let text = std::fs::read_to_string(&util).unwrap();
+    let doc = json!({ "uri": url(&util), "languageId": "rust", "version": 1, "text": text });
+    client
+        .notify("textDocument/didOpen", json!({ "textDocument": doc }))
+        .unwrap();
+    change(
+        &mut client,
+        &url(&util),
+        2,
+        changes(&[(
+            0,
+            0,
+            0,
+            0,
+            "/* 😀 */ pub fn triple(x: f64) -> f64 { x * 3.0 }\n",
+        )]),
+    );
+    let found = eventually_finds(&mut client, "triple", "triple");
+    assert!(
+        found.contains(&("triple".to_owned(), "util.rs".to_owned(), 0)),
+        "{found:?}"
+    );
+    let r = client
+        .request_ok("workspace/symbol", json!({ "query": "triple" }))
+        .unwrap();
+    assert_eq!(r[0]["location"]["range"]["start"], position(0, 16), "{r}");
+    // The buffer, not the disk, is what the index saw.
+    assert!(!std::fs::read_to_string(&util).unwrap().contains("triple"));
+
+    // A file created on disk (not open) is picked up by the watcher.
+    std::fs::write(root.join("src/extra.rs"), "pub fn from_disk() {}\n").unwrap();
+    let found = eventually_finds(&mut client, "from_disk", "from_disk");
+    assert!(
+        found.contains(&("from_disk".to_owned(), "extra.rs".to_owned(), 0)),
+        "{found:?}"
+    );
+    assert!(client.shutdown().unwrap().success());
+}
