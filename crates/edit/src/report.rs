@@ -230,6 +230,28 @@ mod tests {
     }
 
     #[test]
+    fn ambiguous_message() {
+        let file = ["a", "x", "b", "x", "c"];
+        expect![[r#"
+            the text to replace matches 2 places (ignoring trailing whitespace), starting at lines 2, 4:
+                  2 | x
+                  3 | b
+              ---
+                  4 | x
+                  5 | c
+              ---
+            Add context."#]]
+        .assert_eq(&ambiguous(
+            &file,
+            2,
+            MatchLevel::TrailingWhitespace,
+            &[1, 3],
+            "the text to replace",
+            "Add context.",
+        ));
+    }
+
+    #[test]
     fn no_match_message() {
         let file = ["fn main() {", "    println!(\"hi\");", "}"];
         let search = vec![
