@@ -171,8 +171,9 @@ pub(crate) fn no_match(file: &[&str], search: &[String], what: &str) -> String {
         _ => {
             let _ = write!(
                 out,
-                "No lines of the file ({} lines) resemble it; check the file path, or read the file again before retrying.",
-                file.len()
+                "No lines of the file ({} line{}) resemble it; check the file path, or read the file again before retrying.",
+                file.len(),
+                if file.len() == 1 { "" } else { "s" }
             );
         }
     }
