@@ -4,7 +4,9 @@
 use std::ops::Range;
 
 use ropey::Rope;
-use similar::{Algorithm, DiffTag, capture_diff_slices};
+use std::time::{Duration, Instant};
+
+use similar::{Algorithm, DiffTag, capture_diff_slices, capture_diff_slices_deadline};
 
 /// Replace the chars `range` of the base text with `new_text`. Offsets are char indexes
 /// (Unicode scalar values) of the base rope, as `agentls_text::position` expects.
@@ -26,6 +28,8 @@ impl TextEdit {
     }
 }
 
+/// Time allowed for the line diff of pathological inputs (whole rewrites of huge files).
+const LINE_DIFF_BUDGET: Duration = Duration::from_millis(300);
 /// Changed line blocks up to this many chars on each side are refined by characters;
 /// larger ones stay whole (refining them costs more than it saves).
 const MAX_REFINE_CHARS: usize = 4000;
@@ -53,7 +57,9 @@ pub fn diff(old: &str, new: &str) -> Vec<TextEdit> {
     let (am, bm) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let mut char_pos: usize = a[..prefix].iter().map(|l| l.chars().count()).sum();
     let mut edits = Vec::new();
-    for op in capture_diff_slices(Algorithm::Myers, am, bm) {
+    // Past the deadline the diff degrades to coarser edits, never to wrong ones.
+    let deadline = Instant::now() + LINE_DIFF_BUDGET;
+    for op in capture_diff_slices_deadline(Algorithm::Myers, am, bm, Some(deadline)) {
         let (tag, or, nr) = op.as_tag_tuple();
         let old_chunk: String = am[or].concat();
         let new_chunk: String = bm[nr].concat();

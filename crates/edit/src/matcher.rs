@@ -2,7 +2,9 @@
 
 use std::ops::Range;
 
-use crate::normalize::{Offset, fold_unicode, is_elision};
+use std::borrow::Cow;
+
+use crate::normalize::{Offset, fold_unicode_cow, is_elision};
 
 /// How loosely a search text had to be read to match. Levels are tried in this order and
 /// the first level with any match decides.
@@ -91,13 +93,21 @@ pub(crate) fn find(file: &[&str], q: &Query) -> Outcome {
 
 /// As [`find`], starting at level `from`.
 pub(crate) fn find_from(file: &[&str], q: &Query, from: MatchLevel) -> Outcome {
-    let mut folded: Option<Vec<String>> = None;
     for level in MatchLevel::ALL.into_iter().filter(|l| *l >= from) {
         let found = match level {
             MatchLevel::UnicodeFolded => {
-                let f = folded
-                    .get_or_insert_with(|| file.iter().map(|l| fold_unicode(l.trim())).collect());
-                let s: Vec<String> = q.search.iter().map(|l| fold_unicode(l.trim())).collect();
+                // Folding changes nothing when neither side has non-ASCII text: the
+                // previous level already saw exactly this.
+                if q.search.iter().all(|l| l.is_ascii()) && file.iter().all(|l| l.is_ascii()) {
+                    continue;
+                }
+                let f: Vec<Cow<'_, str>> =
+                    file.iter().map(|l| fold_unicode_cow(l.trim())).collect();
+                let s: Vec<Cow<'_, str>> = q
+                    .search
+                    .iter()
+                    .map(|l| fold_unicode_cow(l.trim()))
+                    .collect();
                 candidates(file.len(), q, |i, j| f[i] == s[j])
                     .into_iter()
                     .map(|r| plain(r, level))

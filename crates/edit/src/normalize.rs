@@ -3,6 +3,18 @@
 /// Folds the Unicode punctuation models and word processors swap for ASCII: dashes,
 /// curly quotes, non-breaking and other odd spaces, the ellipsis character.
 pub(crate) fn fold_unicode(s: &str) -> String {
+    fold_unicode_cow(s).into_owned()
+}
+
+/// [`fold_unicode`] without allocating for ASCII text, which it leaves as is.
+pub(crate) fn fold_unicode_cow(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.is_ascii() {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(fold_slow(s))
+}
+
+fn fold_slow(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

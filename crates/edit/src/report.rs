@@ -48,14 +48,38 @@ fn dice(a: &[u64], b: &[u64], a_line: &str, b_line: &str) -> f64 {
     (2 * common) as f64 / (a.len() + b.len()) as f64
 }
 
+/// A 128-bit set of hashed character bigrams of a trimmed line: a cheap first pass
+/// before the exact Dice score.
+fn signature(line: &str) -> u128 {
+    let mut sig = 0u128;
+    let mut prev: Option<char> = None;
+    for c in line.trim().chars() {
+        if let Some(p) = prev {
+            let h = (u32::from(p).wrapping_mul(31) ^ u32::from(c)).wrapping_mul(2_654_435_761);
+            sig |= 1u128 << (h >> 25);
+        }
+        prev = Some(c);
+    }
+    sig
+}
+
+fn approx(a: u128, b: u128) -> f64 {
+    let total = a.count_ones() + b.count_ones();
+    if total == 0 {
+        return 1.0;
+    }
+    f64::from(2 * (a & b).count_ones()) / f64::from(total)
+}
+
+/// Windows re-scored exactly after the first pass.
+const RESCORED: usize = 8;
+
 /// The window of `search.len()` file lines most similar to `search`: (start, score).
 pub(crate) fn nearest(file: &[&str], search: &[String]) -> Option<(usize, f64)> {
     let k = search.len();
     if k == 0 || file.is_empty() {
         return None;
     }
-    let s: Vec<Vec<u64>> = search.iter().map(|l| bigrams(l)).collect();
-    let f: Vec<Vec<u64>> = file.iter().map(|l| bigrams(l)).collect();
     let windows = file.len().saturating_sub(k) + 1;
     // Long search texts are scored on evenly spaced lines: the failure path must stay
     // interactive on large files too.
@@ -66,16 +90,29 @@ pub(crate) fn nearest(file: &[&str], search: &[String]) -> Option<(usize, f64)> 
             .map(|i| i * (k - 1) / (MAX_SCORED - 1))
             .collect()
     };
+    let fsig: Vec<u128> = file.iter().map(|l| signature(l)).collect();
+    let ssig: Vec<u128> = search.iter().map(|l| signature(l)).collect();
+    let mut rough: Vec<(f64, usize)> = (0..windows)
+        .map(|start| {
+            let total: f64 = sample
+                .iter()
+                .filter_map(|&j| fsig.get(start + j).map(|f| approx(ssig[j], *f)))
+                .sum();
+            (total, start)
+        })
+        .collect();
+    rough.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let s: Vec<Vec<u64>> = search.iter().map(|l| bigrams(l)).collect();
     let mut best: Option<(usize, f64)> = None;
-    for start in 0..windows {
+    for &(_, start) in rough.iter().take(RESCORED) {
         let mut total = 0.0;
         for &j in &sample {
-            if let Some(fl) = f.get(start + j) {
-                total += dice(&s[j], fl, &search[j], file[start + j]);
+            if let Some(fl) = file.get(start + j) {
+                total += dice(&s[j], &bigrams(fl), &search[j], fl);
             }
         }
         let score = total / sample.len() as f64;
-        if best.is_none_or(|(_, b)| score > b) {
+        if best.is_none_or(|(b_start, b)| score > b || (score == b && start < b_start)) {
             best = Some((start, score));
         }
     }
@@ -134,8 +171,9 @@ pub(crate) fn no_match(file: &[&str], search: &[String], what: &str) -> String {
         _ => {
             let _ = write!(
                 out,
-                "No lines of the file ({} lines) resemble it; check the file path, or read the file again before retrying.",
-                file.len()
+                "No lines of the file ({} line{}) resemble it; check the file path, or read the file again before retrying.",
+                file.len(),
+                if file.len() == 1 { "" } else { "s" }
             );
         }
     }
@@ -190,6 +228,28 @@ mod tests {
         ];
         let search = vec!["fn b() {".to_string(), "    let y = 3;".to_string()];
         assert_eq!(nearest(&file, &search).map(|(s, _)| s), Some(3));
+    }
+
+    #[test]
+    fn ambiguous_message() {
+        let file = ["a", "x", "b", "x", "c"];
+        expect![[r#"
+            the text to replace matches 2 places (ignoring trailing whitespace), starting at lines 2, 4:
+                  2 | x
+                  3 | b
+              ---
+                  4 | x
+                  5 | c
+              ---
+            Add context."#]]
+        .assert_eq(&ambiguous(
+            &file,
+            2,
+            MatchLevel::TrailingWhitespace,
+            &[1, 3],
+            "the text to replace",
+            "Add context.",
+        ));
     }
 
     #[test]
