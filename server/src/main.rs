@@ -14,6 +14,7 @@ mod logging;
 mod panic_guard;
 mod server;
 mod state;
+mod syntax_check;
 mod transport;
 
 use std::process::ExitCode;

@@ -136,3 +136,30 @@ fn a_patch_on_stdin_works_and_a_bad_one_exits_non_zero() {
         "one\n2\n"
     );
 }
+
+#[test]
+fn new_syntax_errors_are_reported_and_the_edit_still_lands() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lib.rs"), "fn a() {\n    one();\n}\n").unwrap();
+    let edit = r#"{"path": "lib.rs", "old_string": "    one();\n}", "new_string": "    one(;\n}"}"#;
+    let edit_file = dir.path().join("edit.json");
+    std::fs::write(&edit_file, edit).unwrap();
+    let out = Command::new(bin())
+        .args(["edit", "--format", "str-replace", "--root"])
+        .arg(dir.path())
+        .arg(&edit_file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("M lib.rs"), "{stdout}");
+    assert!(stdout.contains("lib.rs:2: new syntax error"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("lib.rs")).unwrap(),
+        "fn a() {\n    one(;\n}\n"
+    );
+}

@@ -9,51 +9,26 @@
     reason = "test helpers outside #[test] fns: a panic is a test failure"
 )]
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use agentls_edit::{Format, apply_to_dir};
+use agentls_testkit::fs_tree;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/edits")
 }
 
-/// Every file under `root` (relative path -> bytes), `.keep` left out.
-fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n != ".keep") {
-                out.insert(
-                    p.strip_prefix(root).unwrap().to_path_buf(),
-                    fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    out
+fn tree(root: &Path) -> fs_tree::Tree {
+    fs_tree::read(root).unwrap()
 }
 
 fn copy_tree(from: &Path, to: &Path) {
-    for (rel, bytes) in tree(from) {
-        let p = to.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, bytes).unwrap();
-    }
+    fs_tree::copy(from, to).unwrap();
 }
 
-fn show(t: &BTreeMap<PathBuf, Vec<u8>>) -> String {
-    t.iter()
-        .map(|(p, b)| format!("--- {}\n{:?}\n", p.display(), String::from_utf8_lossy(b)))
-        .collect()
+fn show(t: &fs_tree::Tree) -> String {
+    fs_tree::show(t)
 }
 
 /// Runs one case; `Err` says what went wrong.

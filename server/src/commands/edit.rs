@@ -1,6 +1,7 @@
 //! `agentls apply-patch` and `agentls edit`: the edit engine on files on disk, for
 //! conformance testing and scripts. Exactly the engine the agent uses; on failure nothing
-//! is written and the reason goes to stderr.
+//! is written and the reason goes to stderr. Syntax errors an edit introduces (tree-sitter,
+//! for the index's languages) are reported after the summary; the edit still lands.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -8,6 +9,8 @@ use std::process::ExitCode;
 
 use agentls_edit::Format;
 use anyhow::Context;
+
+use crate::syntax_check::TreeSitterCheck;
 
 /// Reads the edit from `input` (`-` or absent: stdin), applies it under `root`, prints the
 /// summary to `out`. Returns failure with the engine's message on any refusal.
@@ -24,7 +27,7 @@ pub fn run(
             std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?
         }
     };
-    let summary = agentls_edit::apply_to_dir(root, format, &text, None)?;
+    let summary = agentls_edit::apply_to_dir(root, format, &text, Some(&TreeSitterCheck))?;
     write!(out, "{summary}")?;
     Ok(ExitCode::SUCCESS)
 }
