@@ -1,0 +1,81 @@
+//! What a tool call can reach: the workspace as the editor shows it, the index, the
+//! sandbox, and the sinks through which its effects leave (edits, approvals, plan).
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use agentls_index::Index;
+use agentls_model::CancellationToken;
+use agentls_text::{DocumentStore, ReadLimits};
+use async_trait::async_trait;
+
+use crate::ToolError;
+
+/// Where validated edits go: the editor (`workspace/applyEdit`, in the server) or the
+/// disk (headless). `apply` returns once the edit has landed, so the next read sees it.
+#[async_trait]
+pub trait EditSink: Send + Sync {
+    /// Lands a plan whole, or refuses it with a model-readable reason.
+    async fn apply(&self, plan: agentls_edit::Plan) -> Result<(), ToolError>;
+}
+
+/// Asks the user to allow something (a command the policy marks `ask`, an escalation out
+/// of the sandbox). No answer means no.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// `true` when the user allowed `what`.
+    async fn approve(&self, what: &str) -> bool;
+}
+
+/// Diagnostics the client sent for a file, when there is a client.
+pub trait DiagnosticsSource: Send + Sync {
+    /// `(1-based line, severity, message)` for `path`.
+    fn diagnostics(&self, path: &std::path::Path) -> Vec<(usize, String, String)>;
+}
+
+/// Runs a subagent for the `task` tool: a fresh context and budget, returning a summary.
+#[async_trait]
+pub trait SubagentRunner: Send + Sync {
+    /// Runs `prompt` to completion (optionally on `model`) and returns its final summary.
+    async fn run(
+        &self,
+        prompt: String,
+        model: Option<String>,
+        cancel: CancellationToken,
+    ) -> Result<String, ToolError>;
+}
+
+/// Everything a tool call can use. Cheap to clone; shared by parallel calls.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The workspace root; tool paths are relative to it and may not leave it.
+    pub root: PathBuf,
+    /// Open documents: reads see live buffers first.
+    pub store: Arc<DocumentStore>,
+    /// Limits for reading files from disk.
+    pub read_limits: ReadLimits,
+    /// The symbol index.
+    pub index: Arc<RwLock<Index>>,
+    /// The command sandbox; `None` where commands are not allowed (ask mode).
+    pub sandbox: Option<Arc<agentls_sandbox::Sandbox>>,
+    /// The command policy (allow / ask / forbid by prefix).
+    pub policy: Arc<agentls_sandbox::Policy>,
+    /// Where edits land.
+    pub edits: Arc<dyn EditSink>,
+    /// Who is asked for approvals.
+    pub approver: Arc<dyn Approver>,
+    /// Client diagnostics, if any.
+    pub diagnostics: Option<Arc<dyn DiagnosticsSource>>,
+    /// Runs subagents for the `task` tool, if allowed.
+    pub subagents: Option<Arc<dyn SubagentRunner>>,
+    /// Fires when the user cancels; running tools stop.
+    pub cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
