@@ -251,8 +251,10 @@ impl Index {
 
     /// Sets the live text of `path` (an open buffer) and re-indexes it. When the file was
     /// updated before, its kept syntax tree is edited with the changed byte range (found
-    /// by comparing the old and new text) and reparsed incrementally. Returns `false` if
-    /// the file is not in a known language.
+    /// by comparing the old and new text, so callers pass whole texts, no edit lists),
+    /// reparsed incrementally, and the tags query runs again only over the region the
+    /// edit changed; the rest of the file's tags are shifted. Returns `false` if the file
+    /// is not in a known language.
     pub fn update_file(&mut self, path: &Path, text: &str) -> bool {
         match Language::from_path(path) {
             Some(lang) => self.update_file_as(path, lang, text),
