@@ -40,6 +40,7 @@
 //! assert_eq!(outline[0].children[0].kind, SymbolKind::Method);
 //! ```
 
+mod ident;
 mod index;
 pub mod language;
 pub mod overlay;
@@ -49,6 +50,7 @@ mod tags;
 pub mod visibility;
 pub mod watch;
 
+pub use ident::ident_at;
 pub use index::{CrawlStats, Index, IndexOptions, IndexStats};
 pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
 pub use overlay::{LiveText, Overlay};
