@@ -100,6 +100,8 @@ pub(crate) struct FileEntry {
 struct LiveTree {
     tree: Tree,
     text: String,
+    /// The tags of `text`, kept so an edit re-extracts only the region it changed.
+    tags: FileTags,
 }
 
 /// One parsed file on its way from a crawl worker to the index.
@@ -249,37 +251,58 @@ impl Index {
 
     /// Sets the live text of `path` (an open buffer) and re-indexes it. When the file was
     /// updated before, its kept syntax tree is edited with the changed byte range (found
-    /// by comparing the old and new text) and reparsed incrementally. Returns `false` if
-    /// the file is not in a known language.
+    /// by comparing the old and new text, so callers pass whole texts, no edit lists),
+    /// reparsed incrementally, and the tags query runs again only over the region the
+    /// edit changed; the rest of the file's tags are shifted. Returns `false` if the file
+    /// is not in a known language.
     pub fn update_file(&mut self, path: &Path, text: &str) -> bool {
-        let Some(lang) = Language::from_path(path) else {
-            return false;
-        };
+        match Language::from_path(path) {
+            Some(lang) => self.update_file_as(path, lang, text),
+            None => false,
+        }
+    }
+
+    /// [`Index::update_file`] with the language given (from the buffer's LSP language
+    /// id), for files whose extension says nothing, such as scripts without one.
+    pub fn update_file_as(&mut self, path: &Path, lang: Language, text: &str) -> bool {
+        let same_lang = self
+            .ids
+            .get(path)
+            .and_then(|&id| self.entry(id))
+            .is_some_and(|e| e.lang == lang);
         let old = self
             .ids
             .get(path)
             .and_then(|id| self.live.remove(id))
-            .and_then(|mut live| {
-                let edit = diff_edit(&live.text, text)?;
-                live.tree.edit(&edit);
-                Some(live.tree)
-            });
-        let Some(tree) = lang.parse(text, old.as_ref()) else {
-            return false;
+            .filter(|_| same_lang);
+        let (tree, tags) = match old {
+            Some(mut live) => match diff_edit(&live.text, text) {
+                None => (live.tree, live.tags),
+                Some(edit) => {
+                    live.tree.edit(&edit);
+                    let Some(tree) = lang.parse(text, Some(&live.tree)) else {
+                        return false;
+                    };
+                    let affected = affected_range(&live.tree, &tree, &edit);
+                    let tags = tags::reextract(lang, &tree, text, &live.tags, &edit, affected);
+                    (tree, tags)
+                }
+            },
+            None => {
+                let Some(tree) = lang.parse(text, None) else {
+                    return false;
+                };
+                let tags = tags::extract(lang, &tree, text);
+                (tree, tags)
+            }
         };
         let parsed = Parsed {
             path: path.to_owned(),
             lang,
             lines: count_lines(text),
-            tags: tags::extract(lang, &tree, text),
+            tags,
         };
-        self.insert(
-            parsed,
-            Some(LiveTree {
-                tree,
-                text: text.to_owned(),
-            }),
-        );
+        self.insert(parsed, Some((tree, text.to_owned())));
         true
     }
 
@@ -340,7 +363,7 @@ impl Index {
         true
     }
 
-    fn insert(&mut self, parsed: Parsed, live: Option<LiveTree>) {
+    fn insert(&mut self, parsed: Parsed, live: Option<(Tree, String)>) {
         let Parsed {
             path,
             lang,
@@ -413,8 +436,8 @@ impl Index {
             });
         }
         match live {
-            Some(live) => {
-                self.live.insert(id, live);
+            Some((tree, text)) => {
+                self.live.insert(id, LiveTree { tree, text, tags });
             }
             None => {
                 self.live.remove(&id);
@@ -555,6 +578,26 @@ impl Index {
             return Vec::new();
         };
         entry.defs.iter().map(|d| self.symbol(entry, d)).collect()
+    }
+
+    /// Every reference found in `path`, in document order.
+    pub fn file_references(&self, path: &Path) -> Vec<Reference> {
+        let Some(entry) = self.file_id(path).and_then(|id| self.entry(id)) else {
+            return Vec::new();
+        };
+        entry
+            .refs
+            .iter()
+            .map(|r| {
+                let name: Arc<str> = Arc::from(self.names.resolve(&r.name));
+                Reference {
+                    span: name_span(r.start, &name),
+                    name,
+                    kind: r.kind,
+                    path: entry.path.clone(),
+                }
+            })
+            .collect()
     }
 
     /// The nested definitions of `path` (`None` if it is not indexed).
@@ -746,6 +789,43 @@ fn repost(map: &mut FxHashMap<Spur, Vec<FileId>>, old: &[Spur], new: &[Spur], id
                 j += 1;
             }
             (None, None) => break,
+        }
+    }
+}
+
+/// The byte range of `new` (after `edit`) whose tags must be looked up again: the edit
+/// and tree-sitter's changed ranges, widened to whole sibling nodes, descending while a
+/// single node contains it all (so an edit inside one function re-queries that function
+/// or less, not the file).
+fn affected_range(old_edited: &Tree, new: &Tree, edit: &InputEdit) -> std::ops::Range<usize> {
+    let mut lo = edit.start_byte;
+    let mut hi = edit.new_end_byte;
+    for r in old_edited.changed_ranges(new) {
+        lo = lo.min(r.start_byte);
+        hi = hi.max(r.end_byte);
+    }
+    let mut node = new.root_node();
+    loop {
+        let mut first = None;
+        let mut last = None;
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if child.start_byte() <= hi && lo <= child.end_byte() {
+                first.get_or_insert(child);
+                last = Some(child);
+            }
+        }
+        match (first, last) {
+            (Some(f), Some(l))
+                if f.id() == l.id()
+                    && f.child_count() > 0
+                    && f.start_byte() < lo
+                    && hi < f.end_byte() =>
+            {
+                node = f;
+            }
+            (Some(f), Some(l)) => return f.start_byte().min(lo)..l.end_byte().max(hi),
+            _ => return lo..hi,
         }
     }
 }

@@ -1,9 +1,10 @@
 //! Running a language's tags query over a syntax tree: definitions with their nesting,
 //! and references, with names kept in one buffer per file (interned later, on merge).
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
-use tree_sitter::{Query, QueryCursor, StreamingIterator, Tree};
+use tree_sitter::{InputEdit, Query, QueryCursor, StreamingIterator, Tree};
 
 use crate::Language;
 use crate::symbol::{Point, ReferenceKind, Span, SymbolKind};
@@ -68,13 +69,17 @@ pub fn check_query(lang: Language) -> Result<(), String> {
 #[derive(Debug, Clone)]
 pub(crate) struct RawDef {
     pub name: (u32, u32),
+    /// The kind after nesting (functions in classes become methods).
     pub kind: SymbolKind,
+    /// The kind the query gave.
+    query_kind: SymbolKind,
     pub span: Span,
     pub name_start: Point,
     /// Index of the enclosing definition in the same list, or [`NO_PARENT`].
     pub parent: u32,
     start_byte: usize,
     end_byte: usize,
+    name_byte: usize,
 }
 
 /// A reference before interning.
@@ -83,6 +88,9 @@ pub(crate) struct RawRef {
     pub name: (u32, u32),
     pub kind: ReferenceKind,
     pub start: Point,
+    name_byte: usize,
+    /// The byte range of the `@reference` capture (the call, the type...).
+    node: (usize, usize),
 }
 
 /// Everything the tags query found in one file.
@@ -104,6 +112,113 @@ impl FileTags {
 
 /// Runs the tags query of `lang` over `tree` (parsed from `text`).
 pub(crate) fn extract(lang: Language, tree: &Tree, text: &str) -> FileTags {
+    let mut out = collect(lang, tree, text, None);
+    finalize(&mut out);
+    out
+}
+
+/// Re-extracts after an edit: `old` holds the tags before `edit`; only definitions and
+/// references whose nodes intersect `affected` (new byte offsets, covering every changed
+/// range) are looked up again, the rest are shifted through the edit.
+pub(crate) fn reextract(
+    lang: Language,
+    tree: &Tree,
+    text: &str,
+    old: &FileTags,
+    edit: &InputEdit,
+    affected: Range<usize>,
+) -> FileTags {
+    let hits = |start: usize, end: usize| start <= affected.end && affected.start <= end;
+    // Widened by a byte: the cursor's range test is strict, ours is inclusive.
+    let query_range = affected.start.saturating_sub(1)..affected.end.saturating_add(1);
+    let fresh = collect(lang, tree, text, Some(query_range));
+    let mut out = FileTags::default();
+    for d in &old.defs {
+        let mut d = d.clone();
+        shift_def(&mut d, edit);
+        if !hits(d.start_byte, d.end_byte) {
+            d.name = copy_name(&mut out.names, old.name(d.name));
+            out.defs.push(d);
+        }
+    }
+    for d in &fresh.defs {
+        if hits(d.start_byte, d.end_byte) {
+            let mut d = d.clone();
+            d.name = copy_name(&mut out.names, fresh.name(d.name));
+            out.defs.push(d);
+        }
+    }
+    for r in &old.refs {
+        let mut r = r.clone();
+        shift_ref(&mut r, edit);
+        if !hits(r.node.0, r.node.1) {
+            r.name = copy_name(&mut out.names, old.name(r.name));
+            out.refs.push(r);
+        }
+    }
+    for r in &fresh.refs {
+        if hits(r.node.0, r.node.1) {
+            let mut r = r.clone();
+            r.name = copy_name(&mut out.names, fresh.name(r.name));
+            out.refs.push(r);
+        }
+    }
+    finalize(&mut out);
+    out
+}
+
+fn copy_name(names: &mut String, name: &str) -> (u32, u32) {
+    let start = u32::try_from(names.len()).unwrap_or(u32::MAX);
+    names.push_str(name);
+    (start, u32::try_from(names.len()).unwrap_or(u32::MAX))
+}
+
+/// Maps a byte offset and its point through `edit`; offsets inside the replaced text
+/// move to the edit's start.
+fn shift(edit: &InputEdit, byte: &mut usize, point: &mut Point) {
+    if *byte < edit.start_byte {
+        return;
+    }
+    if *byte < edit.old_end_byte {
+        *byte = edit.start_byte;
+        *point = Point::from_ts(edit.start_position);
+        return;
+    }
+    *byte = *byte - edit.old_end_byte + edit.new_end_byte;
+    let old_end = Point::from_ts(edit.old_end_position);
+    let new_end = Point::from_ts(edit.new_end_position);
+    if point.line == old_end.line {
+        point.line = new_end.line;
+        point.column = point.column.saturating_sub(old_end.column) + new_end.column;
+    } else {
+        point.line = point.line.saturating_sub(old_end.line) + new_end.line;
+    }
+}
+
+fn shift_def(d: &mut RawDef, edit: &InputEdit) {
+    shift(edit, &mut d.start_byte, &mut d.span.start);
+    shift(edit, &mut d.end_byte, &mut d.span.end);
+    shift(edit, &mut d.name_byte, &mut d.name_start);
+}
+
+fn shift_ref(r: &mut RawRef, edit: &InputEdit) {
+    shift(edit, &mut r.name_byte, &mut r.start);
+    r.node.0 = shift_byte(edit, r.node.0);
+    r.node.1 = shift_byte(edit, r.node.1);
+}
+
+fn shift_byte(edit: &InputEdit, byte: usize) -> usize {
+    if byte < edit.start_byte {
+        byte
+    } else if byte < edit.old_end_byte {
+        edit.start_byte
+    } else {
+        byte - edit.old_end_byte + edit.new_end_byte
+    }
+}
+
+/// Runs the query (over `range` only, if given) without nesting or filtering.
+fn collect(lang: Language, tree: &Tree, text: &str, range: Option<Range<usize>>) -> FileTags {
     let mut out = FileTags::default();
     let Some(config) = config(lang) else {
         return out;
@@ -119,9 +234,10 @@ pub(crate) fn extract(lang: Language, tree: &Tree, text: &str) -> FileTags {
         names.push_str(s);
         Some((start, u32::try_from(names.len()).ok()?))
     };
-    let mut def_name_bytes: Vec<usize> = Vec::new();
-    let mut refs: Vec<(usize, RawRef)> = Vec::new();
     let mut cursor = QueryCursor::new();
+    if let Some(range) = range {
+        cursor.set_byte_range(range);
+    }
     let mut matches = cursor.matches(&config.query, tree.root_node(), bytes);
     while let Some(m) = matches.next() {
         let mut name = None;
@@ -141,10 +257,10 @@ pub(crate) fn extract(lang: Language, tree: &Tree, text: &str) -> FileTags {
                 let Some(name) = push_name(&mut out.names, name_node) else {
                     continue;
                 };
-                def_name_bytes.push(name_node.start_byte());
                 out.defs.push(RawDef {
                     name,
                     kind,
+                    query_kind: kind,
                     span: Span {
                         start: Point::from_ts(node.start_position()),
                         end: Point::from_ts(node.end_position()),
@@ -153,34 +269,37 @@ pub(crate) fn extract(lang: Language, tree: &Tree, text: &str) -> FileTags {
                     parent: NO_PARENT,
                     start_byte: node.start_byte(),
                     end_byte: node.end_byte(),
+                    name_byte: name_node.start_byte(),
                 });
             }
             Role::Ref(kind) => {
                 let Some(name) = push_name(&mut out.names, name_node) else {
                     continue;
                 };
-                refs.push((
-                    name_node.start_byte(),
-                    RawRef {
-                        name,
-                        kind,
-                        start: Point::from_ts(name_node.start_position()),
-                    },
-                ));
+                out.refs.push(RawRef {
+                    name,
+                    kind,
+                    start: Point::from_ts(name_node.start_position()),
+                    name_byte: name_node.start_byte(),
+                    node: (node.start_byte(), node.end_byte()),
+                });
             }
             _ => {}
         }
     }
-    nest(&mut out.defs);
-    def_name_bytes.sort_unstable();
-    refs.sort_by_key(|(b, _)| *b);
-    refs.dedup_by_key(|(b, _)| *b);
-    out.refs = refs
-        .into_iter()
-        .filter(|(b, _)| def_name_bytes.binary_search(b).is_err())
-        .map(|(_, r)| r)
-        .collect();
     out
+}
+
+/// Nests definitions, then drops duplicate references and references that are a
+/// definition's own name.
+fn finalize(tags: &mut FileTags) {
+    nest(&mut tags.defs);
+    let mut def_name_bytes: Vec<usize> = tags.defs.iter().map(|d| d.name_byte).collect();
+    def_name_bytes.sort_unstable();
+    tags.refs.sort_by_key(|r| r.name_byte);
+    tags.refs.dedup_by_key(|r| r.name_byte);
+    tags.refs
+        .retain(|r| def_name_bytes.binary_search(&r.name_byte).is_err());
 }
 
 /// Sorts definitions outer-first, drops duplicates (two patterns on one node) and links
@@ -198,6 +317,8 @@ fn nest(defs: &mut Vec<RawDef>) {
     });
     let mut stack: Vec<usize> = Vec::new();
     for i in 0..defs.len() {
+        defs[i].kind = defs[i].query_kind;
+        defs[i].parent = NO_PARENT;
         while let Some(&top) = stack.last() {
             if defs[top].end_byte >= defs[i].end_byte && defs[top].start_byte <= defs[i].start_byte
             {

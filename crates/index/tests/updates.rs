@@ -283,3 +283,99 @@ fn watcher_reports_changes_and_removals() {
     fs::remove_file(&file).unwrap();
     assert!(wait_for(&|e| *e == FileEvent::Removed(file.clone())));
 }
+
+#[test]
+fn language_can_come_from_the_language_id() {
+    let mut index = Index::default();
+    let path = Path::new("/ws/bin/tool");
+    assert!(!index.update_file(path, "def main():\n    pass\n"));
+    let lang = Language::from_language_id("python").unwrap();
+    assert!(index.update_file_as(path, lang, "def main():\n    pass\n"));
+    assert_eq!(index.definitions("main").len(), 1);
+    assert!(index.update_file_as(path, lang, "def main2():\n    pass\n"));
+    assert_eq!(index.definitions("main2").len(), 1);
+}
+
+/// Random edits to real files in every language: after each, the incrementally updated
+/// symbols, references and outline equal those of a fresh parse of the same text.
+#[test]
+fn random_edits_match_fresh_parse_in_every_language() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/workspaces");
+    let files = [
+        "rust/src/lib.rs",
+        "python/pkg/models.py",
+        "typescript/src/model.ts",
+        "tsx/Button.tsx",
+        "javascript/lib.js",
+        "go/shapes.go",
+        "c/util.h",
+        "cpp/shape.hpp",
+        "java/src/shapes/Circle.java",
+    ];
+    let snippets = [
+        "fn x() {}\n",
+        "def y():\n    z()\n",
+        "class Q {}\n",
+        "}",
+        "{",
+        "(",
+        "\n",
+        "  ",
+        "call(1);\n",
+        "int w(void) { return v(); }\n",
+        "func G() { H() }\n",
+        "S",
+        "_",
+        "/* c */",
+        "\"",
+        "impl T { fn m(&self) {} }\n",
+        "void m() {}\n",
+    ];
+    let mut seed: u64 = 0x5eed;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n.max(1)
+    };
+    for file in files {
+        let path = fixtures.join(file);
+        let mut text = fs::read_to_string(&path).unwrap();
+        let mut index = Index::default();
+        index.update_file(&path, &text);
+        for step in 0..60 {
+            let boundary = |t: &str, mut i: usize| {
+                while !t.is_char_boundary(i) {
+                    i -= 1;
+                }
+                i
+            };
+            let at = boundary(&text, next(text.len() + 1));
+            match next(3) {
+                0 | 1 => text.insert_str(at, snippets[next(snippets.len())]),
+                _ => {
+                    let end = boundary(&text, (at + next(12)).min(text.len()));
+                    text.replace_range(at..end, "");
+                }
+            }
+            index.update_file(&path, &text);
+            let mut fresh = Index::default();
+            fresh.update_file(&path, &text);
+            assert_eq!(
+                index.file_symbols(&path),
+                fresh.file_symbols(&path),
+                "{file} step {step}:\n{text}"
+            );
+            assert_eq!(
+                index.file_references(&path),
+                fresh.file_references(&path),
+                "{file} step {step}:\n{text}"
+            );
+            assert_eq!(
+                index.outline(&path),
+                fresh.outline(&path),
+                "{file} step {step}"
+            );
+        }
+    }
+}
