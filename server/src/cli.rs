@@ -27,12 +27,35 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print what this machine offers: version, configuration found and merged, features.
     Doctor(DoctorArgs),
+    /// Run a benchmark and print it beside its reference, measured in the same run.
+    Bench(BenchArgs),
     /// Apply an `apply_patch` patch (`*** Begin Patch` … `*** End Patch`) to files on
     /// disk, through the agent's edit engine. Nothing is written if any hunk fails.
     ApplyPatch(ApplyPatchArgs),
     /// Apply an edit in another format (search/replace blocks, str_replace JSON, …) to
     /// files on disk, through the agent's edit engine. Nothing is written on failure.
     Edit(EditArgs),
+}
+
+/// Options of `agentls bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// What to measure.
+    #[command(subcommand)]
+    pub target: BenchTarget,
+}
+
+/// Benchmarks `agentls bench` runs.
+#[derive(Debug, Subcommand)]
+pub enum BenchTarget {
+    /// The symbol index (cold crawl vs `ctags -R`, re-index after one edit) and workspace
+    /// grep (vs `rg`) on one corpus, in one run.
+    #[command(visible_alias = "grep")]
+    Index {
+        /// The tree to index; the cargo registry sources by default.
+        #[arg(long, value_name = "DIR")]
+        corpus: Option<PathBuf>,
+    },
 }
 
 /// Options of `agentls apply-patch`.

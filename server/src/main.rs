@@ -17,6 +17,7 @@ mod state;
 mod syntax_check;
 mod transport;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -45,6 +46,16 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             commands::doctor::run(&workspace, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(cli::Command::Bench(args)) => match args.target {
+            cli::BenchTarget::Index { corpus } => {
+                let corpus = corpus
+                    .or_else(agentls_search::bench::default_corpus)
+                    .ok_or_else(|| anyhow::anyhow!("no corpus: pass --corpus DIR"))?;
+                let report = agentls_search::bench::run(&corpus);
+                write!(std::io::stdout().lock(), "{report}")?;
+                Ok(ExitCode::SUCCESS)
+            }
+        },
         Some(cli::Command::ApplyPatch(args)) => commands::edit::run(
             agentls_edit::Format::ApplyPatch,
             &args.root,

@@ -19,7 +19,15 @@ fn run(args: &[&str], envs: &[(&str, &str)]) -> (bool, String, String) {
 
 #[test]
 fn every_subcommand_has_help() {
-    for args in [&["--help"][..], &["serve", "--help"], &["doctor", "--help"]] {
+    for args in [
+        &["--help"][..],
+        &["serve", "--help"],
+        &["doctor", "--help"],
+        &["bench", "--help"],
+        &["bench", "index", "--help"],
+        &["apply-patch", "--help"],
+        &["edit", "--help"],
+    ] {
         let (ok, stdout, _) = run(args, &[]);
         assert!(ok, "{args:?}");
         assert!(stdout.contains("Usage: agentls"), "{args:?}: {stdout}");
