@@ -1,23 +1,17 @@
 //! The edit conformance corpus (`fixtures/edits/`), run through the built binary's
 //! `apply-patch` and `edit` subcommands rather than the library.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use agentls_testkit::fs_tree;
+use agentls_testkit::edit_corpus;
 
 use crate::support::bin;
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/edits")
-}
-
-fn run_case(dir: &Path) -> Result<(), String> {
-    let format = std::fs::read_to_string(dir.join("format")).map_err(|e| e.to_string())?;
-    let format = format.trim();
-    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
-    fs_tree::copy(&dir.join("input"), work.path()).map_err(|e| e.to_string())?;
-    let before = fs_tree::read(work.path()).map_err(|e| e.to_string())?;
+/// Applies an edit by running the binary on a file holding it.
+fn apply(root: &Path, format: &str, edit: &str) -> Result<(), String> {
+    let edit_file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    std::fs::write(edit_file.path(), edit).map_err(|e| e.to_string())?;
     let mut cmd = Command::new(bin());
     if format == "apply-patch" {
         cmd.arg("apply-patch");
@@ -26,70 +20,22 @@ fn run_case(dir: &Path) -> Result<(), String> {
     }
     let out = cmd
         .arg("--root")
-        .arg(work.path())
-        .arg(dir.join("edit"))
+        .arg(root)
+        .arg(edit_file.path())
         .output()
         .map_err(|e| e.to_string())?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let after = fs_tree::read(work.path()).map_err(|e| e.to_string())?;
-    if let Ok(want) = std::fs::read_to_string(dir.join("expected_error")) {
-        let want = want.trim_end_matches('\n');
-        if out.status.success() {
-            return Err(format!("expected failure containing {want:?}, got success"));
-        }
-        if !stderr.contains(want) {
-            return Err(format!("stderr does not contain {want:?}:\n{stderr}"));
-        }
-        if after != before {
-            return Err(format!(
-                "a failed edit changed the tree:\n{}",
-                fs_tree::show(&after)
-            ));
-        }
-        return Ok(());
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
-    if !out.status.success() {
-        return Err(format!("failed: {stderr}"));
-    }
-    let expected = fs_tree::read(&dir.join("expected")).map_err(|e| e.to_string())?;
-    if after != expected {
-        return Err(format!(
-            "tree differs\nactual:\n{}expected:\n{}",
-            fs_tree::show(&after),
-            fs_tree::show(&expected)
-        ));
-    }
-    Ok(())
 }
 
 #[test]
 fn conformance_corpus_through_the_cli() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("format").is_file())
-        .collect();
-    dirs.sort();
-    assert!(
-        dirs.len() >= 40,
-        "corpus not found or too small: {}",
-        dirs.len()
-    );
-    let failures: Vec<String> = dirs
-        .iter()
-        .filter_map(|d| {
-            run_case(d)
-                .err()
-                .map(|e| format!("== {}\n{e}", d.display()))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        dirs.len(),
-        failures.join("\n")
-    );
+    if let Err(failures) = edit_corpus::check_all(40, &apply) {
+        panic!("{failures}");
+    }
 }
 
 #[test]

@@ -7,7 +7,9 @@
 //!   Responses and Anthropic wire formats over SSE, replaying scripted turns, recording
 //!   requests and injecting faults.
 //! - [`fs_tree`]: folders as comparable values, for tests that edit files.
+//! - [`edit_corpus`]: the edit conformance corpus, run through any way of applying edits.
 
+pub mod edit_corpus;
 pub mod fs_tree;
 pub mod lsp;
 pub mod model_server;
