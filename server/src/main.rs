@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod config;
 mod convert;
+mod edit_sink;
 mod handlers;
 mod indexing;
 mod logging;

@@ -151,6 +151,7 @@ impl LanguageServer for Server {
         guard_notification("textDocument/didOpen", async {
             let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_open(&self.state, params);
+            self.state.changed.notify_waiters();
             indexing::schedule_update(&self.state, uri);
             self.say(outcome).await;
         })
@@ -161,6 +162,7 @@ impl LanguageServer for Server {
         guard_notification("textDocument/didChange", async {
             let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_change(&self.state, params);
+            self.state.changed.notify_waiters();
             indexing::schedule_update(&self.state, uri);
             self.say(outcome).await;
         })
@@ -170,6 +172,7 @@ impl LanguageServer for Server {
     async fn did_save(&self, params: lsp::DidSaveTextDocumentParams) {
         guard_notification("textDocument/didSave", async {
             let outcome = handlers::text_sync::did_save(&self.state, params);
+            self.state.changed.notify_waiters();
             self.say(outcome).await;
         })
         .await
@@ -179,6 +182,7 @@ impl LanguageServer for Server {
         guard_notification("textDocument/didClose", async {
             let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_close(&self.state, params);
+            self.state.changed.notify_waiters();
             indexing::close(&self.state, &uri);
             self.say(outcome).await;
         })
@@ -234,6 +238,27 @@ impl LanguageServer for Server {
             "textDocument/references",
             blocking(move || handlers::symbols::references(&state, params)),
         )
+        .await
+    }
+
+    async fn execute_command(
+        &self,
+        params: lsp::ExecuteCommandParams,
+    ) -> jsonrpc::Result<Option<serde_json::Value>> {
+        let state = self.state.clone();
+        let sink = crate::edit_sink::LspEditSink::new(self.client.clone(), self.state.clone());
+        guard("workspace/executeCommand", async move {
+            match params.command.as_str() {
+                handlers::commands::APPLY_EDIT => {
+                    handlers::commands::apply_edit(state, sink, params.arguments)
+                        .await
+                        .map(Some)
+                }
+                other => Err(jsonrpc::Error::invalid_params(format!(
+                    "unknown command {other}"
+                ))),
+            }
+        })
         .await
     }
 

@@ -23,6 +23,8 @@ pub struct State {
     index_pending: Mutex<HashSet<DocUri>>,
     watcher: Mutex<Option<FileWatcher>>,
     tokens: AtomicU64,
+    /// Pinged after every change to the store, for whoever waits for an edit to land.
+    pub changed: tokio::sync::Notify,
 }
 
 /// What the client said it can do, in the terms the server needs.
@@ -32,6 +34,10 @@ pub struct ClientCaps {
     pub work_done_progress: bool,
     /// `workspace.didChangeWatchedFiles.dynamicRegistration`: it watches files for us.
     pub watched_files_registration: bool,
+    /// `workspace.workspaceEdit.documentChanges`: versioned edits.
+    pub document_changes: bool,
+    /// `workspace.workspaceEdit.resourceOperations` has create, rename and delete.
+    pub resource_operations: bool,
 }
 
 /// Reads a lock, recovering from poisoning: the values behind these locks are replaced

@@ -18,8 +18,11 @@ use serde_json::{Value, json};
 /// How long to wait for any one message before failing.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Answers a request the server sends to the client: `(method, params) -> result`.
-pub type RequestHandler = Box<dyn FnMut(&str, &Value) -> Result<Value, Value> + Send>;
+/// Answers a request the server sends to the client: `(method, params, outbox) ->
+/// result`. Messages pushed to the outbox are sent before the answer, as an editor sends
+/// the `didChange` of an edit before answering `workspace/applyEdit`.
+pub type RequestHandler =
+    Box<dyn FnMut(&str, &Value, &mut Vec<Value>) -> Result<Value, Value> + Send>;
 
 /// A running server and the client side of its stdio.
 pub struct LspClient {
@@ -81,7 +84,7 @@ impl LspClient {
             notifications: VecDeque::new(),
             server_requests: Vec::new(),
             orphan_errors: Vec::new(),
-            on_request: Box::new(|_, _| Ok(Value::Null)),
+            on_request: Box::new(|_, _, _| Ok(Value::Null)),
             timeout: DEFAULT_TIMEOUT,
         })
     }
@@ -89,7 +92,7 @@ impl LspClient {
     /// Replaces the closure that answers the server's requests.
     pub fn on_request(
         &mut self,
-        f: impl FnMut(&str, &Value) -> Result<Value, Value> + Send + 'static,
+        f: impl FnMut(&str, &Value, &mut Vec<Value>) -> Result<Value, Value> + Send + 'static,
     ) {
         self.on_request = Box::new(f);
     }
@@ -200,7 +203,11 @@ impl LspClient {
     fn dispatch(&mut self, msg: Value) -> anyhow::Result<()> {
         match (msg.get("id"), msg.get("method").and_then(Value::as_str)) {
             (Some(id), Some(method)) => {
-                let answer = (self.on_request)(method, &msg["params"]);
+                let mut outbox = Vec::new();
+                let answer = (self.on_request)(method, &msg["params"], &mut outbox);
+                for message in &outbox {
+                    self.send(message)?;
+                }
                 let reply = match &answer {
                     Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
                     Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),

@@ -57,6 +57,10 @@ pub fn workspace_root(params: &lsp::InitializeParams) -> Option<std::path::PathB
 
 /// The client capabilities the server acts on.
 pub fn client_caps(caps: &lsp::ClientCapabilities) -> crate::state::ClientCaps {
+    let edit_caps = caps
+        .workspace
+        .as_ref()
+        .and_then(|w| w.workspace_edit.as_ref());
     crate::state::ClientCaps {
         work_done_progress: caps
             .window
@@ -69,5 +73,17 @@ pub fn client_caps(caps: &lsp::ClientCapabilities) -> crate::state::ClientCaps {
             .and_then(|w| w.did_change_watched_files.as_ref())
             .and_then(|d| d.dynamic_registration)
             .unwrap_or(false),
+        document_changes: edit_caps.and_then(|e| e.document_changes).unwrap_or(false),
+        resource_operations: edit_caps
+            .and_then(|e| e.resource_operations.as_ref())
+            .is_some_and(|ops| {
+                [
+                    lsp::ResourceOperationKind::Create,
+                    lsp::ResourceOperationKind::Rename,
+                    lsp::ResourceOperationKind::Delete,
+                ]
+                .iter()
+                .all(|k| ops.contains(k))
+            }),
     }
 }

@@ -41,6 +41,13 @@ pub fn initialize(state: &State, params: lsp::InitializeParams) -> lsp::Initiali
                 },
             )),
             document_symbol_provider: Some(lsp::OneOf::Left(true)),
+            execute_command_provider: Some(lsp::ExecuteCommandOptions {
+                commands: crate::handlers::commands::COMMANDS
+                    .iter()
+                    .map(|c| (*c).to_owned())
+                    .collect(),
+                work_done_progress_options: Default::default(),
+            }),
             workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
             definition_provider: Some(lsp::OneOf::Left(true)),
             references_provider: Some(lsp::OneOf::Left(true)),

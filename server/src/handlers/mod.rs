@@ -1,6 +1,7 @@
 //! Request and notification handlers: short functions that convert the LSP input,
 //! call the libraries, and convert the answer back.
 
+pub mod commands;
 pub mod debug;
 pub mod lifecycle;
 pub mod symbols;

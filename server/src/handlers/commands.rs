@@ -1,0 +1,98 @@
+//! `workspace/executeCommand`.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tower_lsp::jsonrpc;
+
+use crate::edit_sink::LspEditSink;
+use crate::state::State;
+use crate::syntax_check::TreeSitterCheck;
+
+/// Applies an edit written in one of the engine's formats to the workspace as the editor
+/// shows it, through `workspace/applyEdit`.
+pub const APPLY_EDIT: &str = "agentls.applyEdit";
+
+/// LSP's `RequestFailed`: the request was valid but could not be carried out.
+const REQUEST_FAILED: i64 = -32803;
+
+/// Every command the server executes.
+pub const COMMANDS: &[&str] = &[APPLY_EDIT];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApplyEditArgs {
+    /// `apply-patch`, `search-replace`, `str-replace`, `whole-file` or `insert`.
+    format: String,
+    /// The edit as a model would write it.
+    edit: String,
+}
+
+fn invalid(message: String) -> jsonrpc::Error {
+    jsonrpc::Error {
+        code: jsonrpc::ErrorCode::InvalidParams,
+        message: message.into(),
+        data: None,
+    }
+}
+
+/// `agentls.applyEdit`: parse and plan against live buffers, then land through the
+/// editor. Answers `{ summary, rebased, retried }`, or an error with the engine's reason.
+pub async fn apply_edit(
+    state: Arc<State>,
+    sink: LspEditSink,
+    arguments: Vec<Value>,
+) -> jsonrpc::Result<Value> {
+    let [arg] = <[Value; 1]>::try_from(arguments)
+        .map_err(|a| invalid(format!("{APPLY_EDIT} takes one argument, got {}", a.len())))?;
+    let args: ApplyEditArgs =
+        serde_json::from_value(arg).map_err(|e| invalid(format!("{APPLY_EDIT}: {e}")))?;
+    let format: agentls_edit::Format = args.format.parse().map_err(|e| invalid(format!("{e}")))?;
+    let root = state
+        .root()
+        .ok_or_else(|| invalid("no workspace folder: edits need a root".to_owned()))?;
+    let plan_state = state.clone();
+    let plan = tokio::task::spawn_blocking(move || {
+        let ops = agentls_edit::parse(format, &args.edit)?;
+        let source = agentls_edit::StoreSource {
+            store: &plan_state.store,
+            limits: plan_state.config().config.read_limits(),
+        };
+        agentls_edit::Planner::new(&root, &source)
+            .with_syntax(&TreeSitterCheck)
+            .plan(&ops)
+    })
+    .await
+    .map_err(|e| jsonrpc::Error {
+        code: jsonrpc::ErrorCode::InternalError,
+        message: e.to_string().into(),
+        data: None,
+    })?
+    .map_err(|e| jsonrpc::Error {
+        code: jsonrpc::ErrorCode::ServerError(REQUEST_FAILED),
+        message: e.to_string().into(),
+        data: None,
+    })?;
+    let files: Vec<String> = plan
+        .changes
+        .iter()
+        .map(|c| match c {
+            agentls_edit::FileChange::Edit(t) => format!("M {}", t.path.display()),
+            agentls_edit::FileChange::Create { path, .. } => format!("A {}", path.display()),
+            agentls_edit::FileChange::Rename { from, to } => {
+                format!("R {} -> {}", from.display(), to.display())
+            }
+            agentls_edit::FileChange::Delete { path } => format!("D {}", path.display()),
+        })
+        .collect();
+    let landed = sink
+        .land(plan, APPLY_EDIT)
+        .await
+        .map_err(|e| jsonrpc::Error {
+            code: jsonrpc::ErrorCode::ServerError(REQUEST_FAILED),
+            message: e.into(),
+            data: None,
+        })?;
+    Ok(json!({ "files": files, "rebased": landed.rebased, "retried": landed.retried }))
+}
