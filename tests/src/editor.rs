@@ -13,6 +13,9 @@ use serde_json::{Value, json};
 
 use crate::lsp::LspClient;
 
+/// One text edit: start (line, column), end (line, column), new text.
+type Edit = ((u32, u32), (u32, u32), String);
+
 /// The editor's documents, shared with the request handler.
 #[derive(Debug)]
 pub struct Buffers {
@@ -99,11 +102,7 @@ impl Buffers {
 
     /// Applies edits (all against the current text, as LSP's TextEdits are) and returns
     /// the `didChange` to send.
-    fn change(
-        &mut self,
-        uri: &str,
-        edits: Vec<((u32, u32), (u32, u32), String)>,
-    ) -> anyhow::Result<Value> {
+    fn change(&mut self, uri: &str, edits: Vec<Edit>) -> anyhow::Result<Value> {
         let encoding = self.encoding;
         let doc = self
             .docs
@@ -111,7 +110,7 @@ impl Buffers {
             .ok_or_else(|| anyhow::anyhow!("{uri} is not open"))?;
         // Applied last to first, each one's positions stay valid.
         let mut edits = edits;
-        edits.sort_by(|a, b| b.0.cmp(&a.0));
+        edits.sort_by_key(|e| std::cmp::Reverse(e.0));
         let changes: Vec<ContentChange> = edits
             .iter()
             .map(|((l0, c0), (l1, c1), text)| {

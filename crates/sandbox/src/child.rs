@@ -374,10 +374,10 @@ impl ChildPlan {
                 std::ptr::null(),
             );
             check(r, e, STEP_PROC)?;
-            if let Some(max) = &self.pid_max {
-                if !write_file(b"/proc/sys/kernel/pid_max\0", max) {
-                    return Err(fail(e, STEP_PID_MAX));
-                }
+            if let Some(max) = &self.pid_max
+                && !write_file(b"/proc/sys/kernel/pid_max\0", max)
+            {
+                return Err(fail(e, STEP_PID_MAX));
             }
         }
         Ok(())

@@ -242,14 +242,14 @@ impl WriteThrough {
             .filter(|r| workspace.join(r).is_dir())
             .cloned()
             .collect();
-        if self.gitignore.is_some() {
-            if let Ok(entries) = fs::read_dir(workspace) {
-                for entry in entries.flatten() {
-                    let rel = PathBuf::from(entry.file_name());
-                    let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-                    if is_dir && !out.contains(&rel) && self.matches(&rel, true) {
-                        out.push(rel);
-                    }
+        if self.gitignore.is_some()
+            && let Ok(entries) = fs::read_dir(workspace)
+        {
+            for entry in entries.flatten() {
+                let rel = PathBuf::from(entry.file_name());
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if is_dir && !out.contains(&rel) && self.matches(&rel, true) {
+                    out.push(rel);
                 }
             }
         }
@@ -386,10 +386,10 @@ fn lower_files(ws: &Path, rel: &Path, overlaid: &HashMap<PathBuf, String>) -> Ve
             let Ok(t) = e.file_type() else { continue };
             if t.is_dir() {
                 stack.push(e.path());
-            } else if t.is_file() {
-                if let Ok(r) = e.path().strip_prefix(ws) {
-                    out.push(r.to_path_buf());
-                }
+            } else if t.is_file()
+                && let Ok(r) = e.path().strip_prefix(ws)
+            {
+                out.push(r.to_path_buf());
             }
         }
     }

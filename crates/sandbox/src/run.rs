@@ -215,13 +215,15 @@ impl Sandbox {
         // be shown and writes land on disk, which the warnings already say).
         for (dir, manifest) in &self.config.precreate {
             let (dir, manifest) = (self.workspace.join(dir), self.workspace.join(manifest));
-            if layers.overlay && manifest.is_file() && !dir.exists() {
-                if let Err(e) = std::fs::create_dir(&dir) {
-                    warnings.push(format!(
-                        "could not create write-through {}: {e}",
-                        dir.display()
-                    ));
-                }
+            if layers.overlay
+                && manifest.is_file()
+                && !dir.exists()
+                && let Err(e) = std::fs::create_dir(&dir)
+            {
+                warnings.push(format!(
+                    "could not create write-through {}: {e}",
+                    dir.display()
+                ));
             }
         }
         let write_through = WriteThrough::new(

@@ -60,10 +60,10 @@ pub fn processes_with(marker: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let cmdline = entry.path().join("cmdline");
-        if let Ok(bytes) = std::fs::read(&cmdline) {
-            if String::from_utf8_lossy(&bytes).contains(marker) {
-                out.push(entry.path());
-            }
+        if let Ok(bytes) = std::fs::read(&cmdline)
+            && String::from_utf8_lossy(&bytes).contains(marker)
+        {
+            out.push(entry.path());
         }
     }
     out
