@@ -81,9 +81,11 @@ pub(crate) struct ChildPlan {
     /// One slot per bind, filled in the child (pre-sized: the child must not allocate).
     pub bind_fds: Vec<RawFd>,
     pub private_tmp: bool,
-    /// The workspace path and the directories to create in the fresh /tmp to re-attach
-    /// it, when the workspace lives under /tmp.
-    pub reattach: Option<(CString, Vec<CString>)>,
+    /// Writable trees that live under /tmp (the workspace, granted paths), each with the
+    /// directories to create in the fresh /tmp to re-attach it; outermost first.
+    pub reattach: Vec<(CString, Vec<CString>)>,
+    /// One slot per re-attached tree, filled in the child (pre-sized: no allocation).
+    pub reattach_fds: Vec<RawFd>,
     pub loopback_up: bool,
     pub pid_ns: bool,
     pub pid_max: Option<Vec<u8>>,
@@ -208,18 +210,17 @@ impl ChildPlan {
                 );
                 check(r, e, STEP_BIND)?;
             }
-            let mut detached_ws: RawFd = -1;
-            if let Some((ws, _)) = &self.reattach {
-                // The fresh /tmp would hide a workspace that lives under /tmp: take a
+            for ((tree, _), slot) in self.reattach.iter().zip(self.reattach_fds.iter_mut()) {
+                // The fresh /tmp would hide a writable tree that lives under /tmp: take a
                 // detached copy of its mount tree now and put it back afterwards.
                 let fd = libc::syscall(
                     libc::SYS_open_tree,
                     libc::AT_FDCWD,
-                    ws.as_ptr(),
+                    tree.as_ptr(),
                     (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
                         | libc::AT_RECURSIVE as libc::c_uint,
                 );
-                detached_ws = check(fd as libc::c_int, e, STEP_CLONE_WS)?;
+                *slot = check(fd as libc::c_int, e, STEP_CLONE_WS)?;
             }
             if self.private_tmp {
                 let r = libc::mount(
@@ -242,7 +243,7 @@ impl ChildPlan {
                     return Err(fail(e, STEP_TMP));
                 }
             }
-            if let Some((ws, dirs)) = &self.reattach {
+            for ((tree, dirs), &fd) in self.reattach.iter().zip(self.reattach_fds.iter()) {
                 for dir in dirs {
                     let r = libc::mkdir(dir.as_ptr(), 0o755);
                     if r < 0 && *libc::__errno_location() != libc::EEXIST {
@@ -251,14 +252,14 @@ impl ChildPlan {
                 }
                 let r = libc::syscall(
                     libc::SYS_move_mount,
-                    detached_ws,
+                    fd,
                     c"".as_ptr(),
                     libc::AT_FDCWD,
-                    ws.as_ptr(),
+                    tree.as_ptr(),
                     libc::MOVE_MOUNT_F_EMPTY_PATH,
                 );
                 check(r as libc::c_int, e, STEP_REATTACH)?;
-                libc::close(detached_ws);
+                libc::close(fd);
             }
             if self.loopback_up {
                 loopback_up().map_err(|_| fail(e, STEP_LO))?;

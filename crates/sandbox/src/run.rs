@@ -487,10 +487,32 @@ impl Sandbox {
                 });
             }
         }
-        let reattach = if layers.mount && ws.starts_with("/tmp") {
+        // Writable trees under /tmp must survive the private /tmp: the workspace, and
+        // paths the config or the request grant. A tree inside another is carried along.
+        let mut under_tmp: Vec<&Path> = Vec::new();
+        if layers.mount {
+            let candidates = std::iter::once(ws.as_path())
+                .chain(self.config.extra_writable.iter().map(PathBuf::as_path))
+                .chain(req.grant.writable.iter().map(PathBuf::as_path));
+            for path in candidates {
+                if path.starts_with("/tmp") && path != Path::new("/tmp") && path.exists() {
+                    under_tmp.push(path);
+                }
+            }
+            under_tmp.sort_by_key(|p| p.components().count());
+            let mut outermost: Vec<&Path> = Vec::new();
+            for path in under_tmp {
+                if !outermost.iter().any(|o| path.starts_with(o)) {
+                    outermost.push(path);
+                }
+            }
+            under_tmp = outermost;
+        }
+        let mut reattach = Vec::new();
+        for tree in under_tmp {
             let mut dirs = Vec::new();
             let mut acc = PathBuf::from("/tmp");
-            for c in ws
+            for c in tree
                 .strip_prefix("/tmp")
                 .unwrap_or(Path::new(""))
                 .components()
@@ -498,10 +520,8 @@ impl Sandbox {
                 acc.push(c);
                 dirs.push(cstring(&acc)?);
             }
-            Some((cstring(ws)?, dirs))
-        } else {
-            None
-        };
+            reattach.push((cstring(tree)?, dirs));
+        }
 
         let mut rlimits = vec![(libc::RLIMIT_CORE, 0)];
         if layers.user {
@@ -564,6 +584,7 @@ impl Sandbox {
             bind_fds: vec![-1; binds.len()],
             binds,
             private_tmp: layers.mount,
+            reattach_fds: vec![-1; reattach.len()],
             reattach,
             loopback_up: layers.net && join.is_none(),
             pid_ns: layers.pid,
