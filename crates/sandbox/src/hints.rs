@@ -57,7 +57,12 @@ pub(crate) fn detect(success: bool, stderr: &str, stdout: &str) -> Option<Denial
     for line in stderr.lines().chain(stdout.lines()) {
         let lower = line.to_ascii_lowercase();
         let hit = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
-        let (kind, what) = if hit(NETWORK) {
+        let (kind, what) = if hides_host_tmp_path(line) {
+            (
+                DenialKind::Filesystem,
+                "the sandbox has a private /tmp, so paths under the host's /tmp (outside the workspace) do not exist inside it",
+            )
+        } else if hit(NETWORK) {
             (DenialKind::Network, "the sandbox has no network")
         } else if hit(FILESYSTEM) {
             (
@@ -84,6 +89,22 @@ pub(crate) fn detect(success: bool, stderr: &str, stdout: &str) -> Option<Denial
     None
 }
 
+/// Whether `line` complains that a path under /tmp is missing while its folder exists on
+/// the host: the sandbox's private /tmp hid it.
+fn hides_host_tmp_path(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    if !(lower.contains("no such file or directory") || lower.contains("nonexistent")) {
+        return false;
+    }
+    line.split(|c: char| c.is_whitespace() || matches!(c, ':' | '\'' | '"' | '`'))
+        .filter(|word| word.starts_with("/tmp/"))
+        .any(|path| {
+            std::path::Path::new(path)
+                .parent()
+                .is_some_and(|dir| dir != std::path::Path::new("/tmp") && dir.is_dir())
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +118,26 @@ mod tests {
         assert_eq!(h.map(|h| h.kind), Some(DenialKind::Filesystem));
         assert_eq!(detect(false, "error[E0308]: mismatched types", ""), None);
         assert_eq!(detect(true, "Permission denied", ""), None);
+    }
+
+    #[test]
+    fn a_host_tmp_path_hidden_by_the_private_tmp_is_explained() {
+        let dir = tempfile::tempdir_in("/tmp").unwrap();
+        let line = format!(
+            "/bin/sh: 1: cannot create {}/x: Directory nonexistent",
+            dir.path().display()
+        );
+        let h = detect(false, &line, "");
+        assert_eq!(h.as_ref().map(|h| h.kind), Some(DenialKind::Filesystem));
+        assert!(h.is_some_and(|h| h.message.contains("private /tmp")));
+        // A folder that does not exist on the host either is an ordinary error.
+        assert_eq!(
+            detect(
+                false,
+                "sh: cannot create /tmp/no-such-dir-here/x: Directory nonexistent",
+                ""
+            ),
+            None
+        );
     }
 }
