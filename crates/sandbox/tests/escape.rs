@@ -541,8 +541,10 @@ async fn runs_join_one_prepared_network_namespace_not_the_hosts() {
     let ws = workspace(false);
     let sb = sandbox(ws.path());
     let host = fs::read_link("/proc/self/ns/net").unwrap();
-    let a = sh(&sb, "readlink /proc/self/ns/net /proc/self/ns/mnt").await;
-    let b = sh(&sb, "readlink /proc/self/ns/net /proc/self/ns/mnt").await;
+    // Both runs are alive at once: a namespace's inode number can be reused once it is
+    // gone, so only overlapping runs prove that each has its own mount namespace.
+    let script = "readlink /proc/self/ns/net /proc/self/ns/mnt; sleep 0.5";
+    let (a, b) = tokio::join!(sh(&sb, script), sh(&sb, script));
     let (a, b) = (a.stdout.to_text(), b.stdout.to_text());
     let (net_a, mnt_a) = a.split_once('\n').unwrap();
     let (net_b, mnt_b) = b.split_once('\n').unwrap();
