@@ -14,8 +14,8 @@ use crate::{EditSink, ToolError};
 
 /// Lands plans on disk (headless runs) through [`agentls_edit::write_plan`]: staged,
 /// then renamed into place, all or nothing. Before writing, every edited file is checked
-/// against the text the plan was computed on, so a file changed on disk in between is
-/// refused rather than overwritten.
+/// from disk against the text the plan was computed on, so a file changed on disk in
+/// between is refused rather than overwritten.
 #[derive(Debug, Clone, Default)]
 pub struct DiskSink {
     index: Option<Arc<RwLock<Index>>>,
@@ -51,10 +51,12 @@ impl EditSink for DiskSink {
     }
 }
 
-/// Refuses the plan if a file it edits is no longer the text it was computed on.
+/// Refuses the plan if a file it edits from disk is no longer the text it was computed
+/// on. Edits computed on a live buffer (`version` set) are the buffer's owner's to check.
 fn check_unchanged(plan: &Plan) -> Result<(), ToolError> {
     for c in &plan.changes {
-        if let FileChange::Edit(t) = c {
+        let FileChange::Edit(t) = c else { continue };
+        if t.version.is_none() {
             let now = read_text_file(&t.path, &ReadLimits::default())
                 .map_err(|e| ToolError::environment(format!("{e}; nothing was changed")))?;
             if t.base != now.as_str() {
