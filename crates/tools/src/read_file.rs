@@ -10,6 +10,8 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 
 const DEFAULT_LIMIT: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
+/// Output past this many bytes stops at a line boundary, with a note how to read on.
+const MAX_OUTPUT_BYTES: usize = 128 * 1024;
 
 /// Reads a file (the open buffer when there is one), with line numbers.
 #[derive(Debug, Clone, Copy, Default)]
@@ -88,12 +90,16 @@ impl Tool for ReadFile {
                 "{shown}: offset {offset} is past the end; the file has {total} lines"
             )));
         }
-        let end = (offset - 1 + limit).min(total);
+        let mut end = (offset - 1 + limit).min(total);
         let mut out = String::new();
         for n in offset..=end {
             let line = rope.line(n - 1).to_string();
             let line = line.trim_end_matches(['\n', '\r']);
             out.push_str(&format!("{n:>6}\t{}\n", clip(line, MAX_LINE_CHARS)));
+            if out.len() > MAX_OUTPUT_BYTES && n < end {
+                end = n;
+                break;
+            }
         }
         if end < total {
             out.push_str(&format!(

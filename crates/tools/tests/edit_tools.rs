@@ -218,3 +218,24 @@ async fn a_refusing_sink_is_reported_and_nothing_lands() {
     );
     assert!(sink.plans().is_empty());
 }
+
+#[tokio::test]
+async fn disk_sink_with_index_makes_new_symbols_findable_at_once() {
+    let mut w = ws(&[("src/lib.rs", "pub fn old() {}\n")]);
+    w.crawl();
+    w.ctx.edits = Arc::new(agentls_tools::DiskSink::with_index(w.index.clone()));
+    w.ok(
+        "write_file",
+        json!({"path": "src/new.rs", "content": "pub fn fresh() {}\n"}),
+    )
+    .await;
+    let out = w
+        .ok("symbols", json!({"name": "fresh", "find": "definitions"}))
+        .await;
+    assert!(out.contains("src/new.rs:1 function fresh"), "{out}");
+    w.ok("delete_file", json!({"path": "src/lib.rs"})).await;
+    let out = w
+        .ok("symbols", json!({"name": "old", "find": "definitions"}))
+        .await;
+    assert!(out.contains("definitions of `old` (0)"), "{out}");
+}

@@ -185,3 +185,17 @@ async fn diagnostics_report_syntax_errors_of_the_buffer_and_client_diagnostics()
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn read_file_caps_its_output_and_says_how_to_read_on() {
+    let line = "x".repeat(1000);
+    let text: String = (0..1000).map(|_| format!("{line}\n")).collect();
+    let w = ws(&[("big.txt", &text)]);
+    let out = w.ok("read_file", json!({"path": "big.txt"})).await;
+    assert!(out.len() < 140 * 1024, "{}", out.len());
+    assert!(
+        out.contains("of 1000; call again with offset="),
+        "{}",
+        &out[out.len() - 200..]
+    );
+}

@@ -102,3 +102,50 @@ async fn timeout_and_no_sandbox() {
     let e = w.err("run_command", json!({"command": "true"})).await;
     assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
 }
+
+#[tokio::test]
+async fn cancellation_stops_the_command_and_drops_its_changes() {
+    let w = with_sandbox(ws(&[]));
+    let cancel = w.ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let e = w
+        .err(
+            "run_command",
+            json!({"command": "echo x > x.txt; sleep 30"}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::UserAborted);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(!w.path("x.txt").exists());
+}
+
+#[tokio::test]
+async fn the_users_typing_during_the_run_is_never_overwritten() {
+    let w = with_sandbox(ws(&[("a.txt", "v1\n")]));
+    w.open("a.txt", "v1\n");
+    let store = w.store.clone();
+    let uri = agentls_text::DocUri::from_file_path(&w.path("a.txt")).unwrap();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // The user types while the command runs.
+        store.close(&uri);
+        store.open(uri, "rust", 2, "v1 typed\n");
+    });
+    let e = w
+        .err(
+            "run_command",
+            json!({"command": "sleep 1; echo cmd > a.txt"}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+    assert!(
+        e.message.contains("a.txt changed while the command ran"),
+        "{}",
+        e.message
+    );
+    assert_eq!(w.disk("a.txt"), "v1\n");
+}
