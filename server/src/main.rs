@@ -14,7 +14,6 @@ mod logging;
 mod panic_guard;
 mod server;
 mod state;
-mod syntax_check;
 mod transport;
 
 use std::process::ExitCode;
