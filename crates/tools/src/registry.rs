@@ -13,7 +13,8 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 /// A set of tools, in the order they are shown to the model. Cheap to clone.
 #[derive(Clone)]
 pub struct Registry {
-    tools: Vec<Arc<dyn Tool>>,
+    /// Each tool with its name, taken once: `spec()` builds a schema on every call.
+    tools: Vec<(&'static str, Arc<dyn Tool>)>,
     todos: TodoList,
 }
 
@@ -62,13 +63,16 @@ impl Registry {
             Arc::new(crate::Todo::new(todos.clone())),
             Arc::new(crate::Task),
         ];
-        Self { tools, todos }
+        Self {
+            tools: named(tools),
+            todos,
+        }
     }
 
     /// A registry of exactly these tools (tests, custom sessions).
     pub fn from_tools(tools: Vec<Arc<dyn Tool>>) -> Self {
         Self {
-            tools,
+            tools: named(tools),
             todos: TodoList::default(),
         }
     }
@@ -80,22 +84,25 @@ impl Registry {
 
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.spec().name == name)
+        self.tools.iter().find(|(n, _)| *n == name).map(|(_, t)| t)
     }
 
     /// Tool names, in order.
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.spec().name).collect()
+        self.tools.iter().map(|(n, _)| *n).collect()
     }
 
     /// What the model is told about each tool.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+        self.tools.iter().map(|(_, t)| t.spec()).collect()
     }
 
     /// The model layer's tool definitions.
     pub fn tool_defs(&self) -> Vec<agentls_model::ToolDef> {
-        self.tools.iter().map(|t| t.spec().to_tool_def()).collect()
+        self.tools
+            .iter()
+            .map(|(_, t)| t.spec().to_tool_def())
+            .collect()
     }
 
     /// The tools for a model profile: `apply_patch` for patch-format models,
@@ -105,12 +112,12 @@ impl Registry {
             EditFormat::ApplyPatch => STR_REPLACE_ONLY,
             EditFormat::StrReplace => PATCH_ONLY,
         };
-        self.filter(|t| !drop.contains(&t.spec().name))
+        self.filter(|name, _| !drop.contains(&name))
     }
 
     /// The tools that cannot change the workspace (`ask` mode).
     pub fn read_only(&self) -> Registry {
-        self.filter(|t| !t.is_mutating())
+        self.filter(|_, t| !t.is_mutating())
     }
 
     /// Whether a call to `name` may change the workspace; unknown names count as
@@ -119,9 +126,14 @@ impl Registry {
         self.get(name).is_none_or(|t| t.is_mutating())
     }
 
-    fn filter(&self, keep: impl Fn(&Arc<dyn Tool>) -> bool) -> Registry {
+    fn filter(&self, keep: impl Fn(&str, &Arc<dyn Tool>) -> bool) -> Registry {
         Registry {
-            tools: self.tools.iter().filter(|t| keep(t)).cloned().collect(),
+            tools: self
+                .tools
+                .iter()
+                .filter(|(n, t)| keep(n, t))
+                .cloned()
+                .collect(),
             todos: self.todos.clone(),
         }
     }
@@ -180,6 +192,10 @@ impl Registry {
             }
         }
     }
+}
+
+fn named(tools: Vec<Arc<dyn Tool>>) -> Vec<(&'static str, Arc<dyn Tool>)> {
+    tools.into_iter().map(|t| (t.spec().name, t)).collect()
 }
 
 /// The arguments object from the model's raw text.
