@@ -14,6 +14,11 @@
 //! editor: [`DiskSink`] (headless), [`MemorySink`] (tests). [`TreeSitterCheck`] lets the
 //! edit engine report syntax errors an edit introduced.
 //!
+//! Cost: `cargo bench -p agentls-tools --bench dispatch` times [`Registry::call`] (raw
+//! JSON text in) against calling the same tool directly with parsed arguments, in the
+//! same run; on the shared 2-core machine the dispatcher added about 1.5 µs per call
+//! (5.7 µs against 4.2 µs for `todo`, ratio 1.36).
+//!
 //! **Invariants.**
 //! - Every call returns exactly one result; failures are data, never panics (a panic
 //!   inside a tool becomes an `Unknown` error in [`Registry::call`]).

@@ -98,6 +98,10 @@ async fn timeout_and_no_sandbox() {
         !w.path("late.txt").exists(),
         "changes of a killed command are dropped"
     );
+    let e = w
+        .err("run_command", json!({"command": "true", "cwd": "../.."}))
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
     let w = ws(&[]);
     let e = w.err("run_command", json!({"command": "true"})).await;
     assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
