@@ -15,7 +15,6 @@ mod logging;
 mod panic_guard;
 mod server;
 mod state;
-mod syntax_check;
 mod transport;
 
 use std::io::Write;

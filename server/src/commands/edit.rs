@@ -8,9 +8,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use agentls_edit::Format;
+use agentls_tools::TreeSitterCheck;
 use anyhow::Context;
-
-use crate::syntax_check::TreeSitterCheck;
 
 /// Reads the edit from `input` (`-` or absent: stdin), applies it under `root`, prints the
 /// summary to `out`. Returns failure with the engine's message on any refusal.
