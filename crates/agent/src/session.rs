@@ -466,6 +466,16 @@ impl Session {
             )
             .await;
         }
+        let mut masked = masked;
+        if compaction::estimate_tokens(&self.request) > limit {
+            // Still too big: only the newest turn keeps its outputs whole.
+            masked += compaction::mask_old_outputs(
+                &mut self.request.messages,
+                1,
+                cfg.min_mask_bytes,
+                &self.artifacts,
+            );
+        }
         if masked + summarized > 0 {
             self.metrics.compactions += 1;
             self.log(
