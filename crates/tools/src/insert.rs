@@ -1,0 +1,55 @@
+//! `insert`: add lines after a given line, without matching any text.
+
+use agentls_edit::FileOp;
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::land::plan_and_land;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+
+/// Inserts whole lines at a line number; comes with `str_replace`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Insert;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InsertArgs {
+    path: String,
+    line: usize,
+    text: String,
+}
+
+#[async_trait]
+impl Tool for Insert {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "insert",
+            description: "Insert text (whole lines) after line `line` of an existing file (1-based, as shown by read_file; 0 inserts at the top, the last line number appends). Use when there is no unique text to replace.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path relative to the workspace root."},
+                    "line": {"type": "integer", "minimum": 0, "description": "Insert after this line; 0 for the top."},
+                    "text": {"type": "string", "description": "Lines to insert."}
+                },
+                "required": ["path", "line", "text"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn is_mutating(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: InsertArgs = parse_args("insert", args)?;
+        let op = FileOp::Insert {
+            path: a.path,
+            line: a.line,
+            text: a.text,
+        };
+        plan_and_land(ctx, "insert", vec![op]).await
+    }
+}

@@ -1,0 +1,233 @@
+//! `run_command`: a shell command in the sandbox, seeing the editor's buffers; the files
+//! it changes come back through the same validated edit path as the agent's edits.
+
+use std::time::Duration;
+
+use agentls_edit::FileOp;
+use agentls_sandbox::{
+    Decision, DirtyBuffer, Limits, RunOutcome, RunRequest, SandboxError, Termination,
+};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::land::{land, plan};
+use crate::paths::{display, resolve};
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
+const MAX_TIMEOUT_SECS: u64 = 1800;
+/// Bytes of stdout and of stderr kept for the model, each (head and tail halves).
+const OUTPUT_BYTES: usize = 32 * 1024;
+
+/// Runs a command in the sandbox.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunCommand;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunCommandArgs {
+    command: String,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default, alias = "timeout")]
+    timeout_secs: Option<u64>,
+}
+
+#[async_trait]
+impl Tool for RunCommand {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "run_command",
+            description: "Run a shell command (sh -c) in the workspace, sandboxed: no network, writes only inside the workspace and /tmp, unsaved editor buffers visible as files. Use it to build, run tests, and inspect the system. Returns the exit code and stdout/stderr (long output keeps its head and tail). Files the command changes are applied like your edits and listed. Some commands need the user's approval or are forbidden.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The shell command, e.g. `cargo test -p foo 2>&1 | tail -50`."},
+                    "cwd": {"type": "string", "description": "Working directory relative to the root; default the root."},
+                    "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Kill the command after this many seconds; default 120."}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn is_mutating(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: RunCommandArgs = parse_args("run_command", args)?;
+        let command = a.command.trim().to_owned();
+        if command.is_empty() {
+            return Err(ToolError::invalid_arguments("run_command: empty command"));
+        }
+        let Some(sandbox) = &ctx.sandbox else {
+            return Err(ToolError::environment(
+                "run_command: commands cannot run in this session (read-only mode)",
+            ));
+        };
+        match ctx.policy.check_shell(&command) {
+            Decision::Allow => {}
+            Decision::Forbid => {
+                return Err(ToolError::invalid_arguments(format!(
+                    "run_command: `{command}` is forbidden by the command policy; do not retry it, find another way"
+                )));
+            }
+            Decision::Ask => {
+                let what = format!("run `{command}`");
+                let allowed = tokio::select! {
+                    ok = ctx.approver.approve(&what) => ok,
+                    () = ctx.cancel.cancelled() => false,
+                };
+                if !allowed {
+                    return Err(ToolError::aborted(format!(
+                        "run_command: the user did not allow `{command}`; do not retry it without asking"
+                    )));
+                }
+            }
+        }
+        let mut req = RunRequest::shell(command.clone()).buffers(dirty_buffers(ctx));
+        if let Some(cwd) = &a.cwd {
+            req = req.cwd(resolve(&ctx.root, cwd)?);
+        }
+        let secs = a
+            .timeout_secs
+            .unwrap_or(DEFAULT_TIMEOUT_SECS)
+            .clamp(1, MAX_TIMEOUT_SECS);
+        req = req.limits(Limits {
+            wall_time: Duration::from_secs(secs),
+            output_bytes: OUTPUT_BYTES,
+            ..Limits::default()
+        });
+        let outcome = sandbox.run(req, &ctx.cancel).await.map_err(|e| match e {
+            SandboxError::InvalidRequest(m) => {
+                ToolError::invalid_arguments(format!("run_command: {m}"))
+            }
+            other => ToolError::environment(format!("run_command: {other}")),
+        })?;
+        let mut out = render(ctx, &outcome);
+        match outcome.termination {
+            Termination::Cancelled => {
+                return Err(ToolError::aborted(format!(
+                    "run_command: cancelled; its file changes were discarded\n{out}"
+                )));
+            }
+            Termination::TimedOut => {
+                return Err(ToolError::timeout(format!(
+                    "run_command: killed after {secs} s (raise timeout_secs or run less); its file changes were discarded\n{out}"
+                )));
+            }
+            Termination::Exited(_) | Termination::Signaled(_) => {}
+        }
+        let summary = format!(
+            "$ {} → {}",
+            crate::util::clip(&command, 80),
+            status(&outcome)
+        );
+        if outcome.changes.changes.is_empty() {
+            return Ok(ToolOutput::with_summary(out, summary));
+        }
+        match land_changes(ctx, &outcome).await {
+            Ok(landed) => {
+                out.push_str("files changed by the command (applied):\n");
+                out.push_str(&landed.content);
+                Ok(ToolOutput::with_summary(out, summary))
+            }
+            Err(e) => Err(ToolError {
+                class: e.class,
+                message: format!(
+                    "{out}the command's file changes were NOT applied: {}",
+                    e.message
+                ),
+            }),
+        }
+    }
+}
+
+/// Every open buffer under the root: the command must see what the editor shows.
+fn dirty_buffers(ctx: &ToolContext) -> Vec<DirtyBuffer> {
+    ctx.store
+        .snapshots()
+        .into_iter()
+        .filter_map(|s| {
+            let path = s.uri.to_file_path()?;
+            path.starts_with(&ctx.root)
+                .then(|| DirtyBuffer::new(path, s.rope.to_string()))
+        })
+        .collect()
+}
+
+/// The command's file changes as a plan, refused file by file where the text changed
+/// while the command ran (the user's typing is never overwritten), then landed.
+async fn land_changes(ctx: &ToolContext, outcome: &RunOutcome) -> Result<ToolOutput, ToolError> {
+    let mut ops = Vec::new();
+    for c in &outcome.changes.changes {
+        let rel = display(&ctx.root, &c.path);
+        let now = ctx
+            .store
+            .read(&c.path, &ctx.read_limits)
+            .ok()
+            .map(|s| s.rope.to_string());
+        if now != c.old {
+            return Err(ToolError::environment(format!(
+                "{rel} changed while the command ran; run the command again"
+            )));
+        }
+        match &c.new {
+            None => ops.push(FileOp::Delete { path: rel }),
+            Some(text) => ops.push(FileOp::Write {
+                path: rel,
+                content: text.clone(),
+            }),
+        }
+    }
+    let plan = plan(ctx, ops).await?;
+    land(ctx, "run_command", plan).await
+}
+
+fn status(o: &RunOutcome) -> String {
+    match o.termination {
+        Termination::Exited(c) => format!("exit code {c}"),
+        Termination::Signaled(s) => format!("killed by signal {s}"),
+        Termination::TimedOut => "timed out".to_owned(),
+        Termination::Cancelled => "cancelled".to_owned(),
+    }
+}
+
+fn render(ctx: &ToolContext, o: &RunOutcome) -> String {
+    let mut out = format!("{} ({} ms)\n", status(o), o.duration.as_millis());
+    let stdout = o.stdout.to_text();
+    let stderr = o.stderr.to_text();
+    if !stdout.is_empty() {
+        out.push_str("--- stdout ---\n");
+        out.push_str(&stdout);
+        if !stdout.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if !stderr.is_empty() {
+        out.push_str("--- stderr ---\n");
+        out.push_str(&stderr);
+        if !stderr.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if stdout.is_empty() && stderr.is_empty() {
+        out.push_str("(no output)\n");
+    }
+    if let Some(d) = &o.denial {
+        out.push_str(&format!("sandbox: {}\n", d.message));
+    }
+    for w in &o.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    for (p, why) in &o.changes.skipped {
+        out.push_str(&format!("not applied: {} ({why})\n", display(&ctx.root, p)));
+    }
+    for p in &o.changes.written_through {
+        out.push_str(&format!("written directly: {}\n", display(&ctx.root, p)));
+    }
+    out
+}

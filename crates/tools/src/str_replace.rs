@@ -1,0 +1,71 @@
+//! `str_replace`: replace one exact occurrence of a text in a file.
+
+use agentls_edit::{FileOp, Hunk, SubstringHunk};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::land::plan_and_land;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+
+/// Search-and-replace editing, for models not trained on the patch format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StrReplace;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StrReplaceArgs {
+    path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+    #[serde(default)]
+    line_hint: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for StrReplace {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "str_replace",
+            description: "Edit a file by replacing `old_string` with `new_string`. `old_string` must occur exactly once (include a few surrounding lines to make it unique) unless `replace_all` is set; copy it from read_file output without the line-number prefixes. An empty `old_string` on a missing file creates it. On failure nothing changes and the error shows the nearest lines or every candidate line number; pass `line_hint` to pick one.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path relative to the workspace root."},
+                    "old_string": {"type": "string", "description": "Exact text to replace."},
+                    "new_string": {"type": "string", "description": "Replacement text."},
+                    "replace_all": {"type": "boolean", "description": "Replace every occurrence."},
+                    "line_hint": {"type": "integer", "minimum": 1, "description": "Line near which old_string is, to choose among several matches."}
+                },
+                "required": ["path", "old_string", "new_string"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn is_mutating(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: StrReplaceArgs = parse_args("str_replace", args)?;
+        if a.old_string == a.new_string {
+            return Err(ToolError::invalid_arguments(
+                "str_replace: old_string and new_string are identical; nothing to do",
+            ));
+        }
+        let op = FileOp::Update {
+            path: a.path,
+            move_to: None,
+            hunks: vec![Hunk::Substring(SubstringHunk {
+                old: a.old_string,
+                new: a.new_string,
+                replace_all: a.replace_all,
+                line_hint: a.line_hint,
+            })],
+        };
+        plan_and_land(ctx, "str_replace", vec![op]).await
+    }
+}

@@ -1,0 +1,144 @@
+//! `todo`: the agent's plan, written by the model, shown to the user.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+
+/// How far a step is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One step of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TodoItem {
+    /// What to do.
+    pub content: String,
+    /// How far it is.
+    pub status: TodoStatus,
+}
+
+/// The plan, shared between the tool and whoever shows it (progress, `agent/event`).
+#[derive(Debug, Clone, Default)]
+pub struct TodoList(Arc<Mutex<Vec<TodoItem>>>);
+
+impl TodoList {
+    /// The current plan.
+    pub fn items(&self) -> Vec<TodoItem> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    fn replace(&self, items: Vec<TodoItem>) -> Result<(), ToolError> {
+        *self
+            .0
+            .lock()
+            .map_err(|_| ToolError::bug("todo list lock poisoned"))? = items;
+        Ok(())
+    }
+
+    /// The plan as the model and the user read it: `[x]` done, `[>]` in progress.
+    pub fn render(&self) -> String {
+        let items = self.items();
+        if items.is_empty() {
+            return "(no plan)".to_owned();
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mark = match t.status {
+                    TodoStatus::Pending => "[ ]",
+                    TodoStatus::InProgress => "[>]",
+                    TodoStatus::Completed => "[x]",
+                };
+                format!("{}. {mark} {}", i + 1, t.content)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Replaces the plan with the model's new version.
+#[derive(Debug, Clone, Default)]
+pub struct Todo {
+    list: TodoList,
+}
+
+impl Todo {
+    /// A tool writing to `list`.
+    pub fn new(list: TodoList) -> Self {
+        Self { list }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TodoArgs {
+    todos: Vec<TodoItem>,
+}
+
+#[async_trait]
+impl Tool for Todo {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "todo",
+            description: "Write your plan for the task as a list of steps, shown to the user. Send the whole list each time (it replaces the previous one); mark one step in_progress while you work on it and mark steps completed as soon as they are done. Use it for tasks of three or more steps.",
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "todos": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "content": {"type": "string"},
+                                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
+                            },
+                            "required": ["content", "status"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["todos"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn is_mutating(&self) -> bool {
+        // It changes the plan, not the workspace: allowed in ask and plan modes.
+        false
+    }
+
+    async fn call(&self, _ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let a: TodoArgs = parse_args("todo", args)?;
+        if a.todos.iter().any(|t| t.content.trim().is_empty()) {
+            return Err(ToolError::invalid_arguments(
+                "todo: a step has empty content",
+            ));
+        }
+        let done = a
+            .todos
+            .iter()
+            .filter(|t| t.status == TodoStatus::Completed)
+            .count();
+        let total = a.todos.len();
+        self.list.replace(a.todos)?;
+        Ok(ToolOutput::with_summary(
+            self.list.render(),
+            format!("plan: {done}/{total} done"),
+        ))
+    }
+}

@@ -1,0 +1,241 @@
+//! The edit tools through the edit engine, landing on disk (`DiskSink`) or in memory
+//! (`MemorySink`, with a live buffer that differs from the disk).
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use std::sync::Arc;
+
+use agentls_edit::FileChange;
+use agentls_tools::{ErrorClass, MemorySink};
+use common::{ws, ws_with};
+use serde_json::json;
+
+#[tokio::test]
+async fn str_replace_lands_on_disk_and_reports_the_hunk() {
+    let w = ws(&[("src/lib.rs", "fn a() {\n    old();\n}\n")]);
+    let out = w
+        .ok(
+            "str_replace",
+            json!({"path": "src/lib.rs", "old_string": "old();", "new_string": "new();"}),
+        )
+        .await;
+    assert_eq!(w.disk("src/lib.rs"), "fn a() {\n    new();\n}\n");
+    assert!(out.contains("Edited src/lib.rs (1 change)"), "{out}");
+    assert!(out.contains("hunk 1 at line 2"), "{out}");
+}
+
+#[tokio::test]
+async fn a_failed_str_replace_changes_nothing_and_shows_the_nearest_lines() {
+    let w = ws(&[("src/lib.rs", "fn a() {\n    old_call(1, 2);\n}\n")]);
+    let e = w
+        .err(
+            "str_replace",
+            json!({"path": "src/lib.rs", "old_string": "old_cal(1, 3);\nzzz", "new_string": "x"}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(e.message.contains("nothing was changed"), "{}", e.message);
+    assert!(
+        e.message.contains("old_call(1, 2)"),
+        "nearest lines: {}",
+        e.message
+    );
+    assert_eq!(w.disk("src/lib.rs"), "fn a() {\n    old_call(1, 2);\n}\n");
+
+    let w = ws(&[("a.txt", "x = 1\nx = 1\n")]);
+    let e = w
+        .err(
+            "str_replace",
+            json!({"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"}),
+        )
+        .await;
+    assert!(
+        e.message.contains('1') && e.message.contains('2'),
+        "candidates: {}",
+        e.message
+    );
+    w.ok(
+        "str_replace",
+        json!({"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2", "line_hint": 2}),
+    )
+    .await;
+    assert_eq!(w.disk("a.txt"), "x = 1\nx = 2\n");
+    let e = w
+        .err(
+            "str_replace",
+            json!({"path": "missing.txt", "old_string": "a", "new_string": "b"}),
+        )
+        .await;
+    assert!(e.message.contains("not found"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn edits_match_the_live_buffer_not_the_disk() {
+    let sink = Arc::new(MemorySink::new());
+    let w = ws_with(&[("src/lib.rs", "fn disk() {}\n")], sink.clone());
+    w.open("src/lib.rs", "fn live() {}\n");
+    w.ok(
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "live", "new_string": "edited"}),
+    )
+    .await;
+    let plans = sink.plans();
+    assert_eq!(plans.len(), 1);
+    let FileChange::Edit(change) = &plans[0].changes[0] else {
+        panic!("expected an edit: {:?}", plans[0].changes);
+    };
+    assert_eq!(change.version, Some(1), "the buffer's version");
+    assert_eq!(change.new_text, "fn edited() {}\n");
+    assert_eq!(
+        sink.file(&w.path("src/lib.rs")),
+        Some(Some("fn edited() {}\n".into()))
+    );
+    // The memory sink never writes.
+    assert_eq!(w.disk("src/lib.rs"), "fn disk() {}\n");
+    // The disk's text is not there to match.
+    let e = w
+        .err(
+            "str_replace",
+            json!({"path": "src/lib.rs", "old_string": "fn disk", "new_string": "fn x"}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+}
+
+#[tokio::test]
+async fn apply_patch_adds_updates_and_reports_new_syntax_errors() {
+    let w = ws(&[("src/lib.rs", "fn a() {\n    old();\n}\n")]);
+    let patch = "*** Begin Patch\n*** Add File: src/new.rs\n+pub fn n() {}\n*** Update File: src/lib.rs\n@@ fn a() {\n-    old();\n+    new(;\n*** End Patch";
+    let out = w.ok("apply_patch", json!({"patch": patch})).await;
+    assert_eq!(w.disk("src/new.rs"), "pub fn n() {}\n");
+    assert_eq!(w.disk("src/lib.rs"), "fn a() {\n    new(;\n}\n");
+    assert!(out.contains("Created src/new.rs"), "{out}");
+    assert!(
+        out.contains("WARNING: the edit introduced syntax errors in src/lib.rs"),
+        "{out}"
+    );
+    assert!(out.contains("line 2"), "{out}");
+    // A broken patch is refused whole.
+    let e = w
+        .err(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Frobnicate: x\n*** End Patch"}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    // `input` is accepted as an alias of `patch` (codex's name).
+    let patch = "*** Begin Patch\n*** Delete File: src/new.rs\n*** End Patch";
+    w.ok("apply_patch", json!({"input": patch})).await;
+    assert!(!w.path("src/new.rs").exists());
+}
+
+#[tokio::test]
+async fn write_insert_move_and_delete() {
+    let w = ws(&[("a.txt", "one\ntwo\n")]);
+    w.ok(
+        "write_file",
+        json!({"path": "deep/dir/b.txt", "content": "hello\n"}),
+    )
+    .await;
+    assert_eq!(w.disk("deep/dir/b.txt"), "hello\n");
+    w.ok("write_file", json!({"path": "a.txt", "content": "uno\n"}))
+        .await;
+    assert_eq!(w.disk("a.txt"), "uno\n");
+    w.ok(
+        "insert",
+        json!({"path": "a.txt", "line": 0, "text": "zero"}),
+    )
+    .await;
+    assert_eq!(w.disk("a.txt"), "zero\nuno\n");
+    let e = w
+        .err("insert", json!({"path": "a.txt", "line": 9, "text": "x"}))
+        .await;
+    assert!(e.message.contains("2 lines"), "{}", e.message);
+    let out = w
+        .ok("move_file", json!({"from": "a.txt", "to": "moved/a.txt"}))
+        .await;
+    assert!(out.contains("Moved a.txt to moved/a.txt"), "{out}");
+    assert_eq!(w.disk("moved/a.txt"), "zero\nuno\n");
+    assert!(!w.path("a.txt").exists());
+    let e = w
+        .err(
+            "move_file",
+            json!({"from": "moved/a.txt", "to": "deep/dir/b.txt"}),
+        )
+        .await;
+    assert!(e.message.contains("already exists"), "{}", e.message);
+    w.ok("delete_file", json!({"path": "moved/a.txt"})).await;
+    assert!(!w.path("moved/a.txt").exists());
+    let e = w.err("delete_file", json!({"path": "moved/a.txt"})).await;
+    assert!(e.message.contains("not found"), "{}", e.message);
+    let e = w
+        .err(
+            "write_file",
+            json!({"path": "../escape.txt", "content": ""}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+}
+
+#[tokio::test]
+async fn disk_sink_refuses_a_plan_whose_file_changed_on_disk() {
+    // Plan against the live buffer (which equals the old disk), then change the disk.
+    let sink = agentls_tools::DiskSink::new();
+    let w = ws(&[("a.txt", "old\n")]);
+    let plan = {
+        let ops = vec![agentls_edit::FileOp::Write {
+            path: "a.txt".into(),
+            content: "new\n".into(),
+        }];
+        let source = agentls_edit::DiskSource::default();
+        agentls_edit::Planner::new(&w.root, &source)
+            .plan(&ops)
+            .unwrap()
+    };
+    std::fs::write(w.path("a.txt"), "someone else\n").unwrap();
+    let e = agentls_tools::EditSink::apply(&sink, plan)
+        .await
+        .unwrap_err();
+    assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+    assert!(e.message.contains("changed on disk"), "{}", e.message);
+    assert_eq!(w.disk("a.txt"), "someone else\n");
+}
+
+#[tokio::test]
+async fn a_refusing_sink_is_reported_and_nothing_lands() {
+    let sink = Arc::new(MemorySink::new());
+    sink.refuse_with("the editor rejected the edit");
+    let w = ws_with(&[("a.txt", "a\n")], sink.clone());
+    let e = w
+        .err("write_file", json!({"path": "a.txt", "content": "b\n"}))
+        .await;
+    assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+    assert!(
+        e.message.contains("the editor rejected the edit"),
+        "{}",
+        e.message
+    );
+    assert!(sink.plans().is_empty());
+}
+
+#[tokio::test]
+async fn disk_sink_with_index_makes_new_symbols_findable_at_once() {
+    let mut w = ws(&[("src/lib.rs", "pub fn old() {}\n")]);
+    w.crawl();
+    w.ctx.edits = Arc::new(agentls_tools::DiskSink::with_index(w.index.clone()));
+    w.ok(
+        "write_file",
+        json!({"path": "src/new.rs", "content": "pub fn fresh() {}\n"}),
+    )
+    .await;
+    let out = w
+        .ok("symbols", json!({"name": "fresh", "find": "definitions"}))
+        .await;
+    assert!(out.contains("src/new.rs:1 function fresh"), "{out}");
+    w.ok("delete_file", json!({"path": "src/lib.rs"})).await;
+    let out = w
+        .ok("symbols", json!({"name": "old", "find": "definitions"}))
+        .await;
+    assert!(out.contains("definitions of `old` (0)"), "{out}");
+}

@@ -1,0 +1,201 @@
+//! The read-only tools against temporary workspaces, with live buffers that differ from
+//! the disk.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use agentls_tools::ErrorClass;
+use common::ws;
+use serde_json::json;
+
+#[tokio::test]
+async fn read_file_numbers_lines_and_pages() {
+    let w = ws(&[("src/a.txt", "one\ntwo\nthree\nfour\n")]);
+    let out = w.ok("read_file", json!({"path": "src/a.txt"})).await;
+    assert_eq!(
+        out,
+        "     1\tone\n     2\ttwo\n     3\tthree\n     4\tfour\n"
+    );
+    let out = w
+        .ok(
+            "read_file",
+            json!({"path": "src/a.txt", "offset": 2, "limit": 2}),
+        )
+        .await;
+    assert!(out.starts_with("     2\ttwo\n     3\tthree\n"), "{out}");
+    assert!(out.contains("offset=4"), "{out}");
+    let e = w
+        .err("read_file", json!({"path": "src/a.txt", "offset": 9}))
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(e.message.contains("4 lines"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn read_file_sees_the_live_buffer_first() {
+    let w = ws(&[("src/lib.rs", "fn disk() {}\n")]);
+    w.open("src/lib.rs", "fn live() {}\n");
+    let out = w
+        .call("read_file", json!({"path": "src/lib.rs"}))
+        .await
+        .unwrap();
+    assert!(out.content.contains("fn live()"), "{}", out.content);
+    assert!(out.summary.contains("unsaved buffer"), "{}", out.summary);
+}
+
+#[tokio::test]
+async fn read_file_errors_are_clear_and_classified() {
+    let w = ws(&[("bin.dat", "ab\0cd"), ("dir/x.txt", "x")]);
+    let e = w.err("read_file", json!({"path": "bin.dat"})).await;
+    assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+    assert!(e.message.contains("binary"), "{}", e.message);
+    let e = w.err("read_file", json!({"path": "missing.rs"})).await;
+    assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+    assert!(e.message.contains("no such file"), "{}", e.message);
+    let e = w.err("read_file", json!({"path": "dir"})).await;
+    assert!(e.message.contains("list_dir"), "{}", e.message);
+    let e = w
+        .err("read_file", json!({"path": "../../etc/passwd"}))
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(e.message.contains("outside the workspace"), "{}", e.message);
+    let e = w.err("read_file", json!({"file": "x"})).await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+}
+
+#[tokio::test]
+async fn list_dir_respects_gitignore() {
+    let w = ws(&[
+        (".gitignore", "build/\n"),
+        ("src/main.rs", ""),
+        ("build/out.o", ""),
+        ("README.md", ""),
+    ]);
+    let out = w.ok("list_dir", json!({})).await;
+    assert!(out.contains("src/\n"), "{out}");
+    assert!(out.contains("README.md"), "{out}");
+    assert!(!out.contains("build"), "{out}");
+    assert!(!out.contains("main.rs"), "depth 1 only: {out}");
+    let out = w.ok("list_dir", json!({"path": ".", "depth": 2})).await;
+    assert!(out.contains("  main.rs"), "{out}");
+    let e = w.err("list_dir", json!({"path": "nope"})).await;
+    assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+}
+
+#[tokio::test]
+async fn find_files_globs_at_any_depth_and_skips_ignored() {
+    let w = ws(&[
+        (".gitignore", "target/\n"),
+        ("src/a.rs", ""),
+        ("src/deep/b.rs", ""),
+        ("target/c.rs", ""),
+        ("notes.md", ""),
+    ]);
+    let out = w.ok("find_files", json!({"pattern": "*.rs"})).await;
+    assert_eq!(out, "src/a.rs\nsrc/deep/b.rs");
+    // With a slash, the glob is anchored at the search directory.
+    let out = w
+        .ok("find_files", json!({"pattern": "src/deep/*.rs"}))
+        .await;
+    assert_eq!(out, "src/deep/b.rs");
+    let out = w.ok("find_files", json!({"pattern": "deep/*.rs"})).await;
+    assert!(out.starts_with("no files match"), "{out}");
+    let out = w
+        .ok("find_files", json!({"pattern": "*.rs", "path": "src/deep"}))
+        .await;
+    assert_eq!(out, "src/deep/b.rs");
+    let out = w.ok("find_files", json!({"pattern": "*.py"})).await;
+    assert!(out.starts_with("no files match"), "{out}");
+}
+
+#[tokio::test]
+async fn grep_searches_live_buffers_and_reports_bad_regex() {
+    let w = ws(&[
+        ("src/a.rs", "fn alpha() {}\n"),
+        ("src/b.rs", "fn beta() {}\n"),
+    ]);
+    w.open("src/b.rs", "fn beta() {}\nfn alpha_unsaved() {}\n");
+    let out = w.ok("grep", json!({"pattern": "alpha"})).await;
+    assert_eq!(
+        out,
+        "src/a.rs:1: fn alpha() {}\nsrc/b.rs:2: fn alpha_unsaved() {}\n"
+    );
+    let out = w
+        .ok(
+            "grep",
+            json!({"pattern": "alpha()", "literal": true, "include": "a.rs"}),
+        )
+        .await;
+    assert_eq!(out, "src/a.rs:1: fn alpha() {}\n");
+    let e = w.err("grep", json!({"pattern": "fn ("})).await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(e.message.contains("literal"), "{}", e.message);
+    let out = w.ok("grep", json!({"pattern": "gamma"})).await;
+    assert!(out.starts_with("no matches"), "{out}");
+}
+
+#[tokio::test]
+async fn symbols_and_repo_map_come_from_the_index() {
+    let w = ws(&[
+        (
+            "src/util.rs",
+            "pub fn square(x: i32) -> i32 {\n    x * x\n}\n",
+        ),
+        (
+            "src/main.rs",
+            "mod util;\nfn main() {\n    util::square(2);\n}\n",
+        ),
+    ]);
+    w.crawl();
+    let out = w.ok("symbols", json!({"name": "square"})).await;
+    assert!(out.contains("src/util.rs:1 function square"), "{out}");
+    assert!(out.contains("src/main.rs:3:"), "{out}");
+    let out = w
+        .ok("symbols", json!({"name": "squar", "find": "definitions"}))
+        .await;
+    assert!(out.contains("definitions of `squar` (0)"), "{out}");
+    assert!(
+        out.contains("similar names:\nsrc/util.rs:1 function square"),
+        "{out}"
+    );
+    let out = w.ok("repo_map", json!({"focus_names": ["square"]})).await;
+    assert!(out.contains("src/util.rs:"), "{out}");
+    assert!(out.contains("square"), "{out}");
+    let e = w.err("symbols", json!({"name": " "})).await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+}
+
+#[tokio::test]
+async fn diagnostics_report_syntax_errors_of_the_buffer_and_client_diagnostics() {
+    struct Client;
+    impl agentls_tools::DiagnosticsSource for Client {
+        fn diagnostics(&self, _path: &std::path::Path) -> Vec<(usize, String, String)> {
+            vec![(1, "warning".into(), "unused function".into())]
+        }
+    }
+    let mut w = ws(&[("src/lib.rs", "fn ok() {}\n")]);
+    let out = w.ok("diagnostics", json!({"path": "src/lib.rs"})).await;
+    assert!(out.starts_with("no problems found in 1 file"), "{out}");
+    w.open("src/lib.rs", "fn ok() {\n    let x = ;\n}\n");
+    w.ctx.diagnostics = Some(std::sync::Arc::new(Client));
+    let out = w.ok("diagnostics", json!({})).await;
+    assert!(out.contains("src/lib.rs:2:"), "{out}");
+    assert!(
+        out.contains("src/lib.rs:1: warning: unused function"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn read_file_caps_its_output_and_says_how_to_read_on() {
+    let line = "x".repeat(1000);
+    let text: String = (0..1000).map(|_| format!("{line}\n")).collect();
+    let w = ws(&[("big.txt", &text)]);
+    let out = w.ok("read_file", json!({"path": "big.txt"})).await;
+    assert!(out.len() < 140 * 1024, "{}", out.len());
+    assert!(
+        out.contains("of 1000; call again with offset="),
+        "{}",
+        &out[out.len() - 200..]
+    );
+}

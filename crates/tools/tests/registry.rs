@@ -1,0 +1,204 @@
+//! The registry and dispatcher, and the tools that talk to the session: todo and task.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use std::sync::Arc;
+
+use agentls_model::{CancellationToken, EditFormat};
+use agentls_tools::{
+    ErrorClass, Registry, SubagentRunner, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+};
+use async_trait::async_trait;
+use common::ws;
+use serde_json::{Value, json};
+
+#[test]
+fn profiles_get_one_edit_tool_and_ask_mode_reads_only() {
+    let all = Registry::standard();
+    let patch = all.for_profile(EditFormat::ApplyPatch);
+    assert!(patch.get("apply_patch").is_some());
+    assert!(patch.get("str_replace").is_none() && patch.get("insert").is_none());
+    let sr = all.for_profile(EditFormat::StrReplace);
+    assert!(sr.get("str_replace").is_some() && sr.get("insert").is_some());
+    assert!(sr.get("apply_patch").is_none());
+    let ro = sr.read_only();
+    assert_eq!(
+        ro.names(),
+        [
+            "read_file",
+            "list_dir",
+            "find_files",
+            "grep",
+            "symbols",
+            "repo_map",
+            "diagnostics",
+            "todo"
+        ]
+    );
+    assert!(all.is_mutating("run_command") && all.is_mutating("no_such_tool"));
+    assert!(!all.is_mutating("grep"));
+}
+
+#[test]
+fn every_spec_is_an_object_schema_with_a_description() {
+    let specs = Registry::standard().specs();
+    let mut names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), specs.len(), "duplicate tool names");
+    for s in &specs {
+        assert!(
+            s.description.len() > 30,
+            "{}: description too short",
+            s.name
+        );
+        assert_eq!(s.parameters["type"], "object", "{}", s.name);
+        assert_eq!(s.parameters["additionalProperties"], false, "{}", s.name);
+        let props = s.parameters["properties"].as_object().unwrap();
+        for r in s.parameters["required"].as_array().into_iter().flatten() {
+            assert!(props.contains_key(r.as_str().unwrap()), "{}: {r}", s.name);
+        }
+    }
+}
+
+#[tokio::test]
+async fn broken_calls_are_invalid_arguments() {
+    let w = ws(&[("a.txt", "a\n")]);
+    let r = &w.registry;
+    let e = r.call(&w.ctx, "raed_file", "{}").await.unwrap_err();
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(
+        e.message.contains("available tools: read_file"),
+        "{}",
+        e.message
+    );
+    let e = r
+        .call(&w.ctx, "read_file", r#"{"path": "a.txt""#)
+        .await
+        .unwrap_err();
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(e.message.contains("not valid JSON"), "{}", e.message);
+    let e = r.call(&w.ctx, "read_file", "[1]").await.unwrap_err();
+    assert!(e.message.contains("an array"), "{}", e.message);
+    let e = r.call(&w.ctx, "read_file", "").await.unwrap_err();
+    assert!(e.message.contains("missing field `path`"), "{}", e.message);
+    // Empty arguments are an empty object for tools without required fields.
+    assert!(r.call(&w.ctx, "list_dir", "").await.is_ok());
+}
+
+struct Panics;
+
+#[async_trait]
+impl Tool for Panics {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "panics",
+            description: "always panics",
+            parameters: json!({"type": "object"}),
+        }
+    }
+    fn is_mutating(&self) -> bool {
+        false
+    }
+    async fn call(&self, _ctx: &ToolContext, _args: Value) -> Result<ToolOutput, ToolError> {
+        panic!("boom")
+    }
+}
+
+struct Sleeps;
+
+#[async_trait]
+impl Tool for Sleeps {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "sleeps",
+            description: "sleeps a minute",
+            parameters: json!({"type": "object"}),
+        }
+    }
+    fn is_mutating(&self) -> bool {
+        false
+    }
+    async fn call(&self, _ctx: &ToolContext, _args: Value) -> Result<ToolOutput, ToolError> {
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        Ok(ToolOutput::text("woke"))
+    }
+}
+
+#[tokio::test]
+async fn a_panic_is_unknown_and_cancellation_is_user_aborted() {
+    let w = ws(&[]);
+    let r = Registry::from_tools(vec![Arc::new(Panics), Arc::new(Sleeps)]);
+    let e = r.call(&w.ctx, "panics", "{}").await.unwrap_err();
+    assert_eq!(e.class, ErrorClass::Unknown);
+    let cancel = w.ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let e = r.call(&w.ctx, "sleeps", "{}").await.unwrap_err();
+    assert_eq!(e.class, ErrorClass::UserAborted);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let e = r.call(&w.ctx, "sleeps", "{}").await.unwrap_err();
+    assert_eq!(e.class, ErrorClass::UserAborted, "already cancelled");
+}
+
+#[tokio::test]
+async fn todo_keeps_the_plan_where_the_session_can_show_it() {
+    let w = ws(&[]);
+    let out = w
+        .ok(
+            "todo",
+            json!({"todos": [
+                {"content": "find the bug", "status": "completed"},
+                {"content": "fix it", "status": "in_progress"},
+                {"content": "run the tests", "status": "pending"}
+            ]}),
+        )
+        .await;
+    assert_eq!(
+        out,
+        "1. [x] find the bug\n2. [>] fix it\n3. [ ] run the tests"
+    );
+    let items = w.registry.todos().items();
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[1].content, "fix it");
+    // Profile subsets share the plan.
+    let sub = w.registry.for_profile(EditFormat::ApplyPatch).read_only();
+    assert_eq!(sub.todos().items().len(), 3);
+    let e = w
+        .err(
+            "todo",
+            json!({"todos": [{"content": "x", "status": "doing"}]}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+}
+
+struct Echo;
+
+#[async_trait]
+impl SubagentRunner for Echo {
+    async fn run(
+        &self,
+        prompt: String,
+        model: Option<String>,
+        _cancel: CancellationToken,
+    ) -> Result<String, ToolError> {
+        Ok(format!("did `{prompt}` on {}", model.unwrap_or_default()))
+    }
+}
+
+#[tokio::test]
+async fn task_runs_a_subagent_when_there_is_one() {
+    let mut w = ws(&[]);
+    let e = w.err("task", json!({"prompt": "look around"})).await;
+    assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+    w.ctx.subagents = Some(Arc::new(Echo));
+    let out = w
+        .ok("task", json!({"prompt": "look around", "model": "small"}))
+        .await;
+    assert_eq!(out, "did `look around` on small");
+}
