@@ -2,7 +2,12 @@
 //! `STEPS` steps (each one read-only tool call to a no-op tool, then a final answer)
 //! against the bare cost of producing and collecting the same model streams. The
 //! difference divided by the steps is what the loop itself costs per step.
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout
+)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
 use agentls_text::{DocumentStore, ReadLimits};
-use agentls_tools::{Approver, EditSink, ToolContext, ToolError};
+use agentls_tools::{Approver, DiskSink, ToolContext};
 use async_trait::async_trait;
 
 use crate::config::SessionConfig;
@@ -18,20 +18,6 @@ use crate::session::Session;
 use crate::status::Status;
 use crate::toolset::ToolSet;
 use crate::trajectory::{self, Trajectory};
-
-/// Lands edit plans on disk: all files of a plan or none (staged, then renamed).
-#[derive(Debug, Default)]
-pub struct DiskSink;
-
-#[async_trait]
-impl EditSink for DiskSink {
-    async fn apply(&self, plan: agentls_edit::Plan) -> Result<(), ToolError> {
-        tokio::task::spawn_blocking(move || agentls_edit::write_plan(&plan))
-            .await
-            .map_err(|e| ToolError::bug(format!("the disk writer failed: {e}")))?
-            .map_err(|e| ToolError::environment(format!("the edit could not be written: {e}")))
-    }
-}
 
 /// Says no to everything: headless runs have nobody to ask.
 #[derive(Debug, Default)]
@@ -48,14 +34,15 @@ impl Approver for DenyAll {
 /// A tool context on `root` with edits landing on disk, no sandbox, nobody to approve.
 /// For tests and examples; [`run_headless`] adds the sandbox.
 pub fn test_context(root: &Path) -> ToolContext {
+    let index = Arc::new(RwLock::new(agentls_index::Index::default()));
     ToolContext {
         root: root.to_path_buf(),
         store: Arc::new(DocumentStore::new()),
         read_limits: ReadLimits::default(),
-        index: Arc::new(RwLock::new(agentls_index::Index::default())),
+        index: index.clone(),
         sandbox: None,
         policy: Arc::new(agentls_sandbox::Policy::default()),
-        edits: Arc::new(DiskSink),
+        edits: Arc::new(DiskSink::with_index(index)),
         approver: Arc::new(DenyAll),
         diagnostics: None,
         subagents: None,
@@ -77,7 +64,7 @@ pub struct HeadlessOptions {
     pub models: ModelsConfig,
     /// A provider to use instead of resolving `model` (tests, embedding).
     pub provider: Option<Arc<dyn Provider>>,
-    /// The tools.
+    /// The tools; the standard registry when empty.
     pub tools: ToolSet,
     /// Mode, budget, compaction.
     pub session: SessionConfig,
@@ -167,9 +154,14 @@ pub async fn run_headless(
         }
     }
     let static_ctx = StaticContext::gather(&root, &[]).await;
+    let tools = if options.tools.is_empty() {
+        ToolSet::from_registry(&agentls_tools::Registry::standard())
+    } else {
+        options.tools
+    };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut session =
-        Session::new(provider, options.tools, ctx, options.session, static_ctx).with_events(tx);
+        Session::new(provider, tools, ctx, options.session, static_ctx).with_events(tx);
     let dir = options.trajectory_dir.or_else(trajectory::default_dir);
     if let Some(dir) = dir {
         match Trajectory::create(&dir, session.id(), key_values(&options.models)) {

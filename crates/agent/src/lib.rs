@@ -62,7 +62,7 @@ pub use config::{Budget, CompactionConfig, Mode, SessionConfig};
 pub use context::{StaticContext, system_prompt};
 pub use dispatch::CallOutcome;
 pub use event::{AgentEvent, EventSender};
-pub use headless::{DiskSink, HeadlessOptions, run_headless, test_context};
+pub use headless::{HeadlessOptions, HeadlessOutcome, run_headless, test_context};
 pub use metrics::Metrics;
 pub use session::{Session, new_session_id};
 pub use status::Status;

@@ -30,6 +30,17 @@ impl ToolSet {
         set
     }
 
+    /// The tools of a registry, in its order.
+    pub fn from_registry(registry: &agentls_tools::Registry) -> Self {
+        Self::new(
+            registry
+                .names()
+                .into_iter()
+                .filter_map(|n| registry.get(n).cloned())
+                .collect(),
+        )
+    }
+
     /// Adds a tool, replacing one of the same name.
     pub fn insert(&mut self, tool: Arc<dyn Tool>) {
         let name = tool.spec().name;
@@ -55,21 +66,21 @@ impl ToolSet {
     }
 
     /// The tools offered to a model in `mode` with edit format `edit`: no mutating tools
-    /// unless the mode allows writes, and one edit tool (`apply_patch` or `str_replace`,
-    /// whichever the profile names) when the set has both.
+    /// unless the mode allows writes, and one edit style (`apply_patch`, or
+    /// `str_replace` and `insert`, whichever the profile names) when the set has both.
     pub fn offered(&self, mode: Mode, edit: EditFormat) -> ToolSet {
         let has = |n: &str| self.get(n).is_some();
         let both = has("apply_patch") && has("str_replace");
-        let dropped = match edit {
-            EditFormat::ApplyPatch => "str_replace",
-            EditFormat::StrReplace => "apply_patch",
+        let dropped: &[&str] = match edit {
+            EditFormat::ApplyPatch => &["str_replace", "insert"],
+            EditFormat::StrReplace => &["apply_patch"],
         };
         ToolSet {
             tools: self
                 .tools
                 .iter()
                 .filter(|t| mode.allows_writes() || !t.is_mutating())
-                .filter(|t| !(both && t.spec().name == dropped))
+                .filter(|t| !(both && dropped.contains(&t.spec().name)))
                 .cloned()
                 .collect(),
         }
