@@ -2,6 +2,8 @@
 //! (a failed edit reported and retried), run the check in the sandbox, see it fail,
 //! fix, see it pass; edits land on disk through the DiskSink.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::sync::Arc;
