@@ -298,10 +298,29 @@ fn extract_facts(messages: &[Message]) -> String {
                 }
             }
             Part::Text(t) => {
-                // Earlier summaries carry their facts forward.
+                // An earlier summary carries its facts forward, section by section.
                 if let Some(rest) = t.strip_prefix(SUMMARY_MARK) {
-                    for line in rest.lines().filter(|l| l.starts_with("- ")) {
-                        failures.insert(line[2..].to_owned());
+                    let mut section = None;
+                    for line in rest.lines() {
+                        match line {
+                            "Files touched:" => section = Some(0),
+                            "Failures seen:" => section = Some(1),
+                            "Error kinds:" => section = Some(2),
+                            _ => {
+                                let Some(item) = line.strip_prefix("- ") else {
+                                    continue;
+                                };
+                                if item == "(none)" {
+                                    continue;
+                                }
+                                match section {
+                                    Some(0) => files.insert(item.to_owned()),
+                                    Some(1) => failures.insert(item.to_owned()),
+                                    Some(2) => error_kinds.insert(item.to_owned()),
+                                    _ => false,
+                                };
+                            }
+                        }
                     }
                 }
             }

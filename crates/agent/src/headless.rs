@@ -16,6 +16,7 @@ use crate::event::AgentEvent;
 use crate::metrics::Metrics;
 use crate::session::Session;
 use crate::status::Status;
+use crate::subagent::Subagents;
 use crate::toolset::ToolSet;
 use crate::trajectory::{self, Trajectory};
 
@@ -159,6 +160,15 @@ pub async fn run_headless(
     } else {
         options.tools
     };
+    if options.session.mode.allows_writes() && tools.get("task").is_some() {
+        let runner = Subagents::new(
+            provider.clone(),
+            tools.clone(),
+            ctx.clone(),
+            static_ctx.clone(),
+        );
+        ctx.subagents = Some(Arc::new(runner));
+    }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut session =
         Session::new(provider, tools, ctx, options.session, static_ctx).with_events(tx);

@@ -54,6 +54,7 @@ pub mod headless;
 pub mod metrics;
 mod session;
 pub mod status;
+mod subagent;
 mod toolset;
 pub mod trajectory;
 
@@ -66,5 +67,6 @@ pub use headless::{HeadlessOptions, HeadlessOutcome, run_headless, test_context}
 pub use metrics::Metrics;
 pub use session::{Session, new_session_id};
 pub use status::Status;
+pub use subagent::Subagents;
 pub use toolset::ToolSet;
 pub use trajectory::Trajectory;

@@ -50,6 +50,11 @@ impl ToolSet {
         }
     }
 
+    /// Removes the tool called `name`, if present.
+    pub fn remove(&mut self, name: &str) {
+        self.tools.retain(|t| t.spec().name != name);
+    }
+
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.spec().name == name)

@@ -479,3 +479,73 @@ async fn compaction_keeps_the_goal_the_user_and_the_failing_tests() {
     // Masked outputs can be read back by id.
     assert!(s.artifacts().get("art-1").unwrap().contains("filler line"));
 }
+
+#[tokio::test]
+async fn long_sessions_are_summarised_by_the_cheap_model_and_keep_the_goal() {
+    let server = ModelServer::start().await.unwrap();
+    let cheap = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    std::fs::write(ws.path().join("small.txt"), "x".repeat(300)).unwrap();
+    let spans = Spans::default();
+    server.push_turn(call("t0", "run_tests", json!({})));
+    for i in 1..=30 {
+        server.push_turn(call(
+            &format!("c{i}"),
+            "read_file",
+            json!({"path": "small.txt"}),
+        ));
+    }
+    server.push_turn(Turn::text("finished"));
+    for _ in 0..10 {
+        cheap.push_turn(Turn::text(
+            "Goal: fix add. Next steps: SUMMARY-FROM-CHEAP-MODEL",
+        ));
+    }
+    let profile = ModelProfile {
+        context_window: 1_500,
+        ..ModelProfile::default()
+    };
+    let goal = "Make tests::adds pass; keep the public API.";
+    let mut s = session(
+        &server,
+        ws.path(),
+        tools(&spans, 0),
+        SessionConfig::default(),
+        profile,
+    )
+    .await
+    .with_summarizer(provider(
+        &cheap,
+        agentls_model::WireFormat::Anthropic,
+        ModelProfile::default(),
+    ));
+    assert_eq!(
+        s.run(goal).await,
+        Status::Done {
+            answer: "finished".into()
+        }
+    );
+    assert!(
+        !cheap.requests().is_empty(),
+        "the cheap model wrote a summary"
+    );
+    assert!(
+        cheap.requests()[0]
+            .body
+            .to_string()
+            .contains("tests::adds ... FAILED")
+    );
+    let last = server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("SUMMARY-FROM-CHEAP-MODEL"));
+    assert!(last.contains(goal));
+    assert!(
+        last.contains("tests::adds ... FAILED"),
+        "the harness keeps failing tests itself"
+    );
+    // The user's message appears once, verbatim, not duplicated by repeated compactions.
+    assert_eq!(
+        last.matches(goal).count(),
+        2,
+        "once as the user's text, once as the goal fact"
+    );
+}

@@ -2,3 +2,4 @@
 
 pub mod doctor;
 pub mod edit;
+pub mod run;
