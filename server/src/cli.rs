@@ -36,6 +36,20 @@ pub enum Command {
     /// Run one agent session on a task, headless, to completion: edits land on disk,
     /// progress and a final summary with metrics are printed.
     Run(RunArgs),
+    /// Re-run a trajectory's tool calls against a workspace (edits land on disk) and
+    /// report whether each call ended as recorded.
+    Replay(ReplayArgs),
+}
+
+/// Options of `agentls replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The workspace to run the calls in.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub workspace: PathBuf,
+    /// The trajectory (JSONL).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 /// Options of `agentls run`.

@@ -52,6 +52,9 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             &mut std::io::stdout().lock(),
         ),
         Some(cli::Command::Run(args)) => commands::run::run(args),
+        Some(cli::Command::Replay(args)) => {
+            commands::replay::run(args, &mut std::io::stdout().lock())
+        }
         Some(cli::Command::Edit(args)) => commands::edit::run(
             args.format.into(),
             &args.root,

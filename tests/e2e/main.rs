@@ -9,6 +9,7 @@
 mod cli;
 mod edit_cli;
 mod robustness;
+mod run_cli;
 mod support;
 mod symbols;
 mod text_sync;

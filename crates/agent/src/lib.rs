@@ -52,6 +52,7 @@ mod dispatch;
 pub mod event;
 pub mod headless;
 pub mod metrics;
+pub mod replay;
 mod session;
 pub mod status;
 mod subagent;

@@ -100,3 +100,54 @@ async fn a_missing_workspace_is_an_error_not_a_panic() {
     let err = run_headless(options, |_| {}).await.unwrap_err();
     assert!(err.to_string().contains("not a directory"), "{err}");
 }
+
+#[tokio::test]
+async fn a_trajectory_replays_its_tool_calls_with_the_same_outcomes() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    let logs = tempfile::tempdir().unwrap();
+    server.push_turn(call("r1", "read_file", json!({"path": "src/lib.rs"})));
+    server.push_turn(call(
+        "e0",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "nope", "new_string": "x"}),
+    ));
+    server.push_turn(call(
+        "e1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+    ));
+    server.push_turn(Turn::text("Fixed."));
+    let options = HeadlessOptions {
+        workspace: ws.path().to_path_buf(),
+        task: "Fix add.".into(),
+        model: None,
+        models: ModelsConfig::default(),
+        provider: Some(provider(
+            &server,
+            WireFormat::OpenaiChat,
+            ModelProfile::default(),
+        )),
+        tools: ToolSet::default(),
+        session: SessionConfig::default(),
+        trajectory_dir: Some(logs.path().to_path_buf()),
+        cancel: CancellationToken::new(),
+    };
+    let outcome = run_headless(options, |_| {}).await.unwrap();
+    // Replay on a fresh copy of the original workspace.
+    let fresh = workspace();
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let ctx = agentls_agent::test_context(fresh.path());
+    let replayed = agentls_agent::replay::replay(&outcome.trajectory.unwrap(), &tools, &ctx)
+        .await
+        .unwrap();
+    let names: Vec<&str> = replayed.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["read_file", "str_replace", "str_replace"]);
+    assert_eq!(replayed[1].recorded.as_deref(), Some("InvalidArguments"));
+    assert!(replayed.iter().all(|r| r.matches()), "{replayed:?}");
+    assert!(
+        std::fs::read_to_string(fresh.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("a + b")
+    );
+}
