@@ -35,6 +35,52 @@ pub enum Command {
     /// Apply an edit in another format (search/replace blocks, str_replace JSON, …) to
     /// files on disk, through the agent's edit engine. Nothing is written on failure.
     Edit(EditArgs),
+    /// Run one agent session on a task, headless, to completion: edits land on disk,
+    /// progress and a final summary with metrics are printed.
+    Run(RunArgs),
+    /// Re-run a trajectory's tool calls against a workspace (edits land on disk) and
+    /// report whether each call ended as recorded.
+    Replay(ReplayArgs),
+}
+
+/// Options of `agentls replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The workspace to run the calls in.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub workspace: PathBuf,
+    /// The trajectory (JSONL).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+/// Options of `agentls run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The workspace the agent works in.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub workspace: PathBuf,
+    /// A model from the `[models]` table, or `auto`; the first configured when absent.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// `agent` (edit and run), `ask` (read-only) or `plan` (read-only, answer a plan).
+    #[arg(long, default_value = "agent")]
+    pub mode: String,
+    /// Print events as JSON lines.
+    #[arg(long)]
+    pub json: bool,
+    /// Read `[models]` from this TOML file instead of the user config file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Write the trajectory here instead of the user data directory.
+    #[arg(long, value_name = "DIR")]
+    pub trajectory_dir: Option<PathBuf>,
+    /// Write logs to this file instead of stderr (level from `AGENTLS_LOG`).
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+    /// The task.
+    #[arg(required = true, value_name = "TASK")]
+    pub task: Vec<String>,
 }
 
 /// Options of `agentls bench`.

@@ -62,6 +62,10 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             args.input.as_deref(),
             &mut std::io::stdout().lock(),
         ),
+        Some(cli::Command::Run(args)) => commands::run::run(args),
+        Some(cli::Command::Replay(args)) => {
+            commands::replay::run(args, &mut std::io::stdout().lock())
+        }
         Some(cli::Command::Edit(args)) => commands::edit::run(
             args.format.into(),
             &args.root,

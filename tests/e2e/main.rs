@@ -10,6 +10,7 @@ mod apply_edit;
 mod cli;
 mod edit_cli;
 mod robustness;
+mod run_cli;
 mod support;
 mod symbols;
 mod text_sync;

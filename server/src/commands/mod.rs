@@ -2,3 +2,5 @@
 
 pub mod doctor;
 pub mod edit;
+pub mod replay;
+pub mod run;

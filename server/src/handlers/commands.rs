@@ -8,7 +8,7 @@ use tower_lsp::jsonrpc;
 
 use crate::edit_sink::LspEditSink;
 use crate::state::State;
-use crate::syntax_check::TreeSitterCheck;
+use agentls_tools::TreeSitterCheck;
 
 /// Applies an edit written in one of the engine's formats to the workspace as the editor
 /// shows it, through `workspace/applyEdit`.

@@ -1,0 +1,247 @@
+//! One session run to completion without an editor: edits land on disk through the
+//! edit engine's validated plans, progress goes to a printer. `agentls run` is a thin
+//! wrapper around [`run_headless`].
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
+use agentls_text::{DocumentStore, ReadLimits};
+use agentls_tools::{Approver, DiskSink, ToolContext};
+use async_trait::async_trait;
+
+use crate::config::SessionConfig;
+use crate::context::StaticContext;
+use crate::event::AgentEvent;
+use crate::metrics::Metrics;
+use crate::session::Session;
+use crate::status::Status;
+use crate::subagent::Subagents;
+use crate::toolset::ToolSet;
+use crate::trajectory::{self, Trajectory};
+
+/// Says no to everything: headless runs have nobody to ask.
+#[derive(Debug, Default)]
+pub struct DenyAll;
+
+#[async_trait]
+impl Approver for DenyAll {
+    async fn approve(&self, what: &str) -> bool {
+        tracing::info!("headless: refused approval for {what}");
+        false
+    }
+}
+
+/// A tool context on `root` with edits landing on disk, no sandbox, nobody to approve.
+/// For tests and examples; [`run_headless`] adds the sandbox.
+pub fn test_context(root: &Path) -> ToolContext {
+    let index = Arc::new(RwLock::new(agentls_index::Index::default()));
+    ToolContext {
+        root: root.to_path_buf(),
+        store: Arc::new(DocumentStore::new()),
+        read_limits: ReadLimits::default(),
+        index: index.clone(),
+        sandbox: None,
+        policy: Arc::new(agentls_sandbox::Policy::default()),
+        edits: Arc::new(DiskSink::with_index(index)),
+        approver: Arc::new(DenyAll),
+        diagnostics: None,
+        subagents: None,
+        cancel: CancellationToken::new(),
+    }
+}
+
+/// What a headless run needs.
+#[derive(Debug)]
+pub struct HeadlessOptions {
+    /// The workspace root.
+    pub workspace: PathBuf,
+    /// The task.
+    pub task: String,
+    /// Model name from `models`, or `auto` (the router); the first configured model when
+    /// `None`.
+    pub model: Option<String>,
+    /// The `[models]` configuration.
+    pub models: ModelsConfig,
+    /// A provider to use instead of resolving `model` (tests, embedding).
+    pub provider: Option<Arc<dyn Provider>>,
+    /// The tools; the standard registry when empty.
+    pub tools: ToolSet,
+    /// Mode, budget, compaction.
+    pub session: SessionConfig,
+    /// Where the trajectory goes; the user data dir when `None`.
+    pub trajectory_dir: Option<PathBuf>,
+    /// Cancels the run (Ctrl-C).
+    pub cancel: CancellationToken,
+}
+
+/// How a headless run ended.
+#[derive(Debug)]
+pub struct HeadlessOutcome {
+    /// The session's status.
+    pub status: Status,
+    /// Its metrics.
+    pub metrics: Metrics,
+    /// The trajectory file, if one was written.
+    pub trajectory: Option<PathBuf>,
+}
+
+/// Why a headless run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HeadlessError {
+    /// The model could not be resolved or built.
+    #[error("model: {0}")]
+    Model(#[from] agentls_model::ModelError),
+    /// No model was named and none is configured.
+    #[error("no model configured: add a [models.NAME] table to the config or pass --model")]
+    NoModel,
+    /// The workspace is not a directory.
+    #[error("workspace {0} is not a directory")]
+    Workspace(PathBuf),
+}
+
+fn resolve_provider(o: &HeadlessOptions) -> Result<Arc<dyn Provider>, HeadlessError> {
+    if let Some(p) = &o.provider {
+        return Ok(p.clone());
+    }
+    let name = match o.model.as_deref() {
+        Some("auto") => match o.models.router()? {
+            Some(router) => {
+                let mut input = RouteInput::new(Phase::Implement);
+                input.request_chars = o.task.len();
+                router.route(&input).model
+            }
+            None => o
+                .models
+                .models
+                .keys()
+                .next()
+                .cloned()
+                .ok_or(HeadlessError::NoModel)?,
+        },
+        Some(name) => name.to_owned(),
+        None => o
+            .models
+            .models
+            .keys()
+            .next()
+            .cloned()
+            .ok_or(HeadlessError::NoModel)?,
+    };
+    Ok(o.models
+        .provider(&name, ClientOptions::default(), |k| std::env::var(k).ok())?)
+}
+
+/// Runs one session on `options.task` to completion, calling `print` with every event
+/// as it happens.
+pub async fn run_headless(
+    options: HeadlessOptions,
+    mut print: impl FnMut(&AgentEvent) + Send,
+) -> Result<HeadlessOutcome, HeadlessError> {
+    let root = options
+        .workspace
+        .canonicalize()
+        .map_err(|_| HeadlessError::Workspace(options.workspace.clone()))?;
+    if !root.is_dir() {
+        return Err(HeadlessError::Workspace(root));
+    }
+    let provider = resolve_provider(&options)?;
+    let mut ctx = test_context(&root);
+    ctx.cancel = options.cancel.clone();
+    if options.session.mode.allows_writes() {
+        match agentls_sandbox::Sandbox::new(agentls_sandbox::SandboxConfig::new(&root)) {
+            Ok(sb) => ctx.sandbox = Some(Arc::new(sb)),
+            Err(e) => tracing::warn!("no sandbox, commands disabled: {e}"),
+        }
+    }
+    let static_ctx = StaticContext::gather(&root, &[]).await;
+    let tools = if options.tools.is_empty() {
+        ToolSet::from_registry(&agentls_tools::Registry::standard())
+    } else {
+        options.tools
+    };
+    if options.session.mode.allows_writes() && tools.get("task").is_some() {
+        let runner = Subagents::new(
+            provider.clone(),
+            tools.clone(),
+            ctx.clone(),
+            static_ctx.clone(),
+        );
+        ctx.subagents = Some(Arc::new(runner));
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut session =
+        Session::new(provider, tools, ctx, options.session, static_ctx).with_events(tx);
+    let dir = options.trajectory_dir.or_else(trajectory::default_dir);
+    if let Some(dir) = dir {
+        match Trajectory::create(&dir, session.id(), key_values(&options.models)) {
+            Ok(t) => session = session.with_trajectory(t),
+            Err(e) => tracing::warn!("no trajectory ({}): {e}", dir.display()),
+        }
+    }
+    let trajectory = session.trajectory().map(|t| t.path().to_path_buf());
+    let task = options.task;
+    let run = async {
+        let status = session.run(task).await;
+        (status, session.metrics().clone())
+    };
+    tokio::pin!(run);
+    let (status, metrics) = loop {
+        tokio::select! {
+            Some(ev) = rx.recv() => print(&ev),
+            out = &mut run => break out,
+        }
+    };
+    while let Ok(ev) = rx.try_recv() {
+        print(&ev);
+    }
+    Ok(HeadlessOutcome {
+        status,
+        metrics,
+        trajectory,
+    })
+}
+
+/// The API keys of the configured models, so the trajectory can redact them verbatim.
+fn key_values(models: &ModelsConfig) -> Vec<String> {
+    models
+        .models
+        .values()
+        .filter_map(|m| m.api_key_env.as_deref())
+        .filter_map(|var| std::env::var(var).ok())
+        .collect()
+}
+
+/// One event as a line for people (`None` for events not worth a line).
+pub fn render_event(ev: &AgentEvent) -> Option<String> {
+    match ev {
+        AgentEvent::Started { session, model } => Some(format!("session {session} on {model}")),
+        AgentEvent::Step { step } => Some(format!("step {step}")),
+        AgentEvent::TextDelta { .. } | AgentEvent::Usage { .. } => None,
+        AgentEvent::ToolStarted { .. } => None,
+        AgentEvent::ToolFinished {
+            name,
+            summary,
+            error,
+            ms,
+            ..
+        } => Some(match error {
+            Some(class) => format!("  ✗ {name} ({class}, {ms} ms): {summary}"),
+            None => format!("  ✓ {name} ({ms} ms): {summary}"),
+        }),
+        AgentEvent::Compacted { masked, summarized } => Some(format!(
+            "compacted: {masked} outputs masked, {summarized} messages summarised"
+        )),
+        AgentEvent::Finished { status, metrics } => {
+            let head = match status {
+                Status::Done { answer } => format!("done.\n{answer}"),
+                Status::BudgetExhausted { limit } => format!("stopped: {limit} budget exhausted"),
+                Status::Cancelled => "cancelled".to_owned(),
+                Status::ProviderError { class, message } => {
+                    format!("model provider failed ({class}): {message}")
+                }
+            };
+            Some(format!("{head}\n{}", metrics.render()))
+        }
+    }
+}

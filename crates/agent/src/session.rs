@@ -1,0 +1,501 @@
+//! A session and its loop: build the request → stream the model → run the tool calls →
+//! append the results → repeat, until the model stops calling tools, the budget runs
+//! out, the user cancels, or the provider fails. The transcript survives every outcome.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use agentls_model::{
+    Accumulator, CancellationToken, ChatRequest, Message, Part, Provider, StreamEvent,
+};
+use agentls_tools::ToolContext;
+use futures::StreamExt;
+use serde_json::json;
+use tokio::sync::RwLock;
+
+use crate::compaction::{self, Artifacts, ReadArtifact};
+use crate::config::SessionConfig;
+use crate::context::{StaticContext, system_prompt};
+use crate::dispatch::{CallOutcome, Dispatch};
+use crate::event::{AgentEvent, EventSender};
+use crate::metrics::{Metrics, class_name, ms};
+use crate::status::Status;
+use crate::toolset::ToolSet;
+use crate::trajectory::Trajectory;
+
+/// Longest tool output written to the trajectory (bytes).
+const MAX_LOGGED_OUTPUT: usize = 20_000;
+
+/// One conversation with the agent. Not `Sync`: one run at a time (`&mut self`).
+pub struct Session {
+    id: String,
+    config: SessionConfig,
+    provider: Arc<dyn Provider>,
+    summarizer: Option<Arc<dyn Provider>>,
+    all_tools: ToolSet,
+    tools: ToolSet,
+    ctx: ToolContext,
+    static_ctx: StaticContext,
+    request: ChatRequest,
+    lock: Arc<RwLock<()>>,
+    events: Option<EventSender>,
+    trajectory: Option<Trajectory>,
+    metrics: Metrics,
+    artifacts: Artifacts,
+    pending_note: Option<String>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("model", &self.provider.name())
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A new session id: time-ordered and unique enough for file names.
+pub fn new_session_id() -> String {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{millis:x}-{:04x}", fastrand::u16(..))
+}
+
+impl Session {
+    /// A session on `provider` with `tools`, whose calls run in `ctx`. `static_ctx`
+    /// goes into the system prompt once, for the whole session.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: ToolSet,
+        ctx: ToolContext,
+        config: SessionConfig,
+        static_ctx: StaticContext,
+    ) -> Self {
+        let mut session = Self {
+            id: new_session_id(),
+            config,
+            provider,
+            summarizer: None,
+            all_tools: tools,
+            tools: ToolSet::default(),
+            ctx,
+            static_ctx,
+            request: ChatRequest::default(),
+            lock: Arc::new(RwLock::new(())),
+            events: None,
+            trajectory: None,
+            metrics: Metrics::default(),
+            artifacts: Artifacts::default(),
+            pending_note: None,
+        };
+        session
+            .all_tools
+            .insert(Arc::new(ReadArtifact(session.artifacts.clone())));
+        session.configure_for_model();
+        session
+    }
+
+    /// Sends progress events to `tx`.
+    pub fn with_events(mut self, tx: EventSender) -> Self {
+        self.events = Some(tx);
+        self
+    }
+
+    /// Writes the trajectory to `t`.
+    pub fn with_trajectory(mut self, t: Trajectory) -> Self {
+        t.record(
+            "session",
+            json!({
+                "id": self.id,
+                "model": self.provider.name(),
+                "mode": self.config.mode,
+                "tools": self.tools.names(),
+                "system": self.request.system,
+            }),
+        );
+        self.trajectory = Some(t);
+        self
+    }
+
+    /// Uses `p` (the cheapest model) to write compaction summaries.
+    pub fn with_summarizer(mut self, p: Arc<dyn Provider>) -> Self {
+        self.summarizer = Some(p);
+        self
+    }
+
+    /// Shares a read/write lock with other sessions (subagents) on the same workspace.
+    pub fn with_lock(mut self, lock: Arc<RwLock<()>>) -> Self {
+        self.lock = lock;
+        self
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The conversation so far.
+    pub fn transcript(&self) -> &[Message] {
+        &self.request.messages
+    }
+
+    /// The request the next step would send (system prompt, tools, transcript).
+    pub fn request(&self) -> &ChatRequest {
+        &self.request
+    }
+
+    /// Totals so far.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Masked tool outputs.
+    pub fn artifacts(&self) -> &Artifacts {
+        &self.artifacts
+    }
+
+    /// The trajectory being written, if any.
+    pub fn trajectory(&self) -> Option<&Trajectory> {
+        self.trajectory.as_ref()
+    }
+
+    /// The token that cancels the current run (model call and running tools). After a
+    /// cancelled run the next run gets a fresh token: ask again.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.ctx.cancel.clone()
+    }
+
+    /// Hands the session to another model: it gets its own tool set and system prompt,
+    /// a note that it takes over, and calls in the history to tools it lacks become text.
+    pub fn switch_model(&mut self, provider: Arc<dyn Provider>) {
+        let from = self.provider.name().to_owned();
+        self.provider = provider;
+        self.configure_for_model();
+        let offered = self.tools.clone();
+        let lacking: std::collections::HashSet<String> = self
+            .request
+            .messages
+            .iter()
+            .flat_map(|m| &m.parts)
+            .filter_map(|p| match p {
+                Part::ToolCall(c) if offered.get(&c.name).is_none() => Some(c.id.clone()),
+                _ => None,
+            })
+            .collect();
+        for m in &mut self.request.messages {
+            for p in &mut m.parts {
+                let text = match p {
+                    Part::ToolCall(c) if lacking.contains(&c.id) => {
+                        format!("[earlier call by {from}: {}({})]", c.name, c.arguments)
+                    }
+                    Part::ToolResult(r) if lacking.contains(&r.call_id) => {
+                        format!("[result of that call: {}]", r.content)
+                    }
+                    _ => continue,
+                };
+                *p = Part::Text(text);
+            }
+        }
+        self.pending_note = Some(format!(
+            "[Note: you are taking over this session from the model {from}. Its work so far is above.]"
+        ));
+    }
+
+    fn configure_for_model(&mut self) {
+        let profile = self.provider.profile();
+        self.tools = self
+            .all_tools
+            .offered(self.config.mode, profile.edit_format);
+        self.request.system = Some(system_prompt(profile, self.config.mode, &self.static_ctx));
+        self.request.tools = self.tools.defs();
+    }
+
+    /// Adds the user's `message` and runs until the model is done or a limit is hit.
+    pub async fn run(&mut self, message: impl Into<String>) -> Status {
+        let message = message.into();
+        self.log("user", json!({ "text": message }));
+        let mut parts = Vec::new();
+        if let Some(note) = self.pending_note.take() {
+            parts.push(Part::Text(note));
+        }
+        parts.push(Part::Text(message));
+        self.request.messages.push(Message {
+            role: agentls_model::Role::User,
+            parts,
+        });
+        self.resume().await
+    }
+
+    /// Goes on from where the last run stopped (after a provider error, say) without a
+    /// new user message.
+    pub async fn resume(&mut self) -> Status {
+        if self.ctx.cancel.is_cancelled() {
+            self.ctx.cancel = CancellationToken::new();
+        }
+        let start = Instant::now();
+        let wall_before = self.metrics.wall_ms;
+        self.send(AgentEvent::Started {
+            session: self.id.clone(),
+            model: self.provider.name().to_owned(),
+        });
+        let status = self.run_loop(start, wall_before).await;
+        self.metrics.wall_ms = wall_before + ms(start.elapsed());
+        self.log(
+            "end",
+            json!({
+                "status": status,
+                "metrics": self.metrics,
+                "harness_ms": self.metrics.harness_ms(),
+                "cache_hit_rate": self.metrics.cache_hit_rate(),
+            }),
+        );
+        self.send(AgentEvent::Finished {
+            status: status.clone(),
+            metrics: Box::new(self.metrics.clone()),
+        });
+        status
+    }
+
+    async fn run_loop(&mut self, start: Instant, wall_before: f64) -> Status {
+        let mut steps_this_run = 0u32;
+        loop {
+            if self.ctx.cancel.is_cancelled() {
+                return Status::Cancelled;
+            }
+            let budget = &self.config.budget;
+            let limit = if self.metrics.steps >= budget.max_steps {
+                Some("steps")
+            } else if self.metrics.total_tokens() >= budget.max_tokens {
+                Some("tokens")
+            } else if wall_before + ms(start.elapsed()) >= ms(budget.max_wall) {
+                Some("wall_time")
+            } else {
+                None
+            };
+            if let Some(limit) = limit {
+                return Status::BudgetExhausted {
+                    limit: limit.into(),
+                };
+            }
+            self.maybe_compact().await;
+            self.metrics.steps += 1;
+            steps_this_run += 1;
+            let step = self.metrics.steps;
+            self.send(AgentEvent::Step { step });
+
+            let response = match self.call_model(step).await {
+                Ok(r) => r,
+                Err(e) => {
+                    self.metrics.steps -= 1;
+                    let class = class_name(e.class);
+                    self.log(
+                        "error",
+                        json!({"step": step, "class": class, "message": e.message}),
+                    );
+                    return if e.class == agentls_model::ErrorClass::UserAborted {
+                        Status::Cancelled
+                    } else {
+                        Status::ProviderError {
+                            class: class.into(),
+                            message: e.message,
+                        }
+                    };
+                }
+            };
+            let calls = response.tool_calls.clone();
+            self.request.messages.push(response.to_message());
+            if calls.is_empty() {
+                tracing::debug!(steps_this_run, "session done");
+                return Status::Done {
+                    answer: response.text,
+                };
+            }
+            let t0 = Instant::now();
+            let outcomes = Dispatch {
+                tools: &self.tools,
+                ctx: &self.ctx,
+                lock: &self.lock,
+                mode: self.config.mode,
+                timeout: self.config.tool_timeout,
+                events: self.events.as_ref(),
+            }
+            .run(&calls)
+            .await;
+            self.metrics.tool_ms += ms(t0.elapsed());
+            for o in &outcomes {
+                self.note_outcome(o);
+            }
+            self.request.messages.push(Message::tool_results(
+                outcomes.iter().map(CallOutcome::to_tool_result).collect(),
+            ));
+        }
+    }
+
+    async fn call_model(
+        &mut self,
+        step: u32,
+    ) -> Result<agentls_model::Response, agentls_model::ModelError> {
+        if self.trajectory.is_some() {
+            self.log(
+                "request",
+                json!({
+                    "step": step,
+                    "model": self.provider.name(),
+                    "messages": self.request.messages.len(),
+                    "approx_tokens": compaction::estimate_tokens(&self.request),
+                }),
+            );
+        }
+        let t0 = Instant::now();
+        let mut stream = self.provider.stream(&self.request, self.ctx.cancel.clone());
+        let mut acc = Accumulator::default();
+        let mut failure = None;
+        while let Some(ev) = stream.next().await {
+            match ev {
+                Ok(ev) => {
+                    match &ev {
+                        StreamEvent::TextDelta(t) if self.events.is_some() => {
+                            self.send(AgentEvent::TextDelta { text: t.clone() });
+                        }
+                        StreamEvent::Usage(u) => self.send(AgentEvent::Usage {
+                            input: u.input,
+                            cached_input: u.cached_input,
+                            output: u.output,
+                        }),
+                        _ => {}
+                    }
+                    acc.push(&ev);
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        drop(stream);
+        let took = t0.elapsed();
+        self.metrics.model_ms += ms(took);
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let response = acc.finish();
+        let profile = self.provider.profile().clone();
+        self.metrics.add_usage(&response.usage, &profile);
+        if self.trajectory.is_some() {
+            let calls: Vec<_> = response
+                .tool_calls
+                .iter()
+                .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+                .collect();
+            self.log(
+                "response",
+                json!({
+                    "step": step,
+                    "text": response.text,
+                    "tool_calls": calls,
+                    "stop": format!("{:?}", response.stop),
+                    "usage": {
+                        "input": response.usage.input,
+                        "cached_input": response.usage.cached_input,
+                        "cache_write": response.usage.cache_write,
+                        "output": response.usage.output,
+                    },
+                    "model_ms": ms(took),
+                }),
+            );
+        }
+        Ok(response)
+    }
+
+    fn note_outcome(&mut self, o: &CallOutcome) {
+        let class = o.result.as_ref().err().map(|e| e.class);
+        self.metrics.add_call(&o.call.name, class);
+        if self.trajectory.is_some() {
+            let (ok, content) = match &o.result {
+                Ok(out) => (true, out.content.as_str()),
+                Err(e) => (false, e.message.as_str()),
+            };
+            let mut content = content.to_owned();
+            if content.len() > MAX_LOGGED_OUTPUT {
+                let mut cut = MAX_LOGGED_OUTPUT;
+                while !content.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                content.truncate(cut);
+                content.push_str("[… cut]");
+            }
+            self.log(
+                "tool",
+                json!({
+                    "id": o.call.id,
+                    "name": o.call.name,
+                    "arguments": o.call.arguments,
+                    "ok": ok,
+                    "error_class": class.map(class_name),
+                    "content": content,
+                    "start_ms": ms(o.span.0),
+                    "end_ms": ms(o.span.1),
+                }),
+            );
+        }
+    }
+
+    async fn maybe_compact(&mut self) {
+        let cfg = &self.config.compaction;
+        let window = self.provider.profile().context_window as f64;
+        let limit = (window * f64::from(cfg.threshold)) as usize;
+        if compaction::estimate_tokens(&self.request) <= limit {
+            return;
+        }
+        let masked = compaction::mask_old_outputs(
+            &mut self.request.messages,
+            cfg.keep_recent,
+            cfg.min_mask_bytes,
+            &self.artifacts,
+        );
+        let mut summarized = 0;
+        if compaction::estimate_tokens(&self.request) > limit {
+            let summarizer = self.summarizer.as_deref();
+            summarized = compaction::summarize(
+                &mut self.request.messages,
+                cfg.keep_recent,
+                summarizer,
+                &self.ctx.cancel,
+            )
+            .await;
+        }
+        let mut masked = masked;
+        if compaction::estimate_tokens(&self.request) > limit {
+            // Still too big: only the newest turn keeps its outputs whole.
+            masked += compaction::mask_old_outputs(
+                &mut self.request.messages,
+                1,
+                cfg.min_mask_bytes,
+                &self.artifacts,
+            );
+        }
+        if masked + summarized > 0 {
+            self.metrics.compactions += 1;
+            self.log(
+                "compaction",
+                json!({"masked": masked, "summarized": summarized,
+                       "approx_tokens_after": compaction::estimate_tokens(&self.request)}),
+            );
+            self.send(AgentEvent::Compacted { masked, summarized });
+        }
+    }
+
+    fn send(&self, ev: AgentEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(ev);
+        }
+    }
+
+    fn log(&self, kind: &str, fields: serde_json::Value) {
+        if let Some(t) = &self.trajectory {
+            t.record(kind, fields);
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! `run_headless`: the standard tools, a subagent through `task`, edits on disk, the
+//! trajectory file, and events in order.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use agentls_agent::{AgentEvent, HeadlessOptions, SessionConfig, Status, ToolSet, run_headless};
+use agentls_model::{CancellationToken, ModelProfile, ModelsConfig, WireFormat};
+use agentls_testkit::model_server::{ModelServer, Turn};
+use common::{call, provider, workspace};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    let logs = tempfile::tempdir().unwrap();
+    server.push_turn(call(
+        "t1",
+        "task",
+        json!({"prompt": "Where is add defined?"}),
+    ));
+    // The subagent's one step.
+    server.push_turn(Turn::text("add is defined in src/lib.rs and subtracts."));
+    server.push_turn(call(
+        "e1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+    ));
+    server.push_turn(Turn::text("Fixed."));
+    let options = HeadlessOptions {
+        workspace: ws.path().to_path_buf(),
+        task: "Fix add.".into(),
+        model: None,
+        models: ModelsConfig::default(),
+        provider: Some(provider(
+            &server,
+            WireFormat::OpenaiResponses,
+            ModelProfile::default(),
+        )),
+        tools: ToolSet::default(),
+        session: SessionConfig::default(),
+        trajectory_dir: Some(logs.path().to_path_buf()),
+        cancel: CancellationToken::new(),
+    };
+    let mut events = Vec::new();
+    let outcome = run_headless(options, |ev| events.push(ev.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.status,
+        Status::Done {
+            answer: "Fixed.".into()
+        }
+    );
+    assert!(
+        std::fs::read_to_string(ws.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("a + b")
+    );
+    // The subagent's answer came back as the task's result.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(
+        reqs[2]
+            .body
+            .to_string()
+            .contains("add is defined in src/lib.rs")
+    );
+    // The subagent started fresh: one user message, no parent history.
+    assert!(!reqs[1].body.to_string().contains("Fix add."));
+    assert!(matches!(events.first(), Some(AgentEvent::Started { .. })));
+    assert!(matches!(events.last(), Some(AgentEvent::Finished { .. })));
+    assert_eq!(outcome.metrics.calls_by_tool["task"], 1);
+    // Every event serialises as a JSON line with a type.
+    for ev in &events {
+        let v: Value = serde_json::from_str(&serde_json::to_string(ev).unwrap()).unwrap();
+        assert!(v["type"].is_string());
+    }
+    let path = outcome.trajectory.unwrap();
+    assert!(path.starts_with(logs.path()));
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains("\"kind\":\"end\"") && text.contains("\"name\":\"task\""));
+}
+
+#[tokio::test]
+async fn a_missing_workspace_is_an_error_not_a_panic() {
+    let options = HeadlessOptions {
+        workspace: "/definitely/not/here".into(),
+        task: "x".into(),
+        model: None,
+        models: ModelsConfig::default(),
+        provider: None,
+        tools: ToolSet::default(),
+        session: SessionConfig::default(),
+        trajectory_dir: None,
+        cancel: CancellationToken::new(),
+    };
+    let err = run_headless(options, |_| {}).await.unwrap_err();
+    assert!(err.to_string().contains("not a directory"), "{err}");
+}
+
+#[tokio::test]
+async fn a_trajectory_replays_its_tool_calls_with_the_same_outcomes() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    let logs = tempfile::tempdir().unwrap();
+    server.push_turn(call("r1", "read_file", json!({"path": "src/lib.rs"})));
+    server.push_turn(call(
+        "e0",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "nope", "new_string": "x"}),
+    ));
+    server.push_turn(call(
+        "e1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+    ));
+    server.push_turn(Turn::text("Fixed."));
+    let options = HeadlessOptions {
+        workspace: ws.path().to_path_buf(),
+        task: "Fix add.".into(),
+        model: None,
+        models: ModelsConfig::default(),
+        provider: Some(provider(
+            &server,
+            WireFormat::OpenaiChat,
+            ModelProfile::default(),
+        )),
+        tools: ToolSet::default(),
+        session: SessionConfig::default(),
+        trajectory_dir: Some(logs.path().to_path_buf()),
+        cancel: CancellationToken::new(),
+    };
+    let outcome = run_headless(options, |_| {}).await.unwrap();
+    // Replay on a fresh copy of the original workspace.
+    let fresh = workspace();
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let ctx = agentls_agent::test_context(fresh.path());
+    let replayed = agentls_agent::replay::replay(&outcome.trajectory.unwrap(), &tools, &ctx)
+        .await
+        .unwrap();
+    let names: Vec<&str> = replayed.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["read_file", "str_replace", "str_replace"]);
+    assert_eq!(replayed[1].recorded.as_deref(), Some("InvalidArguments"));
+    assert!(replayed.iter().all(|r| r.matches()), "{replayed:?}");
+    assert!(
+        std::fs::read_to_string(fresh.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("a + b")
+    );
+}

@@ -1,0 +1,165 @@
+//! End to end with the tools crate's real tools: grep, read, edit in each edit format
+//! (a failed edit reported and retried), run the check in the sandbox, see it fail,
+//! fix, see it pass; edits land on disk through the DiskSink.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use agentls_agent::{Session, SessionConfig, StaticContext, Status, ToolSet, test_context};
+use agentls_model::{EditFormat, ModelProfile, WireFormat};
+use agentls_sandbox::{Decision, Policy, Sandbox, SandboxConfig};
+use agentls_testkit::model_server::{ModelServer, Turn};
+use common::{call, provider, tool_messages, workspace};
+use serde_json::{Value, json};
+
+const CHECK: &str = "grep -q 'a + b' src/lib.rs && echo 'test tests::adds ... ok' || { echo 'test tests::adds ... FAILED'; exit 1; }\n";
+
+async fn run(format: EditFormat, fix: Turn) -> (ModelServer, tempfile::TempDir, Status) {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    std::fs::write(ws.path().join("check.sh"), CHECK).unwrap();
+    server.push_turn(call("c1", "grep", json!({"pattern": "fn add"})));
+    server.push_turn(call("c2", "read_file", json!({"path": "src/lib.rs"})));
+    server.push_turn(call("c3", "run_command", json!({"command": "sh check.sh"})));
+    server.push_turn(fix);
+    server.push_turn(call("c5", "run_command", json!({"command": "sh check.sh"})));
+    server.push_turn(Turn::text("Fixed add; check passes."));
+
+    let mut ctx = test_context(ws.path());
+    ctx.sandbox = Some(Arc::new(
+        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
+    ));
+    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let profile = ModelProfile {
+        edit_format: format,
+        ..ModelProfile::default()
+    };
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let mut s = Session::new(
+        provider(&server, WireFormat::OpenaiChat, profile),
+        tools,
+        ctx,
+        SessionConfig::default(),
+        static_ctx,
+    );
+    let status = s.run("Make the check pass.").await;
+    (server, ws, status)
+}
+
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn check_run(server: &ModelServer, ws: &tempfile::TempDir, status: Status) {
+    assert_eq!(
+        status,
+        Status::Done {
+            answer: "Fixed add; check passes.".into()
+        }
+    );
+    assert!(
+        std::fs::read_to_string(ws.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("a + b")
+    );
+    let reqs = server.requests();
+    let results = tool_messages(&reqs.last().unwrap().body);
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert!(
+        results[0].contains("src/lib.rs"),
+        "grep found it: {results:?}"
+    );
+    assert!(results[1].contains("a - b"), "read it: {results:?}");
+    assert!(
+        results[2].contains("FAILED"),
+        "saw the failure: {results:?}"
+    );
+    assert!(
+        results[4].contains("tests::adds ... ok"),
+        "saw the pass: {results:?}"
+    );
+}
+
+#[tokio::test]
+async fn str_replace_model_fixes_the_crate() {
+    let fix = call(
+        "c4",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+    );
+    let (server, ws, status) = run(EditFormat::StrReplace, fix).await;
+    let names = offered(&server.requests()[0].body);
+    assert!(
+        names.contains(&"str_replace".to_owned()) && !names.contains(&"apply_patch".to_owned()),
+        "{names:?}"
+    );
+    check_run(&server, &ws, status);
+}
+
+#[tokio::test]
+async fn apply_patch_model_fixes_the_crate() {
+    let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@ pub fn add(a: i32, b: i32) -> i32 {\n-    a - b\n+    a + b\n }\n*** End Patch\n";
+    let fix = call("c4", "apply_patch", json!({"patch": patch}));
+    let (server, ws, status) = run(EditFormat::ApplyPatch, fix).await;
+    let names = offered(&server.requests()[0].body);
+    assert!(
+        names.contains(&"apply_patch".to_owned()) && !names.contains(&"str_replace".to_owned()),
+        "{names:?}"
+    );
+    check_run(&server, &ws, status);
+}
+
+#[tokio::test]
+async fn a_failed_real_edit_is_reported_and_retried() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    server.push_turn(call(
+        "c1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a-b", "new_string": "a + b"}),
+    ));
+    server.push_turn(call(
+        "c2",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+    ));
+    server.push_turn(Turn::text("done"));
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let mut s = Session::new(
+        provider(&server, WireFormat::Anthropic, ModelProfile::default()),
+        tools,
+        test_context(ws.path()),
+        SessionConfig::default(),
+        static_ctx,
+    );
+    assert_eq!(
+        s.run("fix").await,
+        Status::Done {
+            answer: "done".into()
+        }
+    );
+    assert_eq!(
+        s.metrics().errors_by_class.get("InvalidArguments"),
+        Some(&1)
+    );
+    let body = server.requests()[1].body.to_string();
+    assert!(
+        body.contains("is_error") && body.contains("InvalidArguments"),
+        "{body}"
+    );
+    assert!(
+        std::fs::read_to_string(ws.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("a + b")
+    );
+}

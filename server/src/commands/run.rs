@@ -1,0 +1,104 @@
+//! `agentls run`: one agent session, headless, to completion. Edits land on disk;
+//! progress goes to stdout as plain lines (a live status line on a terminal) or, with
+//! `--json`, as one JSON event per line.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use agentls_agent::headless::render_event;
+use agentls_agent::{AgentEvent, HeadlessOptions, SessionConfig, Status, ToolSet};
+use agentls_model::{CancellationToken, ModelsConfig};
+use anyhow::Context;
+
+use crate::cli::RunArgs;
+use crate::config;
+
+/// Runs the session described by `args`.
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    crate::logging::init(args.log_file.as_deref())?;
+    let models = load_models(args.config.as_deref())?;
+    let mode = args.mode.parse().map_err(anyhow::Error::msg)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let json = args.json;
+    let live = !json && std::io::stdout().is_terminal();
+    let cancel = CancellationToken::new();
+    let options = HeadlessOptions {
+        workspace: args.workspace.clone(),
+        task: args.task.join(" "),
+        model: args.model.clone(),
+        models,
+        provider: None,
+        tools: ToolSet::default(),
+        session: SessionConfig {
+            mode,
+            ..SessionConfig::default()
+        },
+        trajectory_dir: args.trajectory_dir.clone(),
+        cancel: cancel.clone(),
+    };
+    let outcome = runtime.block_on(async move {
+        let ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                ctrl_c.cancel();
+            }
+        });
+        agentls_agent::run_headless(options, |ev| print_event(ev, json, live)).await
+    })?;
+    if let Some(path) = &outcome.trajectory {
+        eprintln!("trajectory: {}", path.display());
+    }
+    runtime.shutdown_background();
+    Ok(match outcome.status {
+        Status::Done { .. } => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    })
+}
+
+fn print_event(ev: &AgentEvent, json: bool, live: bool) {
+    let mut out = std::io::stdout().lock();
+    // A closed stdout (a pipe to `head`) must not stop the session.
+    let _ = if json {
+        serde_json::to_string(ev)
+            .map_err(std::io::Error::other)
+            .and_then(|line| writeln!(out, "{line}"))
+    } else if live {
+        match ev {
+            AgentEvent::Step { step } => write!(out, "\r\x1b[Kstep {step}…"),
+            AgentEvent::ToolStarted { name, .. } => write!(out, "\r\x1b[K{name}…"),
+            _ => match render_event(ev) {
+                Some(line) => writeln!(out, "\r\x1b[K{line}"),
+                None => Ok(()),
+            },
+        }
+    } else {
+        match render_event(ev) {
+            Some(line) => writeln!(out, "{line}"),
+            None => Ok(()),
+        }
+    };
+    let _ = out.flush();
+}
+
+/// The `[models]` and `[router]` tables of `path`, else of the user config file. Never
+/// the workspace's file: keys and endpoints are the user's choice, not the repository's.
+fn load_models(path: Option<&Path>) -> anyhow::Result<ModelsConfig> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => match config::user_config_path() {
+            Some(p) if p.is_file() => p,
+            _ => return Ok(ModelsConfig::default()),
+        },
+    };
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut table: toml::Table =
+        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    table.retain(|k, _| k == "models" || k == "router");
+    let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
+    models.reject_inline_keys()?;
+    Ok(models)
+}
