@@ -29,6 +29,14 @@ pub const WORKSPACE_FILE: &str = "agentls.toml";
 pub struct Config {
     /// How files that are not open are read.
     pub files: FilesConfig,
+    /// `[models.NAME]`: model endpoints, read by the agent (agentls-model's
+    /// `ModelsConfig`); kept as data here so the server does not call them unknown.
+    /// Only taken from the user file or `--config`, never from the workspace.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub models: serde_json::Value,
+    /// `[router]`: the `auto` model's fast and strong models (agentls-model).
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub router: serde_json::Value,
 }
 
 /// `[files]`: reading files from disk.
@@ -288,6 +296,19 @@ mod tests {
         m.load_file(Source::Workspace(ws.clone()), &ws);
         assert_eq!(m.config, Config::default());
         assert!(m.problems[0].contains("not valid TOML"), "{:?}", m.problems);
+    }
+
+    #[test]
+    fn model_tables_are_data_not_unknown_keys() {
+        let mut m = Merged::default();
+        m.set_layer(
+            Source::User("u.toml".into()),
+            json!({"models": {"gpt": {"wire": "openai_chat"}}, "router": {"fast": "gpt"}}),
+        );
+        assert_eq!(m.problems, Vec::<String>::new());
+        assert_eq!(m.config.models["gpt"]["wire"], "openai_chat");
+        assert!(toml::to_string_pretty(&m.config).is_ok_and(|t| t.contains("[models.gpt]")));
+        assert!(toml::to_string_pretty(&Config::default()).is_ok());
     }
 
     #[test]
