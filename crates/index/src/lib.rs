@@ -23,6 +23,9 @@
 //!   indexed from that text, never from disk, until [`Index::close_file`]; only live
 //!   buffers keep their syntax tree (for incremental reparsing).
 //! - References are matched by name, not resolved: best effort, documented as such.
+//! - The tags query is the specification: where a language has a hand-written walk for
+//!   the cold crawl (Rust, the hottest; `tags/rust_walk.rs`), it yields exactly the
+//!   query's records (tested against it), and edited regions always go through the query.
 //! - Broken input never fails: a file with syntax errors yields the symbols tree-sitter
 //!   recovered.
 //!
