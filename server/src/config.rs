@@ -212,12 +212,19 @@ fn merge_into(base: &mut Value, layer: &Value) {
     }
 }
 
+/// Top-level tables whose contents other crates check (the model layer's `[models]`
+/// and `[router]`).
+const PASSTHROUGH: &[&str] = &["models", "router"];
+
 fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
     let (Value::Object(known), Value::Object(layer)) = (known, layer) else {
         return vec![];
     };
     let mut out = Vec::new();
     for (k, v) in layer {
+        if prefix.is_empty() && PASSTHROUGH.contains(&k.as_str()) {
+            continue;
+        }
         let path = if prefix.is_empty() {
             k.clone()
         } else {
