@@ -40,7 +40,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let (mut logits, _) = engine.prefill(&prompt)?;
     let pp = t.elapsed().as_secs_f64();
-    println!("prompt: {} tokens, {:.1} tok/s", prompt.len(), prompt.len() as f64 / pp);
+    println!(
+        "prompt: {} tokens, {:.1} tok/s",
+        prompt.len(),
+        prompt.len() as f64 / pp
+    );
 
     // Generation throughput: 128 greedy tokens after that prompt.
     let mut sampler = Sampler::new(0.0, 1.0, 0);
@@ -82,7 +86,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 out.push(tok);
             }
             total += t.elapsed().as_secs_f64();
-            r.messages.push(Message::assistant(engine.tokenizer.decode(&out)));
+            r.messages
+                .push(Message::assistant(engine.tokenizer.decode(&out)));
             r.messages.push(Message::user(format!("And turn {turn}?")));
         }
         let ttft: Vec<String> = ttfts.iter().map(|t| format!("{t:.0}")).collect();

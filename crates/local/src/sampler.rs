@@ -45,7 +45,11 @@ impl Sampler {
             .filter(|&i| logits[i as usize].is_finite())
             .collect();
         order.sort_unstable_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
-        let want = if self.temperature <= 0.0 { 1 } else { CANDIDATES };
+        let want = if self.temperature <= 0.0 {
+            1
+        } else {
+            CANDIDATES
+        };
         let picked: Vec<u32> = order
             .into_iter()
             .filter(|&i| allowed(i))

@@ -95,10 +95,13 @@ fn tools_block(req: &ChatRequest) -> String {
          You are provided with function signatures within <tools></tools> XML tags:\n<tools>",
     );
     for t in &req.tools {
-        let f = json!({"type": "function", "function": {
-            "name": t.name, "description": t.description, "parameters": t.parameters}});
-        s.push('\n');
-        s.push_str(&f.to_string());
+        // Keys in the template's order (serde_json would sort them).
+        s.push_str(&format!(
+            "\n{{\"type\": \"function\", \"function\": {{\"name\": {}, \"description\": {}, \"parameters\": {}}}}}",
+            json!(t.name),
+            json!(t.description),
+            t.parameters
+        ));
     }
     s.push_str(
         "\n</tools>\n\nFor each function call, return a json object with function name and \
@@ -205,14 +208,20 @@ mod tests {
             is_error: false,
         }]));
         let out = text(&t.render(&req));
-        assert!(out.starts_with("<|im_start|>system\nsys\n\n# Tools"), "{out}");
-        assert!(out.contains("{\"type\":\"function\",\"function\":{"), "{out}");
+        assert!(
+            out.starts_with("<|im_start|>system\nsys\n\n# Tools"),
+            "{out}"
+        );
+        assert!(out.contains("<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"read_file\", \"description\": \"Read a file\", \"parameters\": {\"type\":\"object\"}}}\n</tools>"), "{out}");
         assert!(out.contains(
             "<|im_start|>assistant\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\":\"a.rs\"}}\n</tool_call><|im_end|>\n"
         ), "{out}");
-        assert!(out.contains(
-            "<|im_start|>user\n<tool_response>\nfn main() {}\n</tool_response><|im_end|>\n"
-        ), "{out}");
+        assert!(
+            out.contains(
+                "<|im_start|>user\n<tool_response>\nfn main() {}\n</tool_response><|im_end|>\n"
+            ),
+            "{out}"
+        );
         assert!(out.ends_with("<|im_start|>assistant\n"), "{out}");
     }
 

@@ -117,12 +117,20 @@ impl Tokenizer {
     /// Encodes plain text (no special tokens are recognised).
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let mut out = Vec::new();
+        let mut end = 0;
         for piece in self.split.find_iter(text) {
-            // fancy-regex fails only on backtrack limits; fall back to the whole rest.
-            let Ok(piece) = piece else {
-                continue;
-            };
-            self.encode_word(piece.as_str(), &mut out);
+            match piece {
+                Ok(piece) => {
+                    end = piece.end();
+                    self.encode_word(piece.as_str(), &mut out);
+                }
+                // fancy-regex fails only past its backtrack limit, which these
+                // patterns (one bounded lookahead) do not reach; keep the text anyway.
+                Err(_) => {
+                    self.encode_word(&text[end..], &mut out);
+                    break;
+                }
+            }
         }
         out
     }
@@ -176,13 +184,14 @@ impl Tokenizer {
         if self.is_special(id) {
             return tok.as_bytes().to_vec();
         }
-        tok.chars()
-            .map(|c| match self.char_to_byte.get(&c) {
-                Some(b) => vec![*b],
-                None => c.to_string().into_bytes(),
-            })
-            .flatten()
-            .collect()
+        let mut out = Vec::with_capacity(tok.len());
+        for c in tok.chars() {
+            match self.char_to_byte.get(&c) {
+                Some(b) => out.push(*b),
+                None => out.extend_from_slice(c.to_string().as_bytes()),
+            }
+        }
+        out
     }
 
     /// Decodes ids to text (invalid UTF-8 replaced).
@@ -229,7 +238,10 @@ impl Utf8Stream {
                 let valid = e.valid_up_to();
                 // An invalid sequence (not just an incomplete one) is replaced.
                 let (text, rest) = if e.error_len().is_some() {
-                    (String::from_utf8_lossy(&self.pending).into_owned(), Vec::new())
+                    (
+                        String::from_utf8_lossy(&self.pending).into_owned(),
+                        Vec::new(),
+                    )
                 } else {
                     (
                         String::from_utf8_lossy(&self.pending[..valid]).into_owned(),
