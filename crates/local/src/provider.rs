@@ -1,0 +1,456 @@
+//! [`LocalProvider`]: the engine behind the model layer's [`Provider`] interface.
+//! Generation runs on its own thread; events reach the async consumer through a
+//! bounded channel, and cancellation is checked before every token.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use agentls_model::{
+    ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Provider, StopReason,
+    StreamEvent, Usage, lenient,
+};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info_span, warn};
+
+use crate::constrain::{CallGrammar, Check};
+use crate::engine::{Engine, EngineError};
+use crate::sampler::Sampler;
+use crate::template::TOOL_CALL_OPEN;
+use crate::tokenizer::Utf8Stream;
+
+/// Seed for temperature > 0; fixed so that runs can be replayed.
+const SEED: u64 = 0x5eed;
+
+/// A GGUF model running in process.
+#[derive(Clone)]
+pub struct LocalProvider {
+    name: String,
+    profile: ModelProfile,
+    engine: Arc<Mutex<Engine>>,
+    constrain: bool,
+}
+
+impl std::fmt::Debug for LocalProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalProvider")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn engine_error(e: EngineError) -> ModelError {
+    let class = match e {
+        EngineError::Open { .. } | EngineError::Unsupported(_) | EngineError::Tokenizer(_) => {
+            ErrorClass::UnexpectedEnvironment
+        }
+        EngineError::Candle(_) => ErrorClass::ProviderError,
+    };
+    ModelError::new(class, format!("local model: {e}"))
+}
+
+impl LocalProvider {
+    /// Loads the GGUF at `path` (blocking: seconds for large files).
+    pub fn load(name: impl Into<String>, path: &Path) -> Result<Self, ModelError> {
+        let engine = Engine::load(path).map_err(engine_error)?;
+        Ok(Self::from_engine(name, engine))
+    }
+
+    /// Wraps a loaded engine.
+    pub fn from_engine(name: impl Into<String>, engine: Engine) -> Self {
+        let profile = ModelProfile {
+            context_window: engine.info.context_length.min(32_768) as u32,
+            max_output: 2_048,
+            // Tools go into the template and calls come back as events.
+            native_tools: true,
+            ..ModelProfile::builtin("qwen2.5-coder")
+        };
+        Self {
+            name: name.into(),
+            profile,
+            engine: Arc::new(Mutex::new(engine)),
+            constrain: true,
+        }
+    }
+
+    /// Turns constrained tool calls off (for measuring what they buy).
+    pub fn with_constrained_calls(mut self, on: bool) -> Self {
+        self.constrain = on;
+        self
+    }
+}
+
+type Tx = mpsc::Sender<Result<StreamEvent, ModelError>>;
+
+impl Provider for LocalProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn profile(&self) -> &ModelProfile {
+        &self.profile
+    }
+
+    fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
+        let (tx, rx) = mpsc::channel(256);
+        let job = Job {
+            engine: Arc::clone(&self.engine),
+            req: req.clone(),
+            max_output: self.profile.max_output,
+            constrain: self.constrain,
+            cancel,
+            span: info_span!("local_model_call", model = %self.name),
+        };
+        let spawned = std::thread::Builder::new()
+            .name("agentls-local".into())
+            .spawn(move || job.run(&tx));
+        if let Err(e) = spawned {
+            let (tx, rx) = mpsc::channel(1);
+            let _ = tx.try_send(Err(ModelError::new(
+                ErrorClass::UnexpectedEnvironment,
+                format!("cannot start the local model thread: {e}"),
+            )));
+            return receiver_stream(rx);
+        }
+        receiver_stream(rx)
+    }
+}
+
+fn receiver_stream(rx: mpsc::Receiver<Result<StreamEvent, ModelError>>) -> EventStream {
+    Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    }))
+}
+
+struct Job {
+    engine: Arc<Mutex<Engine>>,
+    req: ChatRequest,
+    max_output: u32,
+    constrain: bool,
+    cancel: CancellationToken,
+    span: tracing::Span,
+}
+
+/// The consumer went away: stop quietly.
+struct Gone;
+
+fn send(tx: &Tx, ev: StreamEvent) -> Result<(), Gone> {
+    tx.blocking_send(Ok(ev)).map_err(|_| Gone)
+}
+
+impl Job {
+    fn run(self, tx: &Tx) {
+        let _enter = self.span.clone().entered();
+        let result = self.generate(tx);
+        match result {
+            Ok(Ok(())) | Err(Gone) => {}
+            Ok(Err(e)) => {
+                warn!(class = ?e.class, error = %e.message, "local model call failed");
+                let _ = tx.blocking_send(Err(e));
+            }
+        }
+    }
+
+    fn generate(&self, tx: &Tx) -> Result<Result<(), ModelError>, Gone> {
+        let mut engine = match self.engine.lock() {
+            Ok(e) => e,
+            // A panic mid-generation leaves a cache we cannot trust.
+            Err(poisoned) => {
+                let mut e = poisoned.into_inner();
+                e.reset();
+                e
+            }
+        };
+        if self.cancel.is_cancelled() {
+            return Ok(Err(ModelError::aborted()));
+        }
+        let pieces = engine.info.template.render(&self.req);
+        let prompt = match engine.encode_pieces(&pieces) {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(engine_error(e))),
+        };
+        let context = engine.info.context_length;
+        if prompt.len() >= context {
+            return Ok(Err(ModelError::new(
+                ErrorClass::InvalidArguments,
+                format!(
+                    "the prompt has {} tokens; the local model's context is {context}",
+                    prompt.len()
+                ),
+            )));
+        }
+        let max_new =
+            (self.req.max_tokens.unwrap_or(self.max_output) as usize).min(context - prompt.len());
+        let started = Instant::now();
+        let (mut logits, cached) = match engine.prefill(&prompt) {
+            Ok(x) => x,
+            Err(e) => return Ok(Err(engine_error(e))),
+        };
+        debug!(
+            prompt = prompt.len(),
+            cached,
+            prefill_ms = started.elapsed().as_millis() as u64,
+            "prompt read"
+        );
+        let temperature = self.req.sampling.temperature.unwrap_or(0.0);
+        let top_p = self.req.sampling.top_p.unwrap_or(1.0);
+        let mut sampler = Sampler::new(temperature, top_p, SEED);
+        let mut utf8 = Utf8Stream::default();
+        let mut out = Output::new(!self.req.tools.is_empty(), &self.req.stop);
+        // Tool calls are constrained to the offered tools and their schemas.
+        let grammar = (self.constrain && !self.req.tools.is_empty()).then(|| {
+            CallGrammar::new(
+                self.req
+                    .tools
+                    .iter()
+                    .map(|t| (t.name.clone(), t.parameters.clone()))
+                    .collect(),
+            )
+        });
+        let mut generated = 0usize;
+        let mut stop = StopReason::MaxTokens;
+        while generated < max_new {
+            if self.cancel.is_cancelled() {
+                return Ok(Err(ModelError::aborted()));
+            }
+            if tx.is_closed() {
+                return Err(Gone);
+            }
+            let token = match (&grammar, out.call_tail()) {
+                (Some(g), Some(tail)) if g.check(tail) != Check::Invalid => {
+                    let eng = &*engine;
+                    sampler.sample_constrained(&logits, &mut |id| {
+                        if eng.info.end_ids.contains(&id) {
+                            return g.check(tail) == Check::Complete;
+                        }
+                        let bytes = eng.tokenizer.token_bytes(id);
+                        let mut next = String::with_capacity(tail.len() + bytes.len());
+                        next.push_str(tail);
+                        next.push_str(&String::from_utf8_lossy(&bytes));
+                        g.check(&next) != Check::Invalid
+                    })
+                }
+                _ => sampler.sample(&logits),
+            };
+            let Some(token) = token else {
+                return Ok(Err(ModelError::provider("local model: no token to sample")));
+            };
+            generated += 1;
+            if engine.info.end_ids.contains(&token) {
+                stop = StopReason::EndTurn;
+                break;
+            }
+            let text = utf8.push(&engine.tokenizer.token_bytes(token));
+            out.text.push_str(&text);
+            if let Some(at) = find_stop(&out.text, &self.req.stop) {
+                out.text.truncate(at);
+                stop = StopReason::StopSequence;
+                break;
+            }
+            if let Some(delta) = out.release() {
+                send(tx, StreamEvent::TextDelta(delta))?;
+            }
+            if generated < max_new {
+                logits = match engine.step(token) {
+                    Ok(l) => l,
+                    Err(e) => return Ok(Err(engine_error(e))),
+                };
+            }
+        }
+        if stop != StopReason::StopSequence {
+            out.text.push_str(&utf8.finish());
+        }
+        let offered: Vec<&str> = self.req.tools.iter().map(|t| t.name.as_str()).collect();
+        let (rest, calls) = out.finish(&offered);
+        if let Some(text) = rest {
+            send(tx, StreamEvent::TextDelta(text))?;
+        }
+        for (i, call) in calls.iter().enumerate() {
+            let id = format!("call_{i}");
+            send(
+                tx,
+                StreamEvent::ToolCallStart {
+                    id: id.clone(),
+                    name: call.name.clone(),
+                },
+            )?;
+            send(
+                tx,
+                StreamEvent::ToolCallDelta {
+                    id: id.clone(),
+                    arguments: call.arguments.clone(),
+                },
+            )?;
+            send(
+                tx,
+                StreamEvent::ToolCallEnd {
+                    id,
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                },
+            )?;
+        }
+        if !calls.is_empty() && stop == StopReason::EndTurn {
+            stop = StopReason::ToolUse;
+        }
+        send(
+            tx,
+            StreamEvent::Usage(Usage {
+                input: prompt.len() as u64,
+                cached_input: cached as u64,
+                cache_write: 0,
+                output: generated as u64,
+            }),
+        )?;
+        send(tx, StreamEvent::Stop(stop))?;
+        Ok(Ok(()))
+    }
+}
+
+fn find_stop(text: &str, stops: &[String]) -> Option<usize> {
+    stops
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| text.find(s.as_str()))
+        .min()
+}
+
+/// The answer text as it grows, and how much of it has been streamed. Text that may
+/// be the start of a stop sequence, or (when tools are offered) of a `<tool_call>`,
+/// is held back; nothing after a `<tool_call>` is streamed as text.
+#[derive(Debug)]
+struct Output {
+    text: String,
+    streamed: usize,
+    tools: bool,
+    stops: Vec<String>,
+}
+
+impl Output {
+    fn new(tools: bool, stops: &[String]) -> Self {
+        Self {
+            text: String::new(),
+            streamed: 0,
+            tools,
+            stops: stops.iter().filter(|s| !s.is_empty()).cloned().collect(),
+        }
+    }
+
+    /// The part of the text that may be streamed now, if any is new.
+    fn release(&mut self) -> Option<String> {
+        let mut safe = self.text.len();
+        if self.tools {
+            safe = match self.text.find(TOOL_CALL_OPEN) {
+                Some(at) => at,
+                None => self.text.len() - held_back(&self.text, TOOL_CALL_OPEN),
+            };
+        }
+        for s in &self.stops {
+            safe = safe.min(self.text.len() - held_back(&self.text, s));
+        }
+        if safe <= self.streamed {
+            return None;
+        }
+        let delta = self.text[self.streamed..safe].to_owned();
+        self.streamed = safe;
+        Some(delta)
+    }
+
+    /// The text after `<tool_call>`, once the model has opened a call.
+    fn call_tail(&self) -> Option<&str> {
+        if !self.tools {
+            return None;
+        }
+        let at = self.text[self.streamed..].find(TOOL_CALL_OPEN)?;
+        Some(&self.text[self.streamed + at + TOOL_CALL_OPEN.len()..])
+    }
+
+    #[cfg(test)]
+    fn push(&mut self, more: &str) -> Option<String> {
+        self.text.push_str(more);
+        self.release()
+    }
+
+    /// Ends the answer: the text still to stream and the calls found.
+    fn finish(self, offered: &[&str]) -> (Option<String>, Vec<agentls_model::ToolCall>) {
+        let rest = self.text[self.streamed..].to_owned();
+        let rest = (!rest.is_empty()).then_some(rest);
+        if !self.tools || !self.text.contains(TOOL_CALL_OPEN) {
+            return (rest, Vec::new());
+        }
+        let found = lenient::parse_tool_calls(&self.text[self.streamed..], offered);
+        if found.calls.is_empty() {
+            // Not a call after all (or a broken one): the model said it, show it.
+            return (rest, Vec::new());
+        }
+        (None, found.calls)
+    }
+}
+
+/// Length of the longest suffix of `text` that is a proper prefix of `tag`.
+fn held_back(text: &str, tag: &str) -> usize {
+    (1..tag.len())
+        .rev()
+        .find(|&n| text.ends_with(&tag[..n]))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_streams_plain_text_at_once() {
+        let mut o = Output::new(false, &[]);
+        assert_eq!(o.push("a <tool").as_deref(), Some("a <tool"));
+        assert_eq!(o.finish(&[]), (None, vec![]));
+    }
+
+    #[test]
+    fn output_holds_back_a_possible_call_and_parses_it() {
+        let mut o = Output::new(true, &[]);
+        assert_eq!(o.push("Reading. <to").as_deref(), Some("Reading. "));
+        assert_eq!(o.push("ol_call>\n{\"name\": \"read_file\", "), None);
+        assert_eq!(
+            o.push("\"arguments\": {\"path\": \"a.rs\"}}\n</tool_call>"),
+            None
+        );
+        let (rest, calls) = o.finish(&["read_file"]);
+        assert_eq!(rest, None);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "read_file");
+        assert_eq!(
+            calls[0].parse_arguments().unwrap(),
+            serde_json::json!({"path": "a.rs"})
+        );
+    }
+
+    #[test]
+    fn output_releases_held_text_that_was_not_a_call() {
+        let mut o = Output::new(true, &[]);
+        assert_eq!(o.push("x <t").as_deref(), Some("x "));
+        assert_eq!(o.push("able>").as_deref(), Some("<table>"));
+        let mut o = Output::new(true, &[]);
+        o.push("<tool_call>not json</tool_call>");
+        let (rest, calls) = o.finish(&["read_file"]);
+        assert!(calls.is_empty());
+        assert_eq!(rest.as_deref(), Some("<tool_call>not json</tool_call>"));
+    }
+
+    #[test]
+    fn output_holds_back_a_possible_stop_sequence() {
+        let mut o = Output::new(false, &["\n\nEND".to_owned()]);
+        assert_eq!(o.push("done\n").as_deref(), Some("done"));
+        assert_eq!(o.push("more").as_deref(), Some("\nmore"));
+    }
+
+    #[test]
+    fn stop_sequences_cut_at_the_earliest() {
+        assert_eq!(
+            find_stop("abc END x STOP", &["STOP".into(), "END".into()]),
+            Some(4)
+        );
+        assert_eq!(find_stop("abc", &[String::new()]), None);
+    }
+}

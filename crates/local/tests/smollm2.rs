@@ -1,0 +1,138 @@
+//! Real-model tests on SmolLM2-135M-Instruct (Q4_1). They need the weights: set
+//! `AGENTLS_TEST_GGUF` to the file, or fetch it into the data directory with
+//! `cargo run -p agentls-local --example fetch -- smollm2-135m ~/.local/share/agentls`.
+//! Without the file each test prints why it skipped and passes without checking.
+
+#![allow(clippy::print_stderr)]
+
+use std::path::PathBuf;
+
+use agentls_local::{LocalProvider, catalog_entry};
+use agentls_model::{
+    CancellationToken, ChatRequest, ErrorClass, Provider, StopReason, StreamEvent, collect,
+};
+use futures::StreamExt;
+
+fn model_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("AGENTLS_TEST_GGUF") {
+        return Some(PathBuf::from(p));
+    }
+    let file = catalog_entry("smollm2-135m")?.file_name;
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    let p = base.join("agentls/models").join(file);
+    p.exists().then_some(p)
+}
+
+/// A provider of its own for each test: the KV cache is per engine, and tests run
+/// in parallel.
+fn provider(test: &str) -> Option<LocalProvider> {
+    let Some(path) = model_path() else {
+        eprintln!(
+            "SKIPPED {test}: SmolLM2 weights not found (set AGENTLS_TEST_GGUF or fetch smollm2-135m)"
+        );
+        return None;
+    };
+    match LocalProvider::load("smollm2", &path) {
+        Ok(p) => Some(p),
+        Err(e) => panic!("cannot load {}: {e}", path.display()),
+    }
+}
+
+fn request(user: &str, max_tokens: u32) -> ChatRequest {
+    let mut r = ChatRequest::new(None, user);
+    r.max_tokens = Some(max_tokens);
+    r
+}
+
+#[tokio::test]
+async fn temperature_zero_is_deterministic_and_reports_usage() {
+    let Some(p) = provider("temperature_zero_is_deterministic_and_reports_usage") else {
+        return;
+    };
+    let req = request("What is the capital of France?", 24);
+    let a = collect(p.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    // A different conversation in between: the cache must not leak into the answer.
+    let other = request("Write a haiku about rust.", 8);
+    collect(p.stream(&other, CancellationToken::new()))
+        .await
+        .unwrap();
+    let b = collect(p.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert!(!a.text.trim().is_empty());
+    assert_eq!(a.text, b.text);
+    // FIXME: SmolLM2-135M answers "L'Étoile, la Marseillaise…" here rather than
+    // "Paris"; compare our tokenization with llama.cpp's on the same prompt before
+    // asserting on content.
+    assert!(a.usage.input > 10 && a.usage.output > 0 && a.usage.output <= 24);
+    assert!(matches!(
+        a.stop,
+        StopReason::EndTurn | StopReason::MaxTokens
+    ));
+}
+
+#[tokio::test]
+async fn a_follow_up_turn_reuses_the_cache() {
+    let Some(p) = provider("a_follow_up_turn_reuses_the_cache") else {
+        return;
+    };
+    let first = request("Name a color.", 12);
+    let a = collect(p.stream(&first, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert_eq!(a.usage.cached_input, 0);
+    let mut next = first.clone();
+    next.messages
+        .push(agentls_model::Message::assistant(a.text.clone()));
+    next.messages
+        .push(agentls_model::Message::user("Another one?"));
+    let b = collect(p.stream(&next, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert!(
+        b.usage.cached_input >= a.usage.input,
+        "cached {} of {}, first prompt {}",
+        b.usage.cached_input,
+        b.usage.input,
+        a.usage.input
+    );
+    assert!(b.usage.cached_input < b.usage.input);
+}
+
+#[tokio::test]
+async fn cancelling_stops_within_a_token() {
+    let Some(p) = provider("cancelling_stops_within_a_token") else {
+        return;
+    };
+    let cancel = CancellationToken::new();
+    let req = request("Count from 1 to 200, one number per line.", 400);
+    let mut stream = p.stream(&req, cancel.clone());
+    let mut deltas = 0;
+    let mut after_cancel = 0;
+    let mut ended = None;
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(StreamEvent::TextDelta(_)) => {
+                deltas += 1;
+                if cancel.is_cancelled() {
+                    after_cancel += 1;
+                } else if deltas == 3 {
+                    cancel.cancel();
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                ended = Some(e.class);
+                break;
+            }
+        }
+    }
+    assert_eq!(ended, Some(ErrorClass::UserAborted));
+    // Deltas already in the channel may still arrive, but generation stopped: far
+    // fewer than the 400 tokens asked for.
+    assert!(after_cancel <= 5, "{after_cancel} deltas after cancel");
+}
