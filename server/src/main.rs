@@ -26,12 +26,20 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // `agentls doctor | head`: the reader left, which is not our failure.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // Not the LSP channel: the server never reaches this with stdout in use.
             eprintln!("agentls: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {

@@ -61,3 +61,18 @@ fn doctor_reports_merged_configuration_and_problems() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_is_not_an_error() {
+    // As in `agentls doctor | head -1`: stdout closes before the command writes.
+    let mut child = Command::new(bin())
+        .arg("doctor")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
