@@ -1,24 +1,15 @@
 //! `insert`: add lines after a given line, without matching any text.
 
-use agentls_edit::FileOp;
+use agentls_edit::Format;
 use async_trait::async_trait;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::land::plan_and_land;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+use crate::land::{parse_ops, plan_and_land};
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// Inserts whole lines at a line number; comes with `str_replace`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Insert;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InsertArgs {
-    path: String,
-    line: usize,
-    text: String,
-}
 
 #[async_trait]
 impl Tool for Insert {
@@ -44,12 +35,7 @@ impl Tool for Insert {
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
-        let a: InsertArgs = parse_args("insert", args)?;
-        let op = FileOp::Insert {
-            path: a.path,
-            line: a.line,
-            text: a.text,
-        };
-        plan_and_land(ctx, "insert", vec![op]).await
+        let ops = parse_ops("insert", Format::Insert, &args)?;
+        plan_and_land(ctx, "insert", ops).await
     }
 }

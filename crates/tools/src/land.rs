@@ -19,6 +19,17 @@ pub(crate) async fn plan_and_land(
     land(ctx, tool, plan).await
 }
 
+/// Reads a tool's arguments with the edit engine's own parser for `format`, so the tools
+/// and `agentls edit` accept exactly the same JSON.
+pub(crate) fn parse_ops(
+    tool: &'static str,
+    format: agentls_edit::Format,
+    args: &serde_json::Value,
+) -> Result<Vec<FileOp>, ToolError> {
+    agentls_edit::parse(format, &args.to_string())
+        .map_err(|e| ToolError::invalid_arguments(format!("{tool}: invalid arguments: {e}")))
+}
+
 /// Plans `ops` (no writes) off the async threads.
 pub(crate) async fn plan(ctx: &ToolContext, ops: Vec<FileOp>) -> Result<Plan, ToolError> {
     let store = ctx.store.clone();

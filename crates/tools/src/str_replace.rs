@@ -1,28 +1,15 @@
 //! `str_replace`: replace one exact occurrence of a text in a file.
 
-use agentls_edit::{FileOp, Hunk, SubstringHunk};
+use agentls_edit::{FileOp, Format, Hunk, SubstringHunk};
 use async_trait::async_trait;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::land::plan_and_land;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+use crate::land::{parse_ops, plan_and_land};
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// Search-and-replace editing, for models not trained on the patch format.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StrReplace;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StrReplaceArgs {
-    path: String,
-    old_string: String,
-    new_string: String,
-    #[serde(default)]
-    replace_all: bool,
-    #[serde(default)]
-    line_hint: Option<usize>,
-}
 
 #[async_trait]
 impl Tool for StrReplace {
@@ -50,22 +37,17 @@ impl Tool for StrReplace {
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
-        let a: StrReplaceArgs = parse_args("str_replace", args)?;
-        if a.old_string == a.new_string {
+        let ops = parse_ops("str_replace", Format::StrReplace, &args)?;
+        let is_noop =
+            |h: &Hunk| matches!(h, Hunk::Substring(SubstringHunk { old, new, .. }) if old == new);
+        if ops
+            .iter()
+            .any(|op| matches!(op, FileOp::Update { hunks, .. } if hunks.iter().any(is_noop)))
+        {
             return Err(ToolError::invalid_arguments(
                 "str_replace: old_string and new_string are identical; nothing to do",
             ));
         }
-        let op = FileOp::Update {
-            path: a.path,
-            move_to: None,
-            hunks: vec![Hunk::Substring(SubstringHunk {
-                old: a.old_string,
-                new: a.new_string,
-                replace_all: a.replace_all,
-                line_hint: a.line_hint,
-            })],
-        };
-        plan_and_land(ctx, "str_replace", vec![op]).await
+        plan_and_land(ctx, "str_replace", ops).await
     }
 }

@@ -1,23 +1,15 @@
 //! `write_file`: create a file or replace its whole content.
 
-use agentls_edit::FileOp;
+use agentls_edit::Format;
 use async_trait::async_trait;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::land::plan_and_land;
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+use crate::land::{parse_ops, plan_and_land};
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// Whole-file writes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteFile;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WriteFileArgs {
-    path: String,
-    content: String,
-}
 
 #[async_trait]
 impl Tool for WriteFile {
@@ -42,11 +34,7 @@ impl Tool for WriteFile {
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
-        let a: WriteFileArgs = parse_args("write_file", args)?;
-        let op = FileOp::Write {
-            path: a.path,
-            content: a.content,
-        };
-        plan_and_land(ctx, "write_file", vec![op]).await
+        let ops = parse_ops("write_file", Format::WholeFile, &args)?;
+        plan_and_land(ctx, "write_file", ops).await
     }
 }
