@@ -43,7 +43,6 @@
 //! assert_eq!(outline[0].children[0].kind, SymbolKind::Method);
 //! ```
 
-mod ident;
 mod index;
 pub mod language;
 pub mod overlay;
@@ -53,7 +52,6 @@ mod tags;
 pub mod visibility;
 pub mod watch;
 
-pub use ident::ident_at;
 pub use index::{CrawlStats, Index, IndexOptions, IndexStats};
 pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
 pub use overlay::{LiveText, Overlay};
