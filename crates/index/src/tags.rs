@@ -105,6 +105,67 @@ pub(crate) struct FileTags {
 }
 
 impl FileTags {
+    /// Copies the name under `node` into `names`; `None` for an empty or multi-line
+    /// capture (identifiers never span lines; such a capture is a query mistake).
+    fn push_name(&mut self, text: &str, node: tree_sitter::Node<'_>) -> Option<(u32, u32)> {
+        let s = text.get(node.byte_range())?;
+        if s.is_empty() || s.contains('\n') {
+            return None;
+        }
+        let start = u32::try_from(self.names.len()).ok()?;
+        self.names.push_str(s);
+        Some((start, u32::try_from(self.names.len()).ok()?))
+    }
+
+    /// Records a definition: `node` is the whole definition, `name_node` its name.
+    pub(crate) fn push_def(
+        &mut self,
+        text: &str,
+        kind: SymbolKind,
+        node: tree_sitter::Node<'_>,
+        name_node: tree_sitter::Node<'_>,
+    ) {
+        let Some(name) = self.push_name(text, name_node) else {
+            return;
+        };
+        self.defs.push(RawDef {
+            name,
+            kind,
+            query_kind: kind,
+            span: Span {
+                start: Point::from_ts(node.start_position()),
+                end: Point::from_ts(node.end_position()),
+            },
+            name_start: Point::from_ts(name_node.start_position()),
+            parent: NO_PARENT,
+            start_byte: node.start_byte(),
+            end_byte: node.end_byte(),
+            name_byte: name_node.start_byte(),
+        });
+    }
+
+    /// Records a reference: `node` is the use (the call, the type...), `name_node` its name.
+    pub(crate) fn push_ref(
+        &mut self,
+        text: &str,
+        kind: ReferenceKind,
+        node: tree_sitter::Node<'_>,
+        name_node: tree_sitter::Node<'_>,
+    ) {
+        let Some(name) = self.push_name(text, name_node) else {
+            return;
+        };
+        self.refs.push(RawRef {
+            name,
+            kind,
+            start: Point::from_ts(name_node.start_position()),
+            name_byte: name_node.start_byte(),
+            node: (node.start_byte(), node.end_byte()),
+        });
+    }
+}
+
+impl FileTags {
     pub fn name(&self, range: (u32, u32)) -> &str {
         self.names
             .get(range.0 as usize..range.1 as usize)
@@ -236,16 +297,6 @@ fn collect(lang: Language, tree: &Tree, text: &str, range: Option<Range<usize>>)
         return out;
     };
     let bytes = text.as_bytes();
-    let push_name = |names: &mut String, node: tree_sitter::Node<'_>| -> Option<(u32, u32)> {
-        let s = text.get(node.byte_range())?;
-        // Identifiers never span lines; a multi-line capture is a query mistake.
-        if s.is_empty() || s.contains('\n') {
-            return None;
-        }
-        let start = u32::try_from(names.len()).ok()?;
-        names.push_str(s);
-        Some((start, u32::try_from(names.len()).ok()?))
-    };
     let mut cursor = QueryCursor::new();
     if let Some(range) = range {
         cursor.set_byte_range(range);
@@ -265,37 +316,8 @@ fn collect(lang: Language, tree: &Tree, text: &str, range: Option<Range<usize>>)
             continue;
         };
         match role {
-            Role::Def(kind) => {
-                let Some(name) = push_name(&mut out.names, name_node) else {
-                    continue;
-                };
-                out.defs.push(RawDef {
-                    name,
-                    kind,
-                    query_kind: kind,
-                    span: Span {
-                        start: Point::from_ts(node.start_position()),
-                        end: Point::from_ts(node.end_position()),
-                    },
-                    name_start: Point::from_ts(name_node.start_position()),
-                    parent: NO_PARENT,
-                    start_byte: node.start_byte(),
-                    end_byte: node.end_byte(),
-                    name_byte: name_node.start_byte(),
-                });
-            }
-            Role::Ref(kind) => {
-                let Some(name) = push_name(&mut out.names, name_node) else {
-                    continue;
-                };
-                out.refs.push(RawRef {
-                    name,
-                    kind,
-                    start: Point::from_ts(name_node.start_position()),
-                    name_byte: name_node.start_byte(),
-                    node: (node.start_byte(), node.end_byte()),
-                });
-            }
+            Role::Def(kind) => out.push_def(text, kind, node, name_node),
+            Role::Ref(kind) => out.push_ref(text, kind, node, name_node),
             _ => {}
         }
     }

@@ -10,9 +10,9 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::{FileTags, NO_PARENT, RawDef, RawRef};
+use super::FileTags;
 use crate::Language;
-use crate::symbol::{Point, ReferenceKind, Span, SymbolKind};
+use crate::symbol::{ReferenceKind, SymbolKind};
 
 /// What a node kind means for the walk.
 #[derive(Clone, Copy)]
@@ -240,48 +240,12 @@ impl<'a> Walk<'a> {
         out
     }
 
-    fn name(&mut self, node: Node<'_>) -> Option<(u32, u32)> {
-        let s = self.text.get(node.byte_range())?;
-        if s.is_empty() || s.contains('\n') {
-            return None;
-        }
-        let names = &mut self.out.names;
-        let start = u32::try_from(names.len()).ok()?;
-        names.push_str(s);
-        Some((start, u32::try_from(names.len()).ok()?))
-    }
-
     fn def(&mut self, kind: SymbolKind, node: Node<'_>, name_node: Node<'_>) {
-        let Some(name) = self.name(name_node) else {
-            return;
-        };
-        self.out.defs.push(RawDef {
-            name,
-            kind,
-            query_kind: kind,
-            span: Span {
-                start: Point::from_ts(node.start_position()),
-                end: Point::from_ts(node.end_position()),
-            },
-            name_start: Point::from_ts(name_node.start_position()),
-            parent: NO_PARENT,
-            start_byte: node.start_byte(),
-            end_byte: node.end_byte(),
-            name_byte: name_node.start_byte(),
-        });
+        self.out.push_def(self.text, kind, node, name_node);
     }
 
     fn reference(&mut self, kind: ReferenceKind, node: Node<'_>, name_node: Node<'_>) {
-        let Some(name) = self.name(name_node) else {
-            return;
-        };
-        self.out.refs.push(RawRef {
-            name,
-            kind,
-            start: Point::from_ts(name_node.start_position()),
-            name_byte: name_node.start_byte(),
-            node: (node.start_byte(), node.end_byte()),
-        });
+        self.out.push_ref(self.text, kind, node, name_node);
     }
 }
 
