@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agentls_index::{OutlineItem, Span};
-use agentls_text::{DocUri, PositionEncoding};
+use agentls_text::{PositionEncoding, ReadLimits, Snapshot};
 use ropey::Rope;
 use tower_lsp::lsp_types as lsp;
 
@@ -24,6 +24,7 @@ const WORKSPACE_SYMBOL_LIMIT: usize = 256;
 struct Texts<'a> {
     state: &'a State,
     encoding: PositionEncoding,
+    limits: ReadLimits,
     cache: HashMap<PathBuf, Option<Rope>>,
 }
 
@@ -32,6 +33,7 @@ impl<'a> Texts<'a> {
         Self {
             state,
             encoding: state.encoding(),
+            limits: state.config().config.read_limits(),
             cache: HashMap::new(),
         }
     }
@@ -43,12 +45,12 @@ impl<'a> Texts<'a> {
     }
 
     fn range(&mut self, path: &Path, span: Span) -> Option<lsp::Range> {
-        let (state, encoding) = (self.state, self.encoding);
-        let rope = self.cache.entry(path.to_owned()).or_insert_with(|| {
-            let limits = state.config().config.read_limits();
-            state.store.read(path, &limits).ok().map(|t| t.rope)
-        });
-        Some(to_lsp::range(rope.as_ref()?, span, encoding))
+        let (state, limits) = (self.state, &self.limits);
+        let rope = self
+            .cache
+            .entry(path.to_owned())
+            .or_insert_with(|| state.store.read(path, limits).ok().map(|t| t.rope));
+        Some(to_lsp::range(rope.as_ref()?, span, self.encoding))
     }
 }
 
@@ -123,13 +125,20 @@ fn word_at(state: &State, doc: &lsp::TextDocumentPositionParams) -> Option<Strin
     let snapshot = match state.store.snapshot(&uri) {
         Some(s) => s,
         None => {
+            // A closed file: its disk text, as a snapshot that no document backs.
             let path = uri.to_file_path()?;
             let text = state
                 .store
                 .read(&path, &state.config().config.read_limits())
                 .ok()?;
-            agentls_text::Document::new(DocUri::new(uri.as_str()), "", 0, &text.rope.to_string())
-                .snapshot()
+            Snapshot {
+                uri: uri.clone(),
+                language_id: "".into(),
+                version: 0,
+                revision: 0,
+                rope: text.rope,
+                in_sync: true,
+            }
         }
     };
     let at = snapshot
