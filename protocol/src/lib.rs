@@ -1,9 +1,58 @@
 //! The LSP extensions agentls speaks beyond the standard protocol.
 //!
 //! This crate depends on nothing of agentls, so editor clients and other servers can use
-//! it alone. `PROTOCOL.md` beside it documents every method.
+//! it alone. `PROTOCOL.md` beside it documents every method; `schema.json` is the JSON
+//! Schema of every type, generated from these definitions by [`json_schema`] (a test
+//! fails when the committed file is stale; `UPDATE_SCHEMA=1 cargo test -p
+//! agentls-protocol` rewrites it).
+//!
+//! - [`agent`]: the `agent/*` extension (sessions, prompts, `agent/event`, review).
+//! - [`commands`]: the `workspace/executeCommand` commands any client can send.
+//! - [`view_file_text`]: a debugging request.
 
 use serde::{Deserialize, Serialize};
+
+pub mod agent;
+pub mod commands;
+
+/// The JSON Schema of every type of the protocol, under `$defs`, keyed by a name that
+/// says where it belongs (`agent/prompt.Params`, `agent/event.Event`, ...).
+pub fn json_schema() -> serde_json::Value {
+    use schemars::SchemaGenerator;
+    let mut generator = SchemaGenerator::default();
+    let mut roots = serde_json::Map::new();
+    macro_rules! add {
+        ($($name:literal => $ty:ty),* $(,)?) => {
+            $( roots.insert($name.to_owned(), generator.subschema_for::<$ty>().to_value()); )*
+        };
+    }
+    add!(
+        "agent/newSession.Params" => agent::new_session::Params,
+        "agent/newSession.Result" => agent::new_session::Result,
+        "agent/prompt.Params" => agent::prompt::Params,
+        "agent/prompt.Result" => agent::prompt::Result,
+        "agent/cancel.Params" => agent::cancel::Params,
+        "agent/cancel.Result" => agent::cancel::Result,
+        "agent/listSessions.Result" => agent::list_sessions::Result,
+        "agent/getTranscript.Params" => agent::get_transcript::Params,
+        "agent/getTranscript.Result" => agent::get_transcript::Result,
+        "agent/setModel.Params" => agent::set_model::Params,
+        "agent/setModel.Result" => agent::set_model::Result,
+        "agent/listModels.Result" => agent::list_models::Result,
+        "agent/review.Params" => agent::review::Params,
+        "agent/review.Result" => agent::review::Result,
+        "agent/event.Params" => agent::EventParams,
+        "command.TaskArgs" => commands::TaskArgs,
+        "command.Started" => commands::Started,
+        "command.SessionArgs" => commands::SessionArgs,
+    );
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "agentls LSP extensions",
+        "methods": roots,
+        "$defs": generator.definitions(),
+    })
+}
 
 /// `agentls/viewFileText`: the server's text of a document, for debugging text sync
 /// (as rust-analyzer's `rust-analyzer/viewFileText`).
@@ -14,7 +63,7 @@ pub mod view_file_text {
     pub const METHOD: &str = "agentls/viewFileText";
 
     /// Parameters: which document.
-    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
     #[serde(rename_all = "camelCase")]
     pub struct Params {
         /// The document's URI, as in `TextDocumentIdentifier`.
@@ -37,8 +86,51 @@ pub mod view_file_text {
 
 /// A document reference, as LSP's `TextDocumentIdentifier` (kept local so this crate
 /// stands alone).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TextDocumentIdentifier {
     /// The document's URI.
     pub uri: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `schema.json` is generated: it must match the types, or clients build on a lie.
+    #[test]
+    fn committed_schema_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema.json");
+        let fresh = serde_json::to_string_pretty(&json_schema()).unwrap() + "\n";
+        if std::env::var("UPDATE_SCHEMA").as_deref() == Ok("1") {
+            std::fs::write(&path, &fresh).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == fresh,
+            "protocol/schema.json is stale: run `UPDATE_SCHEMA=1 cargo test -p agentls-protocol`"
+        );
+    }
+
+    #[test]
+    fn events_are_tagged_camel_case() {
+        let ev = agent::Event::ToolFinished {
+            id: "c1".into(),
+            name: "grep".into(),
+            summary: "3 matches".into(),
+            error: None,
+            ms: 4,
+        };
+        assert_eq!(
+            serde_json::to_value(&ev).unwrap(),
+            serde_json::json!({"type": "toolFinished", "id": "c1", "name": "grep", "summary": "3 matches", "ms": 4})
+        );
+        let ev = agent::Event::Usage { input: 1, cached_input: 2, output: 3 };
+        assert_eq!(serde_json::to_value(&ev).unwrap()["cachedInput"], 2);
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        let bad = serde_json::json!({"session": "s", "text": "hi", "extra": 1});
+        assert!(serde_json::from_value::<agent::prompt::Params>(bad).is_err());
+    }
 }

@@ -29,6 +29,8 @@ pub const WORKSPACE_FILE: &str = "agentls.toml";
 pub struct Config {
     /// How files that are not open are read.
     pub files: FilesConfig,
+    /// `[agent]`: sessions started from the editor.
+    pub agent: AgentSettings,
     /// `[models.NAME]`: model endpoints, read by the agent (agentls-model's
     /// `ModelsConfig`); kept as data here so the server does not call them unknown.
     /// Only taken from the user file or `--config`, never from the workspace.
@@ -55,7 +57,58 @@ impl Default for FilesConfig {
     }
 }
 
+/// `[agent]`: how sessions started from the editor behave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct AgentSettings {
+    /// The model new sessions use (a `[models.NAME]` name or `auto`); the first
+    /// configured model when unset.
+    pub model: Option<String>,
+    /// `direct`: edits land as they are made. `review`: they land for review (the client
+    /// asks the user to confirm each when it supports change annotations; otherwise they
+    /// stay pending until accepted or rejected through code actions or `agent/review`).
+    pub review: ReviewMode,
+    /// Seconds to wait for the user to answer an approval request; no answer means no.
+    pub approval_timeout_secs: u64,
+    /// Most model calls in one run.
+    pub max_steps: u32,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        Self {
+            model: None,
+            review: ReviewMode::Direct,
+            approval_timeout_secs: 120,
+            max_steps: 50,
+        }
+    }
+}
+
+/// Whether agent edits land directly or for review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewMode {
+    /// Edits land as they are made.
+    #[default]
+    Direct,
+    /// Edits land for the user to accept or reject.
+    Review,
+}
+
 impl Config {
+    /// The `[models]` and `[router]` tables as the model layer reads them.
+    pub fn models(&self) -> Result<agentls_model::ModelsConfig, String> {
+        let mut table = serde_json::Map::new();
+        if !self.models.is_null() {
+            table.insert("models".to_owned(), self.models.clone());
+        }
+        if !self.router.is_null() {
+            table.insert("router".to_owned(), self.router.clone());
+        }
+        serde_json::from_value(Value::Object(table)).map_err(|e| format!("[models]: {e}"))
+    }
+
     /// The read limits these settings ask for.
     pub fn read_limits(&self) -> agentls_text::ReadLimits {
         agentls_text::ReadLimits {

@@ -24,33 +24,75 @@ use crate::state::{ClientCaps, State};
 /// How long to wait for the editor's `didChange` after it said it applied an edit.
 const LAND_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The id of the change annotation agent edits carry in review mode.
+const ANNOTATION_ID: &str = "agentls";
+
 /// Lands plans in the editor.
 #[derive(Clone)]
 pub struct LspEditSink {
     client: Client,
     state: Arc<State>,
+    annotation: Option<String>,
 }
 
 /// What happened to a plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Landed {
     /// Files whose edits were rebased over the user's typing first.
     pub rebased: Vec<String>,
     /// Whether a first attempt was refused by the editor and retried.
     pub retried: bool,
+    /// The plan as it landed (rebased), for review and diffs.
+    pub plan: Plan,
+}
+
+/// Why a plan did not land.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandError {
+    /// For the model or the user.
+    pub message: String,
+    /// The user declined an edit the editor asked them to confirm.
+    pub by_user: bool,
+}
+
+impl std::fmt::Display for LandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for LandError {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            by_user: false,
+        }
+    }
 }
 
 impl LspEditSink {
     /// A sink that speaks to `client`.
     pub fn new(client: Client, state: Arc<State>) -> Self {
-        Self { client, state }
+        Self {
+            client,
+            state,
+            annotation: None,
+        }
+    }
+
+    /// Edits carry a change annotation with `needsConfirmation`, labelled `label`, when
+    /// the client supports annotations: the editor asks the user before applying.
+    pub fn confirming(mut self, label: String) -> Self {
+        self.annotation = Some(label);
+        self
     }
 
     /// Lands `plan` whole or not at all; the error says why, for the model or the user.
-    pub async fn land(&self, plan: Plan, label: &str) -> Result<Landed, String> {
+    pub async fn land(&self, plan: Plan, label: &str) -> Result<Landed, LandError> {
         let mut landed = Landed {
             rebased: vec![],
             retried: false,
+            plan: Plan::default(),
         };
         let mut plan = plan;
         for attempt in 0..2 {
@@ -69,7 +111,11 @@ impl LspEditSink {
                 } else {
                     (plan.clone(), None)
                 };
-            let edit = workspace_edit(&plan_for_editor, self.state.encoding(), caps);
+            let annotation = self
+                .annotation
+                .as_deref()
+                .filter(|_| caps.change_annotations && caps.document_changes);
+            let edit = workspace_edit(&plan_for_editor, self.state.encoding(), caps, annotation);
             let response = self
                 .client
                 .apply_edit(edit)
@@ -82,14 +128,22 @@ impl LspEditSink {
                     agentls_edit::write_plan(&rest).map_err(|e| e.to_string())?;
                 }
                 self.wait_until_landed(&plan_for_editor).await?;
+                landed.plan = plan;
                 return Ok(landed);
             }
             let reason = response
                 .failure_reason
                 .unwrap_or_else(|| "no reason given".to_owned());
             tracing::info!(attempt, label, %reason, "the editor refused an edit");
+            if annotation.is_some() {
+                // The editor asked the user to confirm: a refusal is their answer.
+                return Err(LandError {
+                    message: format!("the user rejected the change ({reason})"),
+                    by_user: true,
+                });
+            }
             if attempt == 1 {
-                return Err(format!("the editor refused the edit twice: {reason}"));
+                return Err(format!("the editor refused the edit twice: {reason}").into());
             }
             landed.retried = true;
             // The editor's `didChange` for whatever made it refuse was sent before its
@@ -97,11 +151,24 @@ impl LspEditSink {
             // in the handler queue: let the store catch up before rebasing.
             self.wait_for_newer_versions(&plan).await;
         }
-        Err("unreachable: two attempts".to_owned())
+        Err("unreachable: two attempts".to_owned().into())
     }
 
-    /// Moves every versioned change onto the store's current text of its document.
+    /// Moves every versioned change onto the store's current text of its document. A
+    /// change whose document already holds its new text landed in an earlier attempt (a
+    /// client without transactional edits applies the changes before a failed one) and
+    /// is dropped.
     fn rebase_onto_store(&self, mut plan: Plan, rebased: &mut Vec<String>) -> Result<Plan, String> {
+        let partial = !self.state.client_caps().atomic_edits;
+        plan.changes.retain(|change| {
+            let FileChange::Edit(t) = change else {
+                return true;
+            };
+            let done = DocUri::from_file_path(&t.path)
+                .and_then(|uri| self.state.store.snapshot(&uri))
+                .is_some_and(|s| !t.edits.is_empty() && s.rope == t.new_text.as_str() && s.rope != t.base);
+            !(partial && done)
+        });
         for change in &mut plan.changes {
             let FileChange::Edit(text_change) = change else {
                 continue;
@@ -199,18 +266,23 @@ impl LspEditSink {
 #[async_trait::async_trait]
 impl agentls_tools::EditSink for LspEditSink {
     async fn apply(&self, plan: Plan) -> Result<(), agentls_tools::ToolError> {
-        self.land(plan, "agent edit")
-            .await
-            .map(drop)
-            .map_err(agentls_tools::ToolError::environment)
+        match self.land(plan, "agent edit").await {
+            Ok(_) => Ok(()),
+            Err(e) if e.by_user => Err(agentls_tools::ToolError::aborted(e.message)),
+            Err(e) => Err(agentls_tools::ToolError::environment(e.message)),
+        }
     }
 }
 
 /// The `WorkspaceEdit` for a plan, shaped for the client's capabilities.
+///
+/// With `annotation`, every text edit carries a change annotation of that label with
+/// `needsConfirmation` (the client must support annotations and `documentChanges`).
 pub fn workspace_edit(
     plan: &Plan,
     encoding: PositionEncoding,
     caps: ClientCaps,
+    annotation: Option<&str>,
 ) -> lsp::WorkspaceEdit {
     if !caps.document_changes {
         let mut changes: HashMap<lsp::Url, Vec<lsp::TextEdit>> = HashMap::new();
@@ -243,7 +315,13 @@ pub fn workspace_edit(
                     },
                     edits: text_edits(t, encoding)
                         .into_iter()
-                        .map(lsp::OneOf::Left)
+                        .map(|e| match annotation {
+                            Some(_) => lsp::OneOf::Right(lsp::AnnotatedTextEdit {
+                                text_edit: e,
+                                annotation_id: ANNOTATION_ID.to_owned(),
+                            }),
+                            None => lsp::OneOf::Left(e),
+                        })
                         .collect(),
                 }));
             }
@@ -297,8 +375,19 @@ pub fn workspace_edit(
             }
         }
     }
+    let change_annotations = annotation.map(|label| {
+        HashMap::from([(
+            ANNOTATION_ID.to_owned(),
+            lsp::ChangeAnnotation {
+                label: label.to_owned(),
+                needs_confirmation: Some(true),
+                description: Some("A change made by the agent, for you to confirm".to_owned()),
+            },
+        )])
+    });
     lsp::WorkspaceEdit {
         document_changes: Some(lsp::DocumentChanges::Operations(ops)),
+        change_annotations,
         ..Default::default()
     }
 }

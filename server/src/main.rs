@@ -4,6 +4,7 @@
 //! thin: handlers convert LSP input to library terms (`convert`), call the libraries, and
 //! convert the answer back. See DESIGN.md at the workspace's side for the map.
 
+mod agent;
 mod cli;
 mod commands;
 mod config;

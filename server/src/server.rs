@@ -6,6 +6,8 @@ use tower_lsp::jsonrpc;
 use tower_lsp::lsp_types as lsp;
 use tower_lsp::{Client, LanguageServer, LspService};
 
+use agentls_protocol::agent;
+
 use crate::convert::from_lsp;
 use crate::handlers::{self, text_sync::Outcome};
 use crate::indexing;
@@ -37,7 +39,16 @@ impl Server {
         .custom_method(
             agentls_protocol::view_file_text::METHOD,
             Server::view_file_text,
-        );
+        )
+        .custom_method("window/workDoneProgress/cancel", Server::progress_cancel)
+        .custom_method(agent::new_session::METHOD, Server::agent_new_session)
+        .custom_method(agent::prompt::METHOD, Server::agent_prompt)
+        .custom_method(agent::cancel::METHOD, Server::agent_cancel)
+        .custom_method(agent::list_sessions::METHOD, Server::agent_list_sessions)
+        .custom_method(agent::get_transcript::METHOD, Server::agent_get_transcript)
+        .custom_method(agent::set_model::METHOD, Server::agent_set_model)
+        .custom_method(agent::list_models::METHOD, Server::agent_list_models)
+        .custom_method(agent::review::METHOD, Server::agent_review);
         let builder = if std::env::var(DEBUG_PANIC_ENV).as_deref() == Ok("1") {
             builder.custom_method(DEBUG_PANIC_METHOD, Server::debug_panic)
         } else {
@@ -52,6 +63,101 @@ impl Server {
     ) -> jsonrpc::Result<agentls_protocol::view_file_text::Result> {
         guard(agentls_protocol::view_file_text::METHOD, async {
             handlers::debug::view_file_text(&self.state, params)
+        })
+        .await
+    }
+
+    async fn progress_cancel(&self, params: lsp::WorkDoneProgressCancelParams) {
+        let token = match params.token {
+            lsp::NumberOrString::String(s) => s,
+            lsp::NumberOrString::Number(n) => n.to_string(),
+        };
+        match self.state.sessions.by_progress(&token) {
+            Some(entry) => {
+                tracing::info!(session = %entry.id, "cancelled through $/progress");
+                entry.cancel();
+            }
+            None => tracing::info!(%token, "cancel for an unknown progress token"),
+        }
+    }
+
+    async fn agent_new_session(
+        &self,
+        params: agent::new_session::Params,
+    ) -> jsonrpc::Result<agent::new_session::Result> {
+        guard(agent::new_session::METHOD, async {
+            handlers::agent::new_session(&self.state, params)
+        })
+        .await
+    }
+
+    async fn agent_prompt(
+        &self,
+        params: agent::prompt::Params,
+    ) -> jsonrpc::Result<agent::prompt::Result> {
+        guard(agent::prompt::METHOD, async {
+            handlers::agent::prompt(&self.state, &self.client, params)
+        })
+        .await
+    }
+
+    async fn agent_cancel(
+        &self,
+        params: agent::cancel::Params,
+    ) -> jsonrpc::Result<agent::cancel::Result> {
+        guard(agent::cancel::METHOD, async {
+            handlers::agent::cancel(&self.state, params)
+        })
+        .await
+    }
+
+    async fn agent_list_sessions(&self) -> jsonrpc::Result<agent::list_sessions::Result> {
+        guard(agent::list_sessions::METHOD, async {
+            Ok(handlers::agent::list_sessions(&self.state))
+        })
+        .await
+    }
+
+    async fn agent_get_transcript(
+        &self,
+        params: agent::get_transcript::Params,
+    ) -> jsonrpc::Result<agent::get_transcript::Result> {
+        guard(agent::get_transcript::METHOD, async {
+            handlers::agent::get_transcript(&self.state, params)
+        })
+        .await
+    }
+
+    async fn agent_set_model(
+        &self,
+        params: agent::set_model::Params,
+    ) -> jsonrpc::Result<agent::set_model::Result> {
+        guard(agent::set_model::METHOD, async {
+            handlers::agent::set_model(&self.state, params)
+        })
+        .await
+    }
+
+    async fn agent_list_models(&self) -> jsonrpc::Result<agent::list_models::Result> {
+        guard(agent::list_models::METHOD, async {
+            handlers::agent::list_models(&self.state)
+        })
+        .await
+    }
+
+    async fn agent_review(
+        &self,
+        params: agent::review::Params,
+    ) -> jsonrpc::Result<agent::review::Result> {
+        guard(agent::review::METHOD, async {
+            handlers::agent::review(
+                &self.state,
+                &self.client,
+                Some(&params.session),
+                params.change,
+                params.action,
+            )
+            .await
         })
         .await
     }
@@ -246,19 +352,22 @@ impl LanguageServer for Server {
         params: lsp::ExecuteCommandParams,
     ) -> jsonrpc::Result<Option<serde_json::Value>> {
         let state = self.state.clone();
-        let sink = crate::edit_sink::LspEditSink::new(self.client.clone(), self.state.clone());
+        let client = self.client.clone();
         guard("workspace/executeCommand", async move {
-            match params.command.as_str() {
-                handlers::commands::APPLY_EDIT => {
-                    handlers::commands::apply_edit(state, sink, params.arguments)
-                        .await
-                        .map(Some)
-                }
-                other => Err(jsonrpc::Error::invalid_params(format!(
-                    "unknown command {other}"
-                ))),
-            }
+            handlers::commands::execute(state, client, params).await
         })
+        .await
+    }
+
+    async fn code_action(
+        &self,
+        params: lsp::CodeActionParams,
+    ) -> jsonrpc::Result<Option<lsp::CodeActionResponse>> {
+        let state = self.state.clone();
+        guard(
+            "textDocument/codeAction",
+            blocking(move || Some(handlers::code_actions::code_actions(&state, params))),
+        )
         .await
     }
 

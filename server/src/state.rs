@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use agentls_index::{FileWatcher, Index};
 use agentls_text::{DocUri, DocumentStore, PositionEncoding};
@@ -13,18 +13,22 @@ use crate::config;
 /// Shared server state. Locks here are std locks, held briefly and never across `.await`.
 #[derive(Debug, Default)]
 pub struct State {
-    /// Open documents: the live buffers.
-    pub store: DocumentStore,
+    /// Open documents: the live buffers. Shared with the agent's tools.
+    pub store: Arc<DocumentStore>,
     encoding: RwLock<PositionEncoding>,
     config: RwLock<config::Merged>,
     root: RwLock<Option<PathBuf>>,
     client_caps: RwLock<ClientCaps>,
-    index: RwLock<Index>,
+    index: Arc<RwLock<Index>>,
     index_pending: Mutex<HashSet<DocUri>>,
     watcher: Mutex<Option<FileWatcher>>,
     tokens: AtomicU64,
     /// Pinged after every change to the store, for whoever waits for an edit to land.
     pub changed: tokio::sync::Notify,
+    /// The agent sessions of this server.
+    pub sessions: crate::agent::Sessions,
+    /// Diagnostics the client showed us (in code action requests), for the agent.
+    pub diagnostics: crate::agent::ClientDiagnostics,
 }
 
 /// What the client said it can do, in the terms the server needs.
@@ -38,6 +42,15 @@ pub struct ClientCaps {
     pub document_changes: bool,
     /// `workspace.workspaceEdit.resourceOperations` has create, rename and delete.
     pub resource_operations: bool,
+    /// `workspace.workspaceEdit.changeAnnotationSupport`: it can ask the user to confirm
+    /// annotated edits.
+    pub change_annotations: bool,
+    /// `workspace.workspaceEdit.failureHandling` is `transactional` or `undo`: a refused
+    /// edit left nothing applied. Otherwise (`abort`, `textOnlyTransactional`, unset) the
+    /// changes before the failed one may have landed.
+    pub atomic_edits: bool,
+    /// `experimental.agent`: it speaks the `agent/*` extension and wants `agent/event`.
+    pub agent_extension: bool,
 }
 
 /// Reads a lock, recovering from poisoning: the values behind these locks are replaced
@@ -80,6 +93,11 @@ impl State {
     /// Records the client's capabilities (in `initialize`).
     pub fn set_client_caps(&self, caps: ClientCaps) {
         *write(&self.client_caps) = caps;
+    }
+
+    /// The symbol index, shared with the agent's tools.
+    pub fn index_handle(&self) -> Arc<RwLock<Index>> {
+        self.index.clone()
     }
 
     /// The symbol index, for reading. Held briefly; never across `.await`.

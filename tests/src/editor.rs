@@ -26,6 +26,13 @@ pub struct Buffers {
     pub type_before_next_apply: Vec<(String, u32, u32, u32, u32, String)>,
     /// Every `applyEdit` answer given, in order.
     pub answers: Vec<Value>,
+    /// Every `WorkspaceEdit` received, in order.
+    pub edits: Vec<Value>,
+    /// Answers to `window/showMessageRequest`, first in first out; `null` (the user
+    /// dismissed it) when empty.
+    pub message_answers: std::collections::VecDeque<Value>,
+    /// Whether the user declines edits whose change annotations need confirmation.
+    pub decline_confirmations: bool,
 }
 
 /// A test editor: an LSP client plus its buffers.
@@ -48,14 +55,28 @@ impl Editor {
             encoding,
             type_before_next_apply: Vec::new(),
             answers: Vec::new(),
+            edits: Vec::new(),
+            message_answers: std::collections::VecDeque::new(),
+            decline_confirmations: false,
         }));
         let shared = buffers.clone();
         client.on_request(move |method, params, outbox| {
+            let mut b = lock(&shared);
+            if method == "window/showMessageRequest" {
+                return Ok(b.message_answers.pop_front().unwrap_or(Value::Null));
+            }
             if method != "workspace/applyEdit" {
                 return Ok(Value::Null);
             }
-            let mut b = lock(&shared);
-            let answer = b.apply_workspace_edit(&params["edit"], outbox);
+            b.edits.push(params["edit"].clone());
+            let needs_confirmation = params["edit"]["changeAnnotations"]
+                .as_object()
+                .is_some_and(|m| m.values().any(|a| a["needsConfirmation"] == true));
+            let answer = if b.decline_confirmations && needs_confirmation {
+                json!({ "applied": false, "failureReason": "the user declined" })
+            } else {
+                b.apply_workspace_edit(&params["edit"], outbox)
+            };
             b.answers.push(answer.clone());
             Ok(answer)
         });

@@ -131,6 +131,13 @@ impl Session {
         self
     }
 
+    /// Names the session `id` (a server that hands out ids before building sessions).
+    /// Call before [`Session::with_trajectory`], which records the id.
+    pub fn with_id(mut self, id: String) -> Self {
+        self.id = id;
+        self
+    }
+
     /// The session id.
     pub fn id(&self) -> &str {
         &self.id
@@ -164,6 +171,15 @@ impl Session {
     /// The token that cancels the current run (model call and running tools). After a
     /// cancelled run the next run gets a fresh token: ask again.
     pub fn cancel_token(&self) -> CancellationToken {
+        self.ctx.cancel.clone()
+    }
+
+    /// The token that cancels the next run: the current one, or a fresh one when the
+    /// last run was cancelled (a cancelled token stays cancelled).
+    pub fn fresh_cancel_token(&mut self) -> CancellationToken {
+        if self.ctx.cancel.is_cancelled() {
+            self.ctx.cancel = CancellationToken::new();
+        }
         self.ctx.cancel.clone()
     }
 

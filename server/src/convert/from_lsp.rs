@@ -85,5 +85,21 @@ pub fn client_caps(caps: &lsp::ClientCapabilities) -> crate::state::ClientCaps {
                 .iter()
                 .all(|k| ops.contains(k))
             }),
+        change_annotations: edit_caps
+            .and_then(|e| e.change_annotation_support.as_ref())
+            .is_some(),
+        atomic_edits: edit_caps
+            .and_then(|e| e.failure_handling.as_ref())
+            .is_some_and(|f| {
+                matches!(
+                    f,
+                    lsp::FailureHandlingKind::Transactional | lsp::FailureHandlingKind::Undo
+                )
+            }),
+        agent_extension: caps
+            .experimental
+            .as_ref()
+            .and_then(|e| e.get(agentls_protocol::agent::CAPABILITY))
+            .is_some_and(|v| !v.is_null() && *v != serde_json::Value::Bool(false)),
     }
 }

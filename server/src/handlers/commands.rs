@@ -12,13 +12,76 @@ use agentls_tools::TreeSitterCheck;
 
 /// Applies an edit written in one of the engine's formats to the workspace as the editor
 /// shows it, through `workspace/applyEdit`.
-pub const APPLY_EDIT: &str = "agentls.applyEdit";
+pub const APPLY_EDIT: &str = agentls_protocol::commands::APPLY_EDIT;
 
-/// LSP's `RequestFailed`: the request was valid but could not be carried out.
-const REQUEST_FAILED: i64 = -32803;
+use super::agent::REQUEST_FAILED;
 
 /// Every command the server executes.
-pub const COMMANDS: &[&str] = &[APPLY_EDIT];
+pub const COMMANDS: &[&str] = agentls_protocol::commands::ALL;
+
+/// `workspace/executeCommand`: every command answers at once; agent work goes on in
+/// the background under `$/progress`.
+pub async fn execute(
+    state: Arc<State>,
+    client: tower_lsp::Client,
+    params: tower_lsp::lsp_types::ExecuteCommandParams,
+) -> jsonrpc::Result<Option<Value>> {
+    use agentls_protocol::agent::review::Action;
+    use agentls_protocol::commands as c;
+    let token = params
+        .work_done_progress_params
+        .work_done_token
+        .map(|t| match t {
+            tower_lsp::lsp_types::NumberOrString::String(s) => s,
+            tower_lsp::lsp_types::NumberOrString::Number(n) => n.to_string(),
+        });
+    let command = params.command.as_str();
+    if command == APPLY_EDIT {
+        let sink = LspEditSink::new(client, state.clone());
+        return apply_edit(state, sink, params.arguments).await.map(Some);
+    }
+    if let Some(kind) = crate::agent::TaskKind::from_command(command) {
+        let args: c::TaskArgs = one_arg(command, params.arguments)?;
+        let started = super::agent::start_task(&state, &client, kind, args, token)?;
+        return Ok(Some(json!(started)));
+    }
+    let args: c::SessionArgs = if params.arguments.is_empty() {
+        c::SessionArgs::default()
+    } else {
+        one_arg(command, params.arguments)?
+    };
+    match command {
+        c::CANCEL => {
+            let cancelled: Vec<String> = state
+                .sessions
+                .all()
+                .into_iter()
+                .filter(|e| args.session.as_ref().is_none_or(|s| *s == e.id))
+                .filter(|e| e.cancel())
+                .map(|e| e.id.clone())
+                .collect();
+            Ok(Some(json!({ "cancelled": cancelled })))
+        }
+        c::ACCEPT | c::REJECT => {
+            let action = if command == c::ACCEPT {
+                Action::Accept
+            } else {
+                Action::Reject
+            };
+            let result =
+                super::agent::review(&state, &client, args.session.as_deref(), args.change, action)
+                    .await?;
+            Ok(Some(json!(result)))
+        }
+        other => Err(invalid(format!("unknown command {other}"))),
+    }
+}
+
+fn one_arg<T: serde::de::DeserializeOwned>(command: &str, arguments: Vec<Value>) -> jsonrpc::Result<T> {
+    let [arg] = <[Value; 1]>::try_from(arguments)
+        .map_err(|a| invalid(format!("{command} takes one argument, got {}", a.len())))?;
+    serde_json::from_value(arg).map_err(|e| invalid(format!("{command}: {e}")))
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,7 +154,7 @@ pub async fn apply_edit(
         .await
         .map_err(|e| jsonrpc::Error {
             code: jsonrpc::ErrorCode::ServerError(REQUEST_FAILED),
-            message: e.into(),
+            message: e.message.into(),
             data: None,
         })?;
     Ok(json!({ "files": files, "rebased": landed.rebased, "retried": landed.retried }))

@@ -51,8 +51,23 @@ pub fn initialize(state: &State, params: lsp::InitializeParams) -> lsp::Initiali
             workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
             definition_provider: Some(lsp::OneOf::Left(true)),
             references_provider: Some(lsp::OneOf::Left(true)),
+            code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
+                lsp::CodeActionOptions {
+                    code_action_kinds: Some(vec![
+                        lsp::CodeActionKind::QUICKFIX,
+                        lsp::CodeActionKind::REFACTOR_REWRITE,
+                        lsp::CodeActionKind::EMPTY,
+                    ]),
+                    ..Default::default()
+                },
+            )),
             experimental: Some(serde_json::json!({
-                "agentls": { "viewFileText": agentls_protocol::view_file_text::METHOD }
+                "agentls": { "viewFileText": agentls_protocol::view_file_text::METHOD },
+                (agentls_protocol::agent::CAPABILITY): {
+                    "version": agentls_protocol::agent::VERSION,
+                    "methods": agentls_protocol::agent::METHODS,
+                    "notifications": [agentls_protocol::agent::EVENT],
+                }
             })),
             ..Default::default()
         },

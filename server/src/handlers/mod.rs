@@ -1,6 +1,8 @@
 //! Request and notification handlers: short functions that convert the LSP input,
 //! call the libraries, and convert the answer back.
 
+pub mod agent;
+pub mod code_actions;
 pub mod commands;
 pub mod debug;
 pub mod lifecycle;

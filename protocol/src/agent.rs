@@ -1,0 +1,512 @@
+//! The `agent/*` extension: sessions, prompts, streaming events, review.
+//!
+//! A client that speaks it says so with `capabilities.experimental.agent = { "version": 1 }`
+//! in `initialize`; the server answers with the same key, listing the methods. Without
+//! that, the server never sends `agent/event` and clients use the standard surface
+//! (code actions, `workspace/executeCommand`, `$/progress`).
+//!
+//! Field names are camelCase on the wire, like LSP's.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The version of this extension; bumped on incompatible changes.
+pub const VERSION: u32 = 1;
+
+/// The key under `capabilities.experimental` on both sides.
+pub const CAPABILITY: &str = "agent";
+
+/// Every request method of the extension.
+pub const METHODS: &[&str] = &[
+    new_session::METHOD,
+    prompt::METHOD,
+    cancel::METHOD,
+    list_sessions::METHOD,
+    get_transcript::METHOD,
+    set_model::METHOD,
+    list_models::METHOD,
+    review::METHOD,
+];
+
+/// The notification that streams a session's events.
+pub const EVENT: &str = "agent/event";
+
+/// What a session does with writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    /// Reads, edits and runs commands.
+    #[default]
+    Agent,
+    /// Read-only: answers questions.
+    Ask,
+    /// Read-only: writes a plan.
+    Plan,
+}
+
+/// Where a session is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SessionStatus {
+    /// Waiting for a prompt.
+    Idle,
+    /// A run is going on.
+    Running,
+    /// The last run finished with an answer.
+    Done,
+    /// The last run was cancelled.
+    Cancelled,
+    /// The last run stopped at a budget limit.
+    BudgetExhausted,
+    /// The last run failed (the model provider, most often). Nothing is lost: a new
+    /// prompt goes on from there.
+    Failed,
+}
+
+/// A session as lists show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The session id.
+    pub id: String,
+    /// A short title (the first prompt, cut).
+    pub title: String,
+    /// The model in use (a configured name, or `auto`).
+    pub model: String,
+    /// The mode.
+    pub mode: Mode,
+    /// Where it is.
+    pub status: SessionStatus,
+    /// Changes landed for review and not yet accepted or rejected.
+    pub pending_changes: u32,
+}
+
+/// Where in a document a prompt is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentContext {
+    /// The document's URI.
+    pub uri: String,
+    /// The selection, in the negotiated position encoding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<Range>,
+    /// The document version the range refers to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i32>,
+}
+
+/// An LSP range (kept local so this crate stands alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Range {
+    /// Start, inclusive.
+    pub start: Position,
+    /// End, exclusive.
+    pub end: Position,
+}
+
+/// An LSP position (zero-based line, column in the negotiated encoding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Position {
+    /// Line.
+    pub line: u32,
+    /// Column.
+    pub character: u32,
+}
+
+/// `agent/newSession`: starts a session (no run yet).
+pub mod new_session {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/newSession";
+
+    /// Parameters.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// A configured model name or `auto`; the default model when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub model: Option<String>,
+        /// The mode; `agent` when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub mode: Option<Mode>,
+    }
+
+    /// The result: the new session.
+    pub type Result = SessionInfo;
+}
+
+/// `agent/prompt`: adds a user message to a session and starts a run. Answers at once;
+/// the run streams through `agent/event` and ends with a `finished` event.
+pub mod prompt {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/prompt";
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// The session.
+        pub session: String,
+        /// The user's message.
+        pub text: String,
+        /// The document and selection it is about, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub context: Option<DocumentContext>,
+    }
+
+    /// The result: the session, now running.
+    pub type Result = SessionInfo;
+}
+
+/// `agent/cancel`: stops a session's run. Running tools stop; edits already landed stay.
+pub mod cancel {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/cancel";
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// The session.
+        pub session: String,
+    }
+
+    /// The result.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// `false` when no run was going on.
+        pub cancelled: bool,
+    }
+}
+
+/// `agent/listSessions`: every session of this server, oldest first.
+pub mod list_sessions {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/listSessions";
+
+    /// The result.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// The sessions.
+        pub sessions: Vec<SessionInfo>,
+    }
+}
+
+/// `agent/getTranscript`: a session's conversation so far.
+pub mod get_transcript {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/getTranscript";
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// The session.
+        pub session: String,
+    }
+
+    /// The result.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// The session.
+        pub session: SessionInfo,
+        /// Its messages, oldest first (compacted history shows as its summary).
+        pub messages: Vec<Message>,
+    }
+
+    /// One message.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Message {
+        /// `user`, `assistant` or `tool`.
+        pub role: String,
+        /// Its parts, in order.
+        pub parts: Vec<Part>,
+    }
+
+    /// A piece of a message.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(tag = "type", rename_all = "camelCase")]
+    pub enum Part {
+        /// Text.
+        Text {
+            /// The text.
+            text: String,
+        },
+        /// A tool call the model made.
+        #[serde(rename_all = "camelCase")]
+        ToolCall {
+            /// Call id.
+            id: String,
+            /// Tool name.
+            name: String,
+            /// Arguments as the model wrote them (JSON text).
+            arguments: String,
+        },
+        /// A tool call's result.
+        #[serde(rename_all = "camelCase")]
+        ToolResult {
+            /// The call it answers.
+            call_id: String,
+            /// Output (or error) text.
+            content: String,
+            /// Whether the call failed.
+            is_error: bool,
+        },
+    }
+}
+
+/// `agent/setModel`: hands a session to another model (takes effect at the next run).
+pub mod set_model {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/setModel";
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// The session.
+        pub session: String,
+        /// A configured model name.
+        pub model: String,
+    }
+
+    /// The result: the session with its new model.
+    pub type Result = SessionInfo;
+}
+
+/// `agent/listModels`: the configured models.
+pub mod list_models {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/listModels";
+
+    /// The result.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// The models, by configured name.
+        pub models: Vec<ModelInfo>,
+        /// The model new sessions use by default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default: Option<String>,
+    }
+
+    /// One configured model.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ModelInfo {
+        /// Configured name (what `model` fields take).
+        pub name: String,
+        /// The provider's model id.
+        pub model: String,
+        /// Wire format (`openai_chat`, `openai_responses`, `anthropic`, ...).
+        pub wire: String,
+    }
+}
+
+/// `agent/review`: accepts or rejects changes a session landed for review.
+/// Rejecting restores the text the user had, keeping their later typing.
+pub mod review {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/review";
+
+    /// What to do.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub enum Action {
+        /// Keep the change.
+        Accept,
+        /// Undo the change.
+        Reject,
+    }
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// The session.
+        pub session: String,
+        /// One change (an id from an `edit` event); every pending change when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub change: Option<u64>,
+        /// Accept or reject.
+        pub action: Action,
+    }
+
+    /// The result.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// Changes accepted.
+        pub accepted: Vec<u64>,
+        /// Changes rejected (their old text restored).
+        pub rejected: Vec<u64>,
+        /// Changes that could not be rejected, with the reason (the user rewrote the
+        /// same lines, say).
+        pub failed: Vec<(u64, String)>,
+    }
+}
+
+/// `agent/event` parameters: one event of one session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventParams {
+    /// The session.
+    pub session: String,
+    /// 1-based, increasing by one per event of the session: a gap means a lost event.
+    pub seq: u64,
+    /// The event.
+    pub event: Event,
+}
+
+/// One item of the agent's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanItem {
+    /// What to do.
+    pub text: String,
+    /// `pending`, `in_progress` or `done`.
+    pub status: String,
+}
+
+/// What a session reports while it runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Event {
+    /// The session's status changed.
+    Status {
+        /// The new status.
+        status: SessionStatus,
+        /// The model running it.
+        model: String,
+    },
+    /// A step (one model call) begins.
+    Step {
+        /// 1-based step number.
+        step: u32,
+    },
+    /// A piece of the model's answer.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A piece of the model's reasoning, when the provider streams it.
+    ThinkingDelta {
+        /// The text.
+        text: String,
+    },
+    /// A tool call starts.
+    ToolStarted {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Its arguments (long strings cut).
+        arguments: Value,
+    },
+    /// Output of a running tool (a command's stdout or stderr).
+    ToolOutput {
+        /// Call id.
+        id: String,
+        /// `stdout` or `stderr`.
+        stream: String,
+        /// The text.
+        text: String,
+    },
+    /// A tool call ended (every started call ends exactly once).
+    ToolFinished {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// One line for people.
+        summary: String,
+        /// The error class, when it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Time it took.
+        ms: u64,
+    },
+    /// The agent's plan changed.
+    Plan {
+        /// The whole plan.
+        items: Vec<PlanItem>,
+    },
+    /// An edit landed in a document.
+    #[serde(rename_all = "camelCase")]
+    Edit {
+        /// The document.
+        uri: String,
+        /// A unified diff of the edit.
+        diff: String,
+        /// The reviewable changes it made (ids for `agent/review`); empty when edits land
+        /// without review.
+        change_ids: Vec<u64>,
+    },
+    /// A command waits for the user's approval, or got an answer.
+    #[serde(rename_all = "camelCase")]
+    Approval {
+        /// What is asked.
+        what: String,
+        /// `None` while waiting; then the answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        granted: Option<bool>,
+    },
+    /// Tokens of the last model call.
+    #[serde(rename_all = "camelCase")]
+    Usage {
+        /// Prompt tokens.
+        input: u64,
+        /// Of which read from the provider's cache.
+        cached_input: u64,
+        /// Generated tokens.
+        output: u64,
+    },
+    /// The history was compacted.
+    Compacted {
+        /// Tool outputs masked.
+        masked: usize,
+        /// Messages folded into a summary.
+        summarized: usize,
+    },
+    /// Something went wrong (the run may go on, or end with `finished`).
+    Error {
+        /// Error class (`ProviderError`, `Timeout`, ...).
+        class: String,
+        /// What happened.
+        message: String,
+    },
+    /// The run ended.
+    #[serde(rename_all = "camelCase")]
+    Finished {
+        /// How.
+        status: SessionStatus,
+        /// The model's final answer, or why it stopped.
+        message: String,
+        /// Steps taken so far in the session.
+        steps: u32,
+        /// Wall time of the session so far, ms.
+        wall_ms: f64,
+        /// Tokens so far: input, cached input, output.
+        tokens: [u64; 3],
+    },
+}

@@ -1,0 +1,300 @@
+//! A run's events on their way out: `agent/event` for clients with the extension,
+//! `$/progress` reports, `window/logMessage` lines for clients without a panel, and
+//! `window/showMessage` for the outcome.
+
+use std::sync::Arc;
+
+use agentls_agent::{AgentEvent, Status};
+use agentls_model::{Message, Part, Role};
+use agentls_protocol::agent::{Event, EventParams, SessionStatus, get_transcript};
+use tower_lsp::Client;
+use tower_lsp::lsp_types as lsp;
+
+use super::sessions::Entry;
+
+/// The `agent/event` notification.
+enum AgentEventNotification {}
+
+impl lsp::notification::Notification for AgentEventNotification {
+    type Params = EventParams;
+    const METHOD: &'static str = agentls_protocol::agent::EVENT;
+}
+
+/// Longest outcome shown in `window/showMessage` (chars); the log has all of it.
+const MAX_SHOWN: usize = 400;
+
+/// The protocol's form of an agent event (`None` for those the server reports itself).
+pub fn convert(ev: &AgentEvent) -> Option<Event> {
+    Some(match ev {
+        AgentEvent::Started { model, .. } => Event::Status {
+            status: SessionStatus::Running,
+            model: model.clone(),
+        },
+        AgentEvent::Step { step } => Event::Step { step: *step },
+        AgentEvent::TextDelta { text } => Event::TextDelta { text: text.clone() },
+        AgentEvent::ToolStarted { id, name } => Event::ToolStarted {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: serde_json::Value::Null,
+        },
+        AgentEvent::ToolFinished {
+            id,
+            name,
+            summary,
+            error,
+            ms,
+        } => Event::ToolFinished {
+            id: id.clone(),
+            name: name.clone(),
+            summary: summary.clone(),
+            error: error.clone(),
+            ms: *ms,
+        },
+        AgentEvent::Usage {
+            input,
+            cached_input,
+            output,
+        } => Event::Usage {
+            input: *input,
+            cached_input: *cached_input,
+            output: *output,
+        },
+        AgentEvent::Compacted { masked, summarized } => Event::Compacted {
+            masked: *masked,
+            summarized: *summarized,
+        },
+        AgentEvent::Finished { .. } => return None,
+    })
+}
+
+/// How a run ended, for the protocol and for people.
+pub fn outcome(status: &Status) -> (SessionStatus, String) {
+    match status {
+        Status::Done { answer } => (SessionStatus::Done, answer.clone()),
+        Status::BudgetExhausted { limit } => (
+            SessionStatus::BudgetExhausted,
+            format!("stopped: the {limit} budget is exhausted"),
+        ),
+        Status::Cancelled => (SessionStatus::Cancelled, "cancelled".to_owned()),
+        Status::ProviderError { class, message } => (
+            SessionStatus::Failed,
+            format!("the model provider failed ({class}): {message}"),
+        ),
+    }
+}
+
+/// The transcript in the protocol's terms.
+pub fn transcript(messages: &[Message]) -> Vec<get_transcript::Message> {
+    messages
+        .iter()
+        .map(|m| {
+            let only_results =
+                !m.parts.is_empty() && m.parts.iter().all(|p| matches!(p, Part::ToolResult(_)));
+            let role = match m.role {
+                Role::Assistant => "assistant",
+                Role::User if only_results => "tool",
+                Role::User => "user",
+            };
+            let parts = m
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text(text) => get_transcript::Part::Text { text: text.clone() },
+                    Part::ToolCall(c) => get_transcript::Part::ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    },
+                    Part::ToolResult(r) => get_transcript::Part::ToolResult {
+                        call_id: r.call_id.clone(),
+                        content: r.content.clone(),
+                        is_error: r.is_error,
+                    },
+                })
+                .collect();
+            get_transcript::Message {
+                role: role.to_owned(),
+                parts,
+            }
+        })
+        .collect()
+}
+
+/// Sends one run's events to the client in every form it understands.
+pub struct Reporter {
+    client: Client,
+    entry: Arc<Entry>,
+    token: Option<lsp::NumberOrString>,
+    extension: bool,
+}
+
+impl Reporter {
+    /// Starts reporting; with a token, creates the progress (unless the client gave the
+    /// token itself) and sends `begin`, cancellable.
+    pub async fn begin(
+        client: Client,
+        entry: Arc<Entry>,
+        token: Option<(String, bool)>,
+        extension: bool,
+        title: &str,
+    ) -> Self {
+        let mut token = token;
+        if let Some((t, true)) = &token {
+            let params = lsp::WorkDoneProgressCreateParams {
+                token: lsp::NumberOrString::String(t.clone()),
+            };
+            if let Err(e) = client
+                .send_request::<lsp::request::WorkDoneProgressCreate>(params)
+                .await
+            {
+                tracing::info!("client refused a progress token ({e}); reporting without");
+                token = None;
+            }
+        }
+        let token = token.map(|(t, _)| lsp::NumberOrString::String(t));
+        let reporter = Self {
+            client,
+            entry,
+            token,
+            extension,
+        };
+        reporter
+            .progress(lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
+                title: format!("agentls: {title}"),
+                cancellable: Some(true),
+                message: Some("starting".to_owned()),
+                percentage: None,
+            }))
+            .await;
+        reporter
+    }
+
+    async fn progress(&self, value: lsp::WorkDoneProgress) {
+        if let Some(token) = &self.token {
+            self.client
+                .send_notification::<lsp::notification::Progress>(lsp::ProgressParams {
+                    token: token.clone(),
+                    value: lsp::ProgressParamsValue::WorkDone(value),
+                })
+                .await;
+        }
+    }
+
+    async fn report(&self, message: String) {
+        self.progress(lsp::WorkDoneProgress::Report(lsp::WorkDoneProgressReport {
+            cancellable: Some(true),
+            message: Some(message),
+            percentage: None,
+        }))
+        .await;
+    }
+
+    async fn log(&self, message: String) {
+        if !self.extension {
+            self.client
+                .log_message(lsp::MessageType::INFO, format!("[agentls {}] {message}", self.entry.id))
+                .await;
+        }
+    }
+
+    /// Sends one event.
+    pub async fn send(&mut self, event: Event) {
+        match &event {
+            Event::Step { step } => self.report(format!("step {step}")).await,
+            Event::ToolStarted { name, .. } => self.report(format!("{name}…")).await,
+            Event::ToolFinished {
+                name,
+                summary,
+                error,
+                ms,
+                ..
+            } => {
+                let line = match error {
+                    Some(class) => format!("✗ {name} ({class}, {ms} ms): {summary}"),
+                    None => format!("✓ {name} ({ms} ms): {summary}"),
+                };
+                self.report(line.clone()).await;
+                self.log(line).await;
+            }
+            Event::Edit { uri, change_ids, .. } => {
+                let review = if change_ids.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({} change(s) for review)", change_ids.len())
+                };
+                self.log(format!("edited {uri}{review}")).await;
+            }
+            Event::Approval { what, granted } => {
+                let line = match granted {
+                    None => format!("waiting for approval: {what}"),
+                    Some(true) => format!("approved: {what}"),
+                    Some(false) => format!("refused: {what}"),
+                };
+                self.report(line.clone()).await;
+                self.log(line).await;
+            }
+            Event::Error { class, message } => self.log(format!("error ({class}): {message}")).await,
+            Event::Plan { items } => {
+                let plan: Vec<String> = items
+                    .iter()
+                    .map(|i| format!("[{}] {}", i.status, i.text))
+                    .collect();
+                self.log(format!("plan:\n{}", plan.join("\n"))).await;
+            }
+            _ => {}
+        }
+        if self.extension {
+            let params = EventParams {
+                session: self.entry.id.clone(),
+                seq: self.entry.next_seq(),
+                event,
+            };
+            self.client
+                .send_notification::<AgentEventNotification>(params)
+                .await;
+        }
+    }
+
+    /// Sends an agent event.
+    pub async fn agent_event(&mut self, ev: &AgentEvent) {
+        if let Some(event) = convert(ev) {
+            self.send(event).await;
+        }
+    }
+
+    /// Ends the run: a `finished` event, the progress `end`, the outcome as a message
+    /// and, for clients without a panel, the whole answer in the log.
+    pub async fn finish(&mut self, status: SessionStatus, message: String, steps: u32, wall_ms: f64, tokens: [u64; 3]) {
+        self.send(Event::Finished {
+            status,
+            message: message.clone(),
+            steps,
+            wall_ms,
+            tokens,
+        })
+        .await;
+        let short = first_chars(&message, MAX_SHOWN);
+        self.progress(lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd {
+            message: Some(short.clone()),
+        }))
+        .await;
+        self.log(format!("finished ({status:?}): {message}")).await;
+        let kind = match status {
+            SessionStatus::Done => lsp::MessageType::INFO,
+            SessionStatus::Failed => lsp::MessageType::ERROR,
+            _ => lsp::MessageType::WARNING,
+        };
+        self.client
+            .show_message(kind, format!("agentls: {short}"))
+            .await;
+    }
+}
+
+fn first_chars(s: &str, n: usize) -> String {
+    let s = s.trim();
+    if s.chars().count() <= n {
+        return s.to_owned();
+    }
+    let cut: String = s.chars().take(n).collect();
+    format!("{cut}…")
+}

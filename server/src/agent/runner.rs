@@ -1,0 +1,318 @@
+//! Creating sessions and running them: a run is a task of its own, so the request that
+//! starts it answers at once.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentls_agent::{Budget, Session, SessionConfig, StaticContext, Subagents, ToolSet};
+use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
+use agentls_protocol::agent::{Mode, PlanItem, SessionStatus};
+use agentls_tools::{Registry, TodoList, ToolContext};
+use tower_lsp::Client;
+
+use super::approver::LspApprover;
+use super::events::{Reporter, outcome, transcript};
+use super::sessions::{Entry, Live};
+use super::sink::SessionSink;
+use crate::config::ReviewMode;
+use crate::edit_sink::LspEditSink;
+use crate::state::State;
+
+/// A new idle session on `model` (or the configured default), registered in the server.
+/// Checks the model exists; builds nothing else until the first run.
+pub fn create_session(
+    state: &State,
+    model: Option<String>,
+    mode: Mode,
+    title: String,
+) -> Result<Arc<Entry>, String> {
+    if state.root().is_none() {
+        return Err("no workspace folder: the agent needs the client to name one".to_owned());
+    }
+    let config = state.config().config;
+    let models = config.models()?;
+    let name = model
+        .or(config.agent.model.clone())
+        .or_else(|| models.models.keys().next().cloned())
+        .ok_or_else(|| {
+            "no model configured: add a [models.NAME] table to your agentls config (see README, Models)"
+                .to_owned()
+        })?;
+    check_model(&models, &name)?;
+    let entry = Arc::new(Entry::new(
+        agentls_agent::new_session_id(),
+        title,
+        name,
+        mode,
+    ));
+    state.sessions.insert(entry.clone());
+    Ok(entry)
+}
+
+/// Whether `name` can be used: a configured model, or `auto` with a router.
+pub fn check_model(models: &ModelsConfig, name: &str) -> Result<(), String> {
+    if name == "auto" {
+        return match models.router() {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err("`auto` needs a [router] table naming a fast and a strong model".to_owned()),
+            Err(e) => Err(e.to_string()),
+        };
+    }
+    if models.models.contains_key(name) {
+        Ok(())
+    } else {
+        let known: Vec<&str> = models.models.keys().map(String::as_str).collect();
+        Err(format!("unknown model {name:?}; configured: {known:?}"))
+    }
+}
+
+fn provider(models: &ModelsConfig, name: &str, prompt: &str) -> Result<Arc<dyn Provider>, String> {
+    let name = if name == "auto" {
+        let router = models
+            .router()
+            .map_err(|e| e.to_string())?
+            .ok_or("`auto` needs a [router] table")?;
+        let mut input = RouteInput::new(Phase::Implement);
+        input.request_chars = prompt.len();
+        router.route(&input).model
+    } else {
+        name.to_owned()
+    };
+    models
+        .provider(&name, ClientOptions::default(), |k| std::env::var(k).ok())
+        .map_err(|e| e.to_string())
+}
+
+/// Starts a run of `entry` on `prompt` and returns at once with the progress token the
+/// run reports under, if any. `given_token` is a token the client chose (the request's
+/// `workDoneToken`); otherwise the server creates one when the client shows progress.
+pub fn start_run(
+    state: Arc<State>,
+    client: Client,
+    entry: Arc<Entry>,
+    prompt: String,
+    title: String,
+    given_token: Option<String>,
+) -> Result<Option<String>, String> {
+    if !entry.try_start(&title) {
+        return Err(format!("session {} is already running; cancel it or wait", entry.id));
+    }
+    let caps = state.client_caps();
+    let token = match given_token {
+        Some(t) => Some((t, false)),
+        None if caps.work_done_progress => {
+            Some((format!("agentls/{}/{}", entry.id, state.next_token()), true))
+        }
+        None => None,
+    };
+    if let Some((t, _)) = &token {
+        state.sessions.bind_progress(t.clone(), entry.id.clone());
+    }
+    let reply = token.as_ref().map(|(t, _)| t.clone());
+    tokio::spawn(run(state, client, entry, prompt, title, token));
+    Ok(reply)
+}
+
+async fn run(
+    state: Arc<State>,
+    client: Client,
+    entry: Arc<Entry>,
+    prompt: String,
+    title: String,
+    token: Option<(String, bool)>,
+) {
+    let extension = state.client_caps().agent_extension;
+    let mut reporter = Reporter::begin(client.clone(), entry.clone(), token, extension, &title).await;
+    let mut guard = entry.live.lock().await;
+    if guard.is_none() {
+        match build(&state, &client, &entry, &prompt).await {
+            Ok(live) => *guard = Some(live),
+            Err(message) => {
+                entry.set_status(SessionStatus::Failed);
+                reporter
+                    .finish(SessionStatus::Failed, message, 0, 0.0, [0; 3])
+                    .await;
+                return;
+            }
+        }
+    }
+    let Some(live) = guard.as_mut() else {
+        return;
+    };
+    let switch = entry
+        .pending_model
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    if let Some(name) = switch {
+        match state
+            .config()
+            .config
+            .models()
+            .and_then(|m| provider(&m, &name, &prompt))
+        {
+            Ok(p) => live.session.switch_model(p),
+            Err(e) => tracing::warn!("session {}: cannot switch to {name}: {e}", entry.id),
+        }
+    }
+    entry.link_cancel(live.session.fresh_cancel_token());
+    let Live {
+        session,
+        events,
+        server_events,
+        todos,
+    } = live;
+    let status = {
+        let run = session.run(prompt);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                Some(ev) = events.recv() => forward(&mut reporter, &ev, todos).await,
+                Some(ev) = server_events.recv() => reporter.send(ev).await,
+                status = &mut run => break status,
+            }
+        }
+    };
+    while let Ok(ev) = events.try_recv() {
+        forward(&mut reporter, &ev, todos).await;
+    }
+    while let Ok(ev) = server_events.try_recv() {
+        reporter.send(ev).await;
+    }
+    entry.set_transcript(transcript(session.transcript()));
+    let (status, message) = outcome(&status);
+    entry.set_status(status);
+    let m = session.metrics();
+    let tokens = [m.input_tokens, m.cached_input_tokens, m.output_tokens];
+    reporter
+        .finish(status, message, m.steps, m.wall_ms, tokens)
+        .await;
+}
+
+async fn forward(reporter: &mut Reporter, ev: &agentls_agent::AgentEvent, todos: &TodoList) {
+    use agentls_agent::AgentEvent;
+    reporter.agent_event(ev).await;
+    // The plan lives in the todo tool's list: show it whenever the tool ran.
+    if let AgentEvent::ToolFinished { name, error: None, .. } = ev
+        && name == "todo"
+    {
+        let items = todos
+            .items()
+            .into_iter()
+            .map(|t| PlanItem {
+                text: t.content,
+                status: format!("{:?}", t.status).to_lowercase(),
+            })
+            .collect();
+        reporter
+            .send(agentls_protocol::agent::Event::Plan { items })
+            .await;
+    }
+}
+
+/// Builds the agent session of `entry`: provider, tools writing through the editor,
+/// approvals through the editor, the static context.
+async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>, prompt: &str) -> Result<Live, String> {
+    let root = state
+        .root()
+        .ok_or("no workspace folder: the agent needs the client to name one")?;
+    let config = state.config().config;
+    let models = config.models()?;
+    let provider = provider(&models, &entry.model(), prompt)?;
+    let review = config.agent.review == ReviewMode::Review;
+    let mut inner = LspEditSink::new(client.clone(), state.clone());
+    if review {
+        inner = inner.confirming(format!("agentls session {}", entry.id));
+    }
+    let sink = SessionSink {
+        inner,
+        state: state.clone(),
+        entry: Arc::downgrade(entry),
+        review,
+    };
+    let writes = entry.mode == Mode::Agent;
+    let sandbox = if writes {
+        match agentls_sandbox::Sandbox::new(agentls_sandbox::SandboxConfig::new(&root)) {
+            Ok(sb) => Some(Arc::new(sb)),
+            Err(e) => {
+                tracing::warn!("no sandbox, the agent cannot run commands: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut ctx = ToolContext {
+        root: root.clone(),
+        store: state.store.clone(),
+        read_limits: config.read_limits(),
+        index: state.index_handle(),
+        sandbox,
+        policy: Arc::new(agentls_sandbox::Policy::default()),
+        edits: Arc::new(sink),
+        approver: Arc::new(LspApprover {
+            client: client.clone(),
+            entry: Arc::downgrade(entry),
+            timeout: Duration::from_secs(config.agent.approval_timeout_secs),
+        }),
+        diagnostics: Some(Arc::new(state.diagnostics.clone())),
+        subagents: None,
+        cancel: CancellationToken::new(),
+    };
+    let open: Vec<PathBuf> = state
+        .store
+        .snapshots()
+        .iter()
+        .filter_map(|s| s.uri.to_file_path())
+        .collect();
+    let static_ctx = StaticContext::gather(&root, &open).await;
+    let todos = TodoList::default();
+    let tools = ToolSet::from_registry(&Registry::with_todos(todos.clone()));
+    if writes && tools.get("task").is_some() {
+        ctx.subagents = Some(Arc::new(Subagents::new(
+            provider.clone(),
+            tools.clone(),
+            ctx.clone(),
+            static_ctx.clone(),
+        )));
+    }
+    let mode = match entry.mode {
+        Mode::Agent => agentls_agent::Mode::Agent,
+        Mode::Ask => agentls_agent::Mode::Ask,
+        Mode::Plan => agentls_agent::Mode::Plan,
+    };
+    let session_config = SessionConfig {
+        mode,
+        budget: Budget {
+            max_steps: config.agent.max_steps,
+            ..Budget::default()
+        },
+        ..SessionConfig::default()
+    };
+    let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let mut session = Session::new(provider, tools, ctx, session_config, static_ctx)
+        .with_id(entry.id.clone())
+        .with_events(tx);
+    if let Some(dir) = agentls_agent::trajectory::default_dir() {
+        let secrets = models
+            .models
+            .values()
+            .filter_map(|m| m.api_key_env.as_deref())
+            .filter_map(|var| std::env::var(var).ok())
+            .collect();
+        match agentls_agent::Trajectory::create(&dir, session.id(), secrets) {
+            Ok(t) => session = session.with_trajectory(t),
+            Err(e) => tracing::warn!("no trajectory ({}): {e}", dir.display()),
+        }
+    }
+    let server_events = entry
+        .take_server_events()
+        .ok_or("internal: the session's event channel was taken twice")?;
+    Ok(Live {
+        session,
+        events,
+        server_events,
+        todos,
+    })
+}

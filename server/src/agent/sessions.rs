@@ -1,0 +1,238 @@
+//! The registry of sessions: what lists, cancels, reviews and progress tokens look up.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use agentls_agent::Session;
+use agentls_model::CancellationToken;
+use agentls_protocol::agent::{Event, Mode, SessionInfo, SessionStatus, get_transcript};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use super::review::PendingChange;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Every session of this server, oldest first.
+#[derive(Default)]
+pub struct Sessions {
+    list: Mutex<Vec<Arc<Entry>>>,
+    /// `$/progress` token → session id, for `window/workDoneProgress/cancel`.
+    progress: Mutex<HashMap<String, String>>,
+    next_change: AtomicU64,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("count", &lock(&self.list).len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sessions {
+    /// Adds a session.
+    pub fn insert(&self, entry: Arc<Entry>) {
+        lock(&self.list).push(entry);
+    }
+
+    /// The session with `id`.
+    pub fn get(&self, id: &str) -> Option<Arc<Entry>> {
+        lock(&self.list).iter().find(|e| e.id == id).cloned()
+    }
+
+    /// Every session.
+    pub fn all(&self) -> Vec<Arc<Entry>> {
+        lock(&self.list).clone()
+    }
+
+    /// Remembers which session reports under a progress token.
+    pub fn bind_progress(&self, token: String, session: String) {
+        lock(&self.progress).insert(token, session);
+    }
+
+    /// The session reporting under `token`.
+    pub fn by_progress(&self, token: &str) -> Option<Arc<Entry>> {
+        let id = lock(&self.progress).get(token).cloned()?;
+        self.get(&id)
+    }
+
+    /// A fresh id for a reviewable change, unique across sessions.
+    pub fn next_change_id(&self) -> u64 {
+        self.next_change.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The session holding pending change `id`.
+    pub fn by_change(&self, id: u64) -> Option<Arc<Entry>> {
+        lock(&self.list)
+            .iter()
+            .find(|e| lock(&e.pending).iter().any(|c| c.id == id))
+            .cloned()
+    }
+}
+
+/// A live session and the channels its events arrive on: owned by whichever run holds
+/// the entry's lock.
+pub struct Live {
+    /// The agent session.
+    pub session: Session,
+    /// Its events.
+    pub events: UnboundedReceiver<agentls_agent::AgentEvent>,
+    /// Events from the server's side of the run (edits landed, approvals).
+    pub server_events: UnboundedReceiver<Event>,
+    /// The plan the `todo` tool keeps.
+    pub todos: agentls_tools::TodoList,
+}
+
+/// One session as the server keeps it.
+pub struct Entry {
+    /// The session id (also the agent session's id once built).
+    pub id: String,
+    /// Read-only or not.
+    pub mode: Mode,
+    title: Mutex<String>,
+    model: Mutex<String>,
+    status: Mutex<SessionStatus>,
+    /// The session itself, built at the first run.
+    pub live: tokio::sync::Mutex<Option<Live>>,
+    server_tx: UnboundedSender<Event>,
+    server_rx: Mutex<Option<UnboundedReceiver<Event>>>,
+    cancel: Mutex<Option<CancellationToken>>,
+    cancel_requested: AtomicBool,
+    seq: AtomicU64,
+    transcript: Mutex<Vec<get_transcript::Message>>,
+    /// Changes landed for review, not yet accepted or rejected.
+    pub pending: Mutex<Vec<PendingChange>>,
+    /// A model switch asked for while the session was not built or running.
+    pub pending_model: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+impl Entry {
+    /// A new, idle session entry.
+    pub fn new(id: String, title: String, model: String, mode: Mode) -> Self {
+        let (server_tx, server_rx) = tokio::sync::mpsc::unbounded_channel();
+        Self {
+            id,
+            mode,
+            title: Mutex::new(title),
+            model: Mutex::new(model),
+            status: Mutex::new(SessionStatus::Idle),
+            live: tokio::sync::Mutex::new(None),
+            server_tx,
+            server_rx: Mutex::new(Some(server_rx)),
+            cancel: Mutex::new(None),
+            cancel_requested: AtomicBool::new(false),
+            seq: AtomicU64::new(0),
+            transcript: Mutex::new(Vec::new()),
+            pending: Mutex::new(Vec::new()),
+            pending_model: Mutex::new(None),
+        }
+    }
+
+    /// What lists show.
+    pub fn info(&self) -> SessionInfo {
+        SessionInfo {
+            id: self.id.clone(),
+            title: lock(&self.title).clone(),
+            model: lock(&self.model).clone(),
+            mode: self.mode,
+            status: *lock(&self.status),
+            pending_changes: u32::try_from(lock(&self.pending).len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The model name.
+    pub fn model(&self) -> String {
+        lock(&self.model).clone()
+    }
+
+    /// Sets the model name shown.
+    pub fn set_model(&self, model: String) {
+        *lock(&self.model) = model;
+    }
+
+    /// The status.
+    pub fn status(&self) -> SessionStatus {
+        *lock(&self.status)
+    }
+
+    /// Sets the status.
+    pub fn set_status(&self, status: SessionStatus) {
+        *lock(&self.status) = status;
+    }
+
+    /// Marks the session running; `false` if it already was (one run at a time).
+    pub fn try_start(&self, title: &str) -> bool {
+        let mut status = lock(&self.status);
+        if *status == SessionStatus::Running {
+            return false;
+        }
+        *status = SessionStatus::Running;
+        self.cancel_requested.store(false, Ordering::SeqCst);
+        let mut t = lock(&self.title);
+        if t.is_empty() {
+            *t = title.to_owned();
+        }
+        true
+    }
+
+    /// The next event number.
+    pub fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Sends an event from the server's side of a run (edits, approvals).
+    pub fn emit(&self, event: Event) {
+        // Outside a run nobody listens; the event has no one to reach.
+        let _ = self.server_tx.send(event);
+    }
+
+    /// Takes the receiving end of server events, once, when the session is built.
+    pub fn take_server_events(&self) -> Option<UnboundedReceiver<Event>> {
+        lock(&self.server_rx).take()
+    }
+
+    /// Connects the running session's cancel token; cancels at once if a cancel came
+    /// in while the run was starting.
+    pub fn link_cancel(&self, token: CancellationToken) {
+        if self.cancel_requested.load(Ordering::SeqCst) {
+            token.cancel();
+        }
+        *lock(&self.cancel) = Some(token);
+    }
+
+    /// Cancels the run; `false` if none was going on.
+    pub fn cancel(&self) -> bool {
+        if self.status() != SessionStatus::Running {
+            return false;
+        }
+        self.cancel_requested.store(true, Ordering::SeqCst);
+        if let Some(token) = lock(&self.cancel).as_ref() {
+            token.cancel();
+        }
+        true
+    }
+
+    /// The conversation as of the end of the last run.
+    pub fn transcript(&self) -> Vec<get_transcript::Message> {
+        lock(&self.transcript).clone()
+    }
+
+    /// Replaces the transcript copy.
+    pub fn set_transcript(&self, messages: Vec<get_transcript::Message>) {
+        *lock(&self.transcript) = messages;
+    }
+
+    /// The session's pending review changes.
+    pub fn pending(&self) -> MutexGuard<'_, Vec<PendingChange>> {
+        lock(&self.pending)
+    }
+}

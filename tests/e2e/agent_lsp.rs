@@ -1,0 +1,543 @@
+//! The agent in the editor, end to end: the built server over stdio, the fixture model
+//! over HTTP, an editor emulation that refuses stale versions and types during runs.
+//! Standard LSP only (code actions, executeCommand, `$/progress`, applyEdit,
+//! showMessageRequest) for Helix- and Neovim-like clients; the `agent/*` extension for
+//! richer ones.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use agentls_testkit::editor::Editor;
+use agentls_testkit::model_server::{ModelServer, Turn};
+use agentls_text::PositionEncoding;
+use serde_json::{Value, json};
+
+use crate::support::bin;
+
+const STUB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    editor: Editor,
+    uri: String,
+    model: ModelServer,
+}
+
+fn url(path: &std::path::Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// Capabilities as Helix sends them (the parts the server reads): progress, versioned
+/// edits with resource operations, `failureHandling: abort`, no annotations, no
+/// experimental methods.
+fn helix_caps() -> Value {
+    json!({
+        "general": { "positionEncodings": ["utf-8", "utf-32", "utf-16"] },
+        "window": { "workDoneProgress": true },
+        "workspace": { "workspaceEdit": {
+            "documentChanges": true,
+            "resourceOperations": ["create", "rename", "delete"],
+            "failureHandling": "abort"
+        }}
+    })
+}
+
+/// A server on a workspace holding `src/lib.rs` = `text`, open in the editor, with the
+/// fixture model configured, and `settings` as initializationOptions.
+async fn setup(caps: Value, settings: Value, text: &str) -> Fixture {
+    let model = ModelServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), text).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let client = agentls_testkit::lsp::LspClient::start(
+        bin(),
+        &[],
+        &[
+            ("AGENTLS_LOG", "debug"),
+            ("AGENTLS_CONFIG", config.to_str().unwrap()),
+            ("XDG_DATA_HOME", data.to_str().unwrap()),
+        ],
+    )
+    .unwrap();
+    let mut editor = Editor::new(client, PositionEncoding::Utf8);
+    let init = editor
+        .client
+        .initialize(
+            caps,
+            json!({
+                "workspaceFolders": [{ "uri": url(&root), "name": "ws" }],
+                "initializationOptions": settings,
+            }),
+        )
+        .unwrap();
+    assert_eq!(init["capabilities"]["positionEncoding"], "utf-8");
+    let uri = url(&root.join("src/lib.rs"));
+    editor.open(&uri, text).unwrap();
+    Fixture {
+        _dir: dir,
+        root,
+        editor,
+        uri,
+        model,
+    }
+}
+
+impl Fixture {
+    /// The code actions at `line`, retried until `wanted` is among them (the index
+    /// catches up with the buffer in the background).
+    fn action(&mut self, line: u32, diagnostics: Value, wanted: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let actions = self
+                .editor
+                .client
+                .request_ok(
+                    "textDocument/codeAction",
+                    json!({
+                        "textDocument": { "uri": self.uri },
+                        "range": { "start": { "line": line, "character": 4 }, "end": { "line": line, "character": 4 } },
+                        "context": { "diagnostics": diagnostics }
+                    }),
+                )
+                .unwrap();
+            if let Some(a) = actions
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["title"].as_str().unwrap().starts_with(wanted))
+            {
+                return a.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no action {wanted:?} among {actions:#}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn execute(&mut self, command: &Value) -> (Value, Duration) {
+        let t0 = Instant::now();
+        let reply = self
+            .editor
+            .client
+            .request_ok(
+                "workspace/executeCommand",
+                json!({ "command": command["command"], "arguments": command["arguments"] }),
+            )
+            .unwrap();
+        (reply, t0.elapsed())
+    }
+
+    /// `$/progress` notifications for `token` up to and including `end`.
+    fn progress_until_end(&mut self, token: &str) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let n = self.editor.client.wait_notification("$/progress").unwrap();
+            if n["params"]["token"] != token {
+                continue;
+            }
+            let kind = n["params"]["value"]["kind"].as_str().unwrap().to_owned();
+            seen.push(n["params"]["value"].clone());
+            if kind == "end" {
+                return seen;
+            }
+        }
+    }
+
+    fn text(&self) -> String {
+        self.editor.text(&self.uri).unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn helix_code_action_on_a_stub_lands_the_implementation_while_the_user_types() {
+    let mut f = setup(helix_caps(), json!({}), STUB).await;
+    // The model is slow to start: the command must answer before it says anything.
+    f.model.push_turn(
+        Turn::default()
+            .tool_call(
+                "c1",
+                "str_replace",
+                json!({"path": "src/lib.rs", "old_string": "    todo!()", "new_string": "    a + b"}),
+            )
+            .frame_delay(Duration::from_millis(300)),
+    );
+    f.model.push_turn(Turn::text("Implemented `add`."));
+    let action = f.action(1, json!([]), "Agent: implement `add`");
+    assert_eq!(action["command"]["command"], "agentls.implement");
+    let args = &action["command"]["arguments"][0];
+    assert_eq!(args["version"], 1);
+    assert_eq!(args["range"]["start"]["line"], 0);
+
+    // The user adds a line at the top while the agent's edit is on its way.
+    f.editor.buffers.lock().unwrap().type_before_next_apply.push((
+        f.uri.clone(),
+        0,
+        0,
+        0,
+        0,
+        "// mine\n".to_owned(),
+    ));
+    let (reply, took) = f.execute(&action["command"]);
+    eprintln!("executeCommand answered in {took:?}");
+    assert!(
+        f.model.requests().is_empty() || took < Duration::from_millis(300),
+        "the reply waited for the model"
+    );
+    let token = reply["progressToken"].as_str().unwrap().to_owned();
+    assert!(reply["session"].as_str().is_some());
+
+    let progress = f.progress_until_end(&token);
+    assert_eq!(progress[0]["kind"], "begin");
+    assert_eq!(progress[0]["cancellable"], true);
+    assert!(progress.iter().any(|p| p["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("✓ str_replace"))));
+    let end = progress.last().unwrap();
+    assert!(end["message"].as_str().unwrap().contains("Implemented"), "{end}");
+
+    // The server asked for the progress token first; the edit was retried once
+    // (the editor refused the stale version) and rebased over the user's line.
+    let requests: Vec<&str> = f
+        .editor
+        .client
+        .server_requests
+        .iter()
+        .map(|(r, _)| r["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(requests[0], "window/workDoneProgress/create");
+    assert_eq!(
+        requests.iter().filter(|m| **m == "workspace/applyEdit").count(),
+        2
+    );
+    assert_eq!(
+        f.text(),
+        "// mine\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+    );
+    // The model saw the stub and where it is.
+    let first = f.model.requests()[0].body.to_string();
+    assert!(first.contains("src/lib.rs lines 1-3"), "{first}");
+    assert!(first.contains("todo!()"));
+    // Helix has no panel: the transcript goes to the log, the outcome to a message,
+    // and no custom notification is ever sent.
+    let methods: Vec<String> = f
+        .editor
+        .client
+        .notifications
+        .iter()
+        .map(|n| n["method"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(methods.iter().all(|m| m != "agent/event"), "{methods:?}");
+    let shown = f.editor.client.wait_notification("window/showMessage").unwrap();
+    assert!(shown["params"]["message"].as_str().unwrap().contains("Implemented"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn neovim_cancels_through_progress_and_the_session_stops() {
+    let mut caps = helix_caps();
+    caps["general"]["positionEncodings"] = json!(["utf-8", "utf-16"]);
+    let mut f = setup(caps, json!({}), STUB).await;
+    // A model that streams slowly: the cancel reaches it mid-stream.
+    f.model.push_turn(
+        Turn::text("Thinking about it for a long while ...")
+            .chunked(2)
+            .frame_delay(Duration::from_millis(200)),
+    );
+    let action = f.action(1, json!([]), "Agent: explain");
+    // Neovim passes its own token with the request.
+    let t0 = Instant::now();
+    let reply = f
+        .editor
+        .client
+        .request_ok(
+            "workspace/executeCommand",
+            json!({ "command": action["command"]["command"], "arguments": action["command"]["arguments"], "workDoneToken": "nvim-1" }),
+        )
+        .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(1));
+    assert_eq!(reply["progressToken"], "nvim-1");
+    let begin = f.editor.client.wait_notification("$/progress").unwrap();
+    assert_eq!(begin["params"]["value"]["kind"], "begin");
+    f.editor
+        .client
+        .notify("window/workDoneProgress/cancel", json!({ "token": "nvim-1" }))
+        .unwrap();
+    let progress = f.progress_until_end("nvim-1");
+    assert_eq!(progress.last().unwrap()["message"], "cancelled");
+    // The client's token is used as is: no create request.
+    assert!(
+        f.editor
+            .client
+            .server_requests
+            .iter()
+            .all(|(r, _)| r["method"] != "window/workDoneProgress/create")
+    );
+    // Explaining is read-only: the model was offered no editing tool.
+    let body = &f.model.requests()[0].body;
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"read_file") && !tools.contains(&"str_replace"), "{tools:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fix_this_carries_the_diagnostic_and_review_mode_rejects_without_losing_typing() {
+    let text = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\npub fn one() -> i32 {\n    2\n}\n";
+    let mut f = setup(helix_caps(), json!({ "agent": { "review": "review" } }), text).await;
+    f.model.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "    a - b", "new_string": "    a + b"}),
+    ));
+    f.model.push_turn(Turn::default().tool_call(
+        "c2",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "    2\n", "new_string": "    1\n"}),
+    ));
+    f.model.push_turn(Turn::text("Fixed both."));
+    let diagnostic = json!({
+        "range": { "start": { "line": 1, "character": 4 }, "end": { "line": 1, "character": 9 } },
+        "severity": 1, "source": "test", "message": "add subtracts"
+    });
+    let action = f.action(1, json!([diagnostic]), "Agent: fix this: add subtracts");
+    assert_eq!(action["kind"], "quickfix");
+    assert_eq!(action["diagnostics"][0]["message"], "add subtracts");
+    let (reply, _) = f.execute(&action["command"]);
+    let token = reply["progressToken"].as_str().unwrap().to_owned();
+    f.progress_until_end(&token);
+    assert_eq!(
+        f.text(),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\npub fn one() -> i32 {\n    1\n}\n"
+    );
+    assert!(f.model.requests()[0].body.to_string().contains("add subtracts (test)"));
+
+    // Both changes wait for review. The user types between them, then rejects the
+    // second and accepts the first, each through a code action.
+    f.editor
+        .type_text(&f.uri, (3, 0), (3, 0), "// typed later\n")
+        .unwrap();
+    let reject = f.action(6, json!([]), "Agent: reject change");
+    let (reply, _) = f.execute(&reject["command"]);
+    assert_eq!(reply["rejected"].as_array().unwrap().len(), 1, "{reply}");
+    assert_eq!(
+        f.text(),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n// typed later\n\npub fn one() -> i32 {\n    2\n}\n"
+    );
+    let accept = f.action(1, json!([]), "Agent: accept change");
+    let (reply, _) = f.execute(&accept["command"]);
+    assert_eq!(reply["accepted"].as_array().unwrap().len(), 1, "{reply}");
+    let actions = f
+        .editor
+        .client
+        .request_ok(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": f.uri },
+                "range": { "start": { "line": 1, "character": 0 }, "end": { "line": 7, "character": 0 } },
+                "context": { "diagnostics": [] }
+            }),
+        )
+        .unwrap();
+    assert!(
+        !actions.to_string().contains("accept change"),
+        "nothing is pending any more: {actions}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn annotated_review_edits_need_confirmation_and_a_decline_reaches_the_model() {
+    let mut caps = helix_caps();
+    caps["workspace"]["workspaceEdit"]["changeAnnotationSupport"] = json!({ "groupsOnLabel": true });
+    let mut f = setup(caps, json!({ "agent": { "review": "review" } }), STUB).await;
+    f.editor.buffers.lock().unwrap().decline_confirmations = true;
+    f.model.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "    todo!()", "new_string": "    a + b"}),
+    ));
+    f.model.push_turn(Turn::text("The user declined; leaving it."));
+    let action = f.action(1, json!([]), "Agent: implement `add`");
+    let (reply, _) = f.execute(&action["command"]);
+    let token = reply["progressToken"].as_str().unwrap().to_owned();
+    f.progress_until_end(&token);
+    assert_eq!(f.text(), STUB, "declined: nothing changed");
+    let edits = f.editor.buffers.lock().unwrap().edits.clone();
+    assert_eq!(edits.len(), 1, "a declined edit is not retried");
+    let annotation = &edits[0]["changeAnnotations"]["agentls"];
+    assert_eq!(annotation["needsConfirmation"], true);
+    assert_eq!(
+        edits[0]["documentChanges"][0]["edits"][0]["annotationId"],
+        "agentls"
+    );
+    let second = f.model.requests()[1].body.to_string();
+    assert!(second.contains("UserAborted") || second.contains("rejected"), "{second}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn commands_the_policy_asks_about_go_to_the_user() {
+    let mut f = setup(helix_caps(), json!({}), STUB).await;
+    for (answer, call) in [(json!({ "title": "Allow" }), "c1"), (Value::Null, "c2")] {
+        f.editor
+            .buffers
+            .lock()
+            .unwrap()
+            .message_answers
+            .push_back(answer);
+        f.model.push_turn(Turn::default().tool_call(
+            call,
+            "run_command",
+            json!({"command": "some-unlisted-tool --version"}),
+        ));
+        f.model.push_turn(Turn::text("ok"));
+        let (reply, _) = f.execute(&json!({
+            "command": "agentls.ask",
+            "arguments": [{ "instruction": "check the tool version" }]
+        }));
+        let token = reply["progressToken"].as_str().unwrap().to_owned();
+        f.progress_until_end(&token);
+    }
+    let asked: Vec<&Value> = f
+        .editor
+        .client
+        .server_requests
+        .iter()
+        .filter(|(r, _)| r["method"] == "window/showMessageRequest")
+        .map(|(r, _)| r)
+        .collect();
+    assert_eq!(asked.len(), 2);
+    assert!(asked[0]["params"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("some-unlisted-tool --version"));
+    let requests = f.model.requests();
+    // Allowed: the command ran (and failed: the tool does not exist).
+    let allowed = requests[1].body.to_string();
+    assert!(!allowed.contains("refused"), "{allowed}");
+    // Dismissed: refused, and the model is told so.
+    let denied = requests[3].body.to_string();
+    assert!(denied.contains("UserAborted") || denied.contains("refused") || denied.contains("not allowed"), "{denied}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn agent_extension_streams_a_whole_session() {
+    let mut caps = helix_caps();
+    caps["experimental"] = json!({ "agent": { "version": 1 } });
+    let mut f = setup(caps, json!({}), STUB).await;
+    f.model.push_turn(
+        Turn::default()
+            .tool_call(
+                "c1",
+                "str_replace",
+                json!({"path": "src/lib.rs", "old_string": "    todo!()", "new_string": "    a + b"}),
+            )
+            .usage(120, 0, 20),
+    );
+    f.model.push_turn(Turn::text("Done: add adds.").chunked(4).usage(160, 100, 8));
+
+    let models = f.editor.client.request_ok("agent/listModels", Value::Null).unwrap();
+    assert_eq!(models["models"][0]["name"], "fixture");
+    assert_eq!(models["default"], "fixture");
+    let session = f
+        .editor
+        .client
+        .request_ok("agent/newSession", json!({}))
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_owned();
+    assert_eq!(session["status"], "idle");
+    let bad = f
+        .editor
+        .client
+        .request("agent/setModel", json!({ "session": id, "model": "nope" }))
+        .unwrap();
+    assert!(bad.is_err());
+    let running = f
+        .editor
+        .client
+        .request_ok(
+            "agent/prompt",
+            json!({ "session": id, "text": "Implement add in src/lib.rs" }),
+        )
+        .unwrap();
+    assert_eq!(running["status"], "running");
+    let busy = f
+        .editor
+        .client
+        .request("agent/prompt", json!({ "session": id, "text": "again" }))
+        .unwrap();
+    assert!(busy.is_err(), "one run at a time");
+
+    let mut events = Vec::new();
+    loop {
+        let n = f.editor.client.wait_notification("agent/event").unwrap();
+        assert_eq!(n["params"]["session"], id);
+        events.push(n["params"].clone());
+        if n["params"]["event"]["type"] == "finished" {
+            break;
+        }
+    }
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "no gaps");
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    for t in ["status", "step", "toolStarted", "toolFinished", "edit", "usage", "textDelta", "finished"] {
+        assert!(types.contains(&t), "{t} missing from {types:?}");
+    }
+    let edit = events.iter().find(|e| e["event"]["type"] == "edit").unwrap();
+    assert!(edit["event"]["diff"].as_str().unwrap().contains("+    a + b"));
+    let text: String = events
+        .iter()
+        .filter(|e| e["event"]["type"] == "textDelta")
+        .map(|e| e["event"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Done: add adds.");
+    let finished = &events.last().unwrap()["event"];
+    assert_eq!(finished["status"], "done");
+    assert_eq!(finished["tokens"], json!([280, 100, 28]));
+    assert!(f.text().contains("a + b"));
+
+    let transcript = f
+        .editor
+        .client
+        .request_ok("agent/getTranscript", json!({ "session": id }))
+        .unwrap();
+    let roles: Vec<&str> = transcript["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(transcript["messages"][1]["parts"][0]["type"], "toolCall");
+    let list = f
+        .editor
+        .client
+        .request_ok("agent/listSessions", Value::Null)
+        .unwrap();
+    assert_eq!(list["sessions"][0]["status"], "done");
+    assert_eq!(list["sessions"][0]["title"], "Implement add in src/lib.rs");
+    let cancel = f
+        .editor
+        .client
+        .request_ok("agent/cancel", json!({ "session": id }))
+        .unwrap();
+    assert_eq!(cancel["cancelled"], false, "nothing was running");
+    assert!(f.root.join("src/lib.rs").exists());
+}
