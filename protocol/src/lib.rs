@@ -124,7 +124,11 @@ mod tests {
             serde_json::to_value(&ev).unwrap(),
             serde_json::json!({"type": "toolFinished", "id": "c1", "name": "grep", "summary": "3 matches", "ms": 4})
         );
-        let ev = agent::Event::Usage { input: 1, cached_input: 2, output: 3 };
+        let ev = agent::Event::Usage {
+            input: 1,
+            cached_input: 2,
+            output: 3,
+        };
         assert_eq!(serde_json::to_value(&ev).unwrap()["cachedInput"], 2);
     }
 

@@ -166,7 +166,9 @@ impl LspEditSink {
             };
             let done = DocUri::from_file_path(&t.path)
                 .and_then(|uri| self.state.store.snapshot(&uri))
-                .is_some_and(|s| !t.edits.is_empty() && s.rope == t.new_text.as_str() && s.rope != t.base);
+                .is_some_and(|s| {
+                    !t.edits.is_empty() && s.rope == t.new_text.as_str() && s.rope != t.base
+                });
             !(partial && done)
         });
         for change in &mut plan.changes {

@@ -183,14 +183,12 @@ async fn helix_code_action_on_a_stub_lands_the_implementation_while_the_user_typ
     assert_eq!(args["range"]["start"]["line"], 0);
 
     // The user adds a line at the top while the agent's edit is on its way.
-    f.editor.buffers.lock().unwrap().type_before_next_apply.push((
-        f.uri.clone(),
-        0,
-        0,
-        0,
-        0,
-        "// mine\n".to_owned(),
-    ));
+    f.editor
+        .buffers
+        .lock()
+        .unwrap()
+        .type_before_next_apply
+        .push((f.uri.clone(), 0, 0, 0, 0, "// mine\n".to_owned()));
     let (reply, took) = f.execute(&action["command"]);
     eprintln!("executeCommand answered in {took:?}");
     assert!(
@@ -203,11 +201,16 @@ async fn helix_code_action_on_a_stub_lands_the_implementation_while_the_user_typ
     let progress = f.progress_until_end(&token);
     assert_eq!(progress[0]["kind"], "begin");
     assert_eq!(progress[0]["cancellable"], true);
-    assert!(progress.iter().any(|p| p["message"]
-        .as_str()
-        .is_some_and(|m| m.contains("✓ str_replace"))));
+    assert!(progress.iter().any(|p| {
+        p["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("✓ str_replace"))
+    }));
     let end = progress.last().unwrap();
-    assert!(end["message"].as_str().unwrap().contains("Implemented"), "{end}");
+    assert!(
+        end["message"].as_str().unwrap().contains("Implemented"),
+        "{end}"
+    );
 
     // The server asked for the progress token first; the edit was retried once
     // (the editor refused the stale version) and rebased over the user's line.
@@ -216,11 +219,20 @@ async fn helix_code_action_on_a_stub_lands_the_implementation_while_the_user_typ
         .client
         .server_requests
         .iter()
+        .filter(|(r, _)| {
+            r["method"] != "window/workDoneProgress/create" || r["params"]["token"] == token
+        })
         .map(|(r, _)| r["method"].as_str().unwrap())
         .collect();
-    assert_eq!(requests[0], "window/workDoneProgress/create");
     assert_eq!(
-        requests.iter().filter(|m| **m == "workspace/applyEdit").count(),
+        requests[0], "window/workDoneProgress/create",
+        "{requests:?}"
+    );
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|m| **m == "workspace/applyEdit")
+            .count(),
         2
     );
     assert_eq!(
@@ -241,8 +253,17 @@ async fn helix_code_action_on_a_stub_lands_the_implementation_while_the_user_typ
         .map(|n| n["method"].as_str().unwrap().to_owned())
         .collect();
     assert!(methods.iter().all(|m| m != "agent/event"), "{methods:?}");
-    let shown = f.editor.client.wait_notification("window/showMessage").unwrap();
-    assert!(shown["params"]["message"].as_str().unwrap().contains("Implemented"));
+    let shown = f
+        .editor
+        .client
+        .wait_notification("window/showMessage")
+        .unwrap();
+    assert!(
+        shown["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Implemented")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -271,19 +292,33 @@ async fn neovim_cancels_through_progress_and_the_session_stops() {
     assert_eq!(reply["progressToken"], "nvim-1");
     let begin = f.editor.client.wait_notification("$/progress").unwrap();
     assert_eq!(begin["params"]["value"]["kind"], "begin");
+    // Cancel once the model is streaming.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while f.model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the model was never called");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     f.editor
         .client
-        .notify("window/workDoneProgress/cancel", json!({ "token": "nvim-1" }))
+        .notify(
+            "window/workDoneProgress/cancel",
+            json!({ "token": "nvim-1" }),
+        )
         .unwrap();
     let progress = f.progress_until_end("nvim-1");
     assert_eq!(progress.last().unwrap()["message"], "cancelled");
-    // The client's token is used as is: no create request.
+    // The client's token is used as is: no token created for this session.
+    let session = reply["session"].as_str().unwrap();
     assert!(
         f.editor
             .client
             .server_requests
             .iter()
-            .all(|(r, _)| r["method"] != "window/workDoneProgress/create")
+            .filter(|(r, _)| r["method"] == "window/workDoneProgress/create")
+            .all(|(r, _)| !r["params"]["token"]
+                .as_str()
+                .unwrap_or("")
+                .contains(session))
     );
     // Explaining is read-only: the model was offered no editing tool.
     let body = &f.model.requests()[0].body;
@@ -293,13 +328,22 @@ async fn neovim_cancels_through_progress_and_the_session_stops() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert!(tools.contains(&"read_file") && !tools.contains(&"str_replace"), "{tools:?}");
+    assert!(
+        tools.contains(&"read_file") && !tools.contains(&"str_replace"),
+        "{tools:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn fix_this_carries_the_diagnostic_and_review_mode_rejects_without_losing_typing() {
-    let text = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\npub fn one() -> i32 {\n    2\n}\n";
-    let mut f = setup(helix_caps(), json!({ "agent": { "review": "review" } }), text).await;
+    let text =
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\npub fn one() -> i32 {\n    2\n}\n";
+    let mut f = setup(
+        helix_caps(),
+        json!({ "agent": { "review": "review" } }),
+        text,
+    )
+    .await;
     f.model.push_turn(Turn::default().tool_call(
         "c1",
         "str_replace",
@@ -325,7 +369,12 @@ async fn fix_this_carries_the_diagnostic_and_review_mode_rejects_without_losing_
         f.text(),
         "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\npub fn one() -> i32 {\n    1\n}\n"
     );
-    assert!(f.model.requests()[0].body.to_string().contains("add subtracts (test)"));
+    assert!(
+        f.model.requests()[0]
+            .body
+            .to_string()
+            .contains("add subtracts (test)")
+    );
 
     // Both changes wait for review. The user types between them, then rejects the
     // second and accepts the first, each through a code action.
@@ -363,7 +412,8 @@ async fn fix_this_carries_the_diagnostic_and_review_mode_rejects_without_losing_
 #[tokio::test(flavor = "multi_thread")]
 async fn annotated_review_edits_need_confirmation_and_a_decline_reaches_the_model() {
     let mut caps = helix_caps();
-    caps["workspace"]["workspaceEdit"]["changeAnnotationSupport"] = json!({ "groupsOnLabel": true });
+    caps["workspace"]["workspaceEdit"]["changeAnnotationSupport"] =
+        json!({ "groupsOnLabel": true });
     let mut f = setup(caps, json!({ "agent": { "review": "review" } }), STUB).await;
     f.editor.buffers.lock().unwrap().decline_confirmations = true;
     f.model.push_turn(Turn::default().tool_call(
@@ -371,7 +421,8 @@ async fn annotated_review_edits_need_confirmation_and_a_decline_reaches_the_mode
         "str_replace",
         json!({"path": "src/lib.rs", "old_string": "    todo!()", "new_string": "    a + b"}),
     ));
-    f.model.push_turn(Turn::text("The user declined; leaving it."));
+    f.model
+        .push_turn(Turn::text("The user declined; leaving it."));
     let action = f.action(1, json!([]), "Agent: implement `add`");
     let (reply, _) = f.execute(&action["command"]);
     let token = reply["progressToken"].as_str().unwrap().to_owned();
@@ -386,7 +437,10 @@ async fn annotated_review_edits_need_confirmation_and_a_decline_reaches_the_mode
         "agentls"
     );
     let second = f.model.requests()[1].body.to_string();
-    assert!(second.contains("UserAborted") || second.contains("rejected"), "{second}");
+    assert!(
+        second.contains("UserAborted") || second.contains("rejected"),
+        "{second}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -421,17 +475,24 @@ async fn commands_the_policy_asks_about_go_to_the_user() {
         .map(|(r, _)| r)
         .collect();
     assert_eq!(asked.len(), 2);
-    assert!(asked[0]["params"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("some-unlisted-tool --version"));
+    assert!(
+        asked[0]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("some-unlisted-tool --version")
+    );
     let requests = f.model.requests();
     // Allowed: the command ran (and failed: the tool does not exist).
     let allowed = requests[1].body.to_string();
     assert!(!allowed.contains("refused"), "{allowed}");
     // Dismissed: refused, and the model is told so.
     let denied = requests[3].body.to_string();
-    assert!(denied.contains("UserAborted") || denied.contains("refused") || denied.contains("not allowed"), "{denied}");
+    assert!(
+        denied.contains("UserAborted")
+            || denied.contains("refused")
+            || denied.contains("not allowed"),
+        "{denied}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -448,9 +509,14 @@ async fn agent_extension_streams_a_whole_session() {
             )
             .usage(120, 0, 20),
     );
-    f.model.push_turn(Turn::text("Done: add adds.").chunked(4).usage(160, 100, 8));
+    f.model
+        .push_turn(Turn::text("Done: add adds.").chunked(4).usage(160, 100, 8));
 
-    let models = f.editor.client.request_ok("agent/listModels", Value::Null).unwrap();
+    let models = f
+        .editor
+        .client
+        .request_ok("agent/listModels", Value::Null)
+        .unwrap();
     assert_eq!(models["models"][0]["name"], "fixture");
     assert_eq!(models["default"], "fixture");
     let session = f
@@ -497,11 +563,28 @@ async fn agent_extension_streams_a_whole_session() {
         .iter()
         .map(|e| e["event"]["type"].as_str().unwrap())
         .collect();
-    for t in ["status", "step", "toolStarted", "toolFinished", "edit", "usage", "textDelta", "finished"] {
+    for t in [
+        "status",
+        "step",
+        "toolStarted",
+        "toolFinished",
+        "edit",
+        "usage",
+        "textDelta",
+        "finished",
+    ] {
         assert!(types.contains(&t), "{t} missing from {types:?}");
     }
-    let edit = events.iter().find(|e| e["event"]["type"] == "edit").unwrap();
-    assert!(edit["event"]["diff"].as_str().unwrap().contains("+    a + b"));
+    let edit = events
+        .iter()
+        .find(|e| e["event"]["type"] == "edit")
+        .unwrap();
+    assert!(
+        edit["event"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+    a + b")
+    );
     let text: String = events
         .iter()
         .filter(|e| e["event"]["type"] == "textDelta")

@@ -35,10 +35,10 @@ fn setup(text: &str) -> (tempfile::TempDir, Editor, String) {
             json!({ "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] }),
         )
         .unwrap();
-    assert_eq!(
-        init["capabilities"]["executeCommandProvider"]["commands"],
-        json!(["agentls.applyEdit"])
-    );
+    let commands = &init["capabilities"]["executeCommandProvider"]["commands"];
+    for c in ["agentls.applyEdit", "agentls.implement", "agentls.cancel"] {
+        assert!(commands.as_array().unwrap().contains(&json!(c)), "{commands}");
+    }
     let mut editor = Editor::new(client, PositionEncoding::Utf16);
     let uri = url(&root.join("src/a.rs"));
     editor.open(&uri, text).unwrap();

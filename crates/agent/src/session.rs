@@ -43,6 +43,10 @@ pub struct Session {
     metrics: Metrics,
     artifacts: Artifacts,
     pending_note: Option<String>,
+    /// The cancel token was spent by an earlier run: the next run gets a fresh one. A
+    /// token cancelled between runs stays cancelled, so a cancel that races the start
+    /// of a run still stops it.
+    spent_cancel: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -89,6 +93,7 @@ impl Session {
             metrics: Metrics::default(),
             artifacts: Artifacts::default(),
             pending_note: None,
+            spent_cancel: false,
         };
         session
             .all_tools
@@ -175,10 +180,11 @@ impl Session {
     }
 
     /// The token that cancels the next run: the current one, or a fresh one when the
-    /// last run was cancelled (a cancelled token stays cancelled).
+    /// last run spent it.
     pub fn fresh_cancel_token(&mut self) -> CancellationToken {
-        if self.ctx.cancel.is_cancelled() {
+        if self.spent_cancel {
             self.ctx.cancel = CancellationToken::new();
+            self.spent_cancel = false;
         }
         self.ctx.cancel.clone()
     }
@@ -247,8 +253,9 @@ impl Session {
     /// Goes on from where the last run stopped (after a provider error, say) without a
     /// new user message.
     pub async fn resume(&mut self) -> Status {
-        if self.ctx.cancel.is_cancelled() {
+        if self.spent_cancel {
             self.ctx.cancel = CancellationToken::new();
+            self.spent_cancel = false;
         }
         let start = Instant::now();
         let wall_before = self.metrics.wall_ms;
@@ -258,6 +265,7 @@ impl Session {
         });
         let status = self.run_loop(start, wall_before).await;
         self.metrics.wall_ms = wall_before + ms(start.elapsed());
+        self.spent_cancel = self.ctx.cancel.is_cancelled();
         self.log(
             "end",
             json!({

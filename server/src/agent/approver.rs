@@ -38,7 +38,7 @@ impl agentls_tools::Approver for LspApprover {
             }
         };
         emit(None);
-        let message = format!("agentls: the agent wants to run `{what}`. Allow it?");
+        let message = format!("agentls: the agent wants to {what}. Allow it?");
         let actions = vec![
             lsp::MessageActionItem {
                 title: ALLOW.to_owned(),

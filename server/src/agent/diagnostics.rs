@@ -6,14 +6,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// `(1-based line, severity, message)` per file, shared with the tools.
+/// One diagnostic: 1-based line, severity, message.
+type Diagnostic = (usize, String, String);
+
+/// The diagnostics per file, shared with the tools.
 #[derive(Debug, Clone, Default)]
-pub struct ClientDiagnostics(Arc<Mutex<HashMap<PathBuf, Vec<(usize, String, String)>>>>);
+pub struct ClientDiagnostics(Arc<Mutex<HashMap<PathBuf, Vec<Diagnostic>>>>);
 
 impl ClientDiagnostics {
     /// Replaces what we know of `path`'s diagnostics on the lines `lines` (0-based,
     /// inclusive) with `found`: a code action request sees only part of a file.
-    pub fn record(&self, path: &Path, lines: (u32, u32), found: Vec<(usize, String, String)>) {
+    pub fn record(&self, path: &Path, lines: (u32, u32), found: Vec<Diagnostic>) {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let entry = map.entry(path.to_path_buf()).or_default();
         let (first, last) = (lines.0 as usize + 1, lines.1 as usize + 1);
@@ -44,7 +47,14 @@ mod tests {
     fn a_request_replaces_only_its_lines() {
         let d = ClientDiagnostics::default();
         let p = Path::new("/w/a.rs");
-        d.record(p, (0, 9), vec![(2, "error".into(), "a".into()), (8, "warning".into(), "b".into())]);
+        d.record(
+            p,
+            (0, 9),
+            vec![
+                (2, "error".into(), "a".into()),
+                (8, "warning".into(), "b".into()),
+            ],
+        );
         d.record(p, (1, 1), vec![]);
         assert_eq!(d.diagnostics(p), vec![(8, "warning".into(), "b".into())]);
     }

@@ -192,7 +192,10 @@ impl Reporter {
     async fn log(&self, message: String) {
         if !self.extension {
             self.client
-                .log_message(lsp::MessageType::INFO, format!("[agentls {}] {message}", self.entry.id))
+                .log_message(
+                    lsp::MessageType::INFO,
+                    format!("[agentls {}] {message}", self.entry.id),
+                )
                 .await;
         }
     }
@@ -216,7 +219,9 @@ impl Reporter {
                 self.report(line.clone()).await;
                 self.log(line).await;
             }
-            Event::Edit { uri, change_ids, .. } => {
+            Event::Edit {
+                uri, change_ids, ..
+            } => {
                 let review = if change_ids.is_empty() {
                     String::new()
                 } else {
@@ -233,7 +238,9 @@ impl Reporter {
                 self.report(line.clone()).await;
                 self.log(line).await;
             }
-            Event::Error { class, message } => self.log(format!("error ({class}): {message}")).await,
+            Event::Error { class, message } => {
+                self.log(format!("error ({class}): {message}")).await
+            }
             Event::Plan { items } => {
                 let plan: Vec<String> = items
                     .iter()
@@ -264,7 +271,14 @@ impl Reporter {
 
     /// Ends the run: a `finished` event, the progress `end`, the outcome as a message
     /// and, for clients without a panel, the whole answer in the log.
-    pub async fn finish(&mut self, status: SessionStatus, message: String, steps: u32, wall_ms: f64, tokens: [u64; 3]) {
+    pub async fn finish(
+        &mut self,
+        status: SessionStatus,
+        message: String,
+        steps: u32,
+        wall_ms: f64,
+        tokens: [u64; 3],
+    ) {
         self.send(Event::Finished {
             status,
             message: message.clone(),

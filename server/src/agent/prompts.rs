@@ -81,11 +81,19 @@ pub fn task_prompt(kind: TaskKind, instruction: &str, at: &Excerpt<'_>) -> Strin
         TaskKind::Fix => format!("Fix this problem at {place}: {instruction}"),
         TaskKind::Explain => format!(
             "Explain the code at {place}: what it does, how, and anything surprising. Do not change files.{}",
-            if instruction.is_empty() { String::new() } else { format!(" Focus: {instruction}") }
+            if instruction.is_empty() {
+                String::new()
+            } else {
+                format!(" Focus: {instruction}")
+            }
         ),
         TaskKind::WriteTests => format!(
             "Write tests for the code at {place}, where this project keeps its tests, in its style, and run them.{}",
-            if instruction.is_empty() { String::new() } else { format!(" {instruction}") }
+            if instruction.is_empty() {
+                String::new()
+            } else {
+                format!(" {instruction}")
+            }
         ),
         TaskKind::Ask => instruction.to_owned(),
     };
@@ -116,10 +124,16 @@ mod tests {
             text: Some("fn add() {\n    todo!()\n}".into()),
         };
         let p = task_prompt(TaskKind::Implement, "", &at);
-        assert!(p.starts_with("Implement the code at src/lib.rs lines 3-5."), "{p}");
+        assert!(
+            p.starts_with("Implement the code at src/lib.rs lines 3-5."),
+            "{p}"
+        );
         assert!(p.contains("```\nfn add() {\n    todo!()\n}\n```"), "{p}");
         let p = task_prompt(TaskKind::Fix, "expected `i32`, found `&str`", &at);
-        assert!(p.contains("Fix this problem at src/lib.rs lines 3-5: expected"), "{p}");
+        assert!(
+            p.contains("Fix this problem at src/lib.rs lines 3-5: expected"),
+            "{p}"
+        );
         assert_eq!(TaskKind::Explain.mode(), Mode::Ask);
     }
 }

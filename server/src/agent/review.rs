@@ -122,8 +122,14 @@ mod tests {
         assert_eq!(changes[1].lines, (5, 5));
         // Rejecting the second keeps the first, and the user's typing in between.
         let current = "A\nb\nuser\nd\ne\nF\n";
-        assert_eq!(reject_on(&changes[1], current).unwrap(), "A\nb\nuser\nd\ne\nf\n");
-        assert_eq!(changes[1].current_lines(&Rope::from_str(current)), Some((5, 5)));
+        assert_eq!(
+            reject_on(&changes[1], current).unwrap(),
+            "A\nb\nuser\nd\ne\nf\n"
+        );
+        assert_eq!(
+            changes[1].current_lines(&Rope::from_str(current)),
+            Some((5, 5))
+        );
     }
 
     #[test]
@@ -138,7 +144,15 @@ mod tests {
     fn insertions_shift_with_text_typed_above() {
         let changes = split(&landed("fn a() {}\n", "fn a() {}\nfn b() {}\n"), || 1);
         let current = "// header\nfn a() {}\nfn b() {}\n";
-        assert_eq!(changes[0].current_lines(&Rope::from_str(current)).map(|l| l.0), Some(2));
-        assert_eq!(reject_on(&changes[0], current).unwrap(), "// header\nfn a() {}\n");
+        assert_eq!(
+            changes[0]
+                .current_lines(&Rope::from_str(current))
+                .map(|l| l.0),
+            Some(2)
+        );
+        assert_eq!(
+            reject_on(&changes[0], current).unwrap(),
+            "// header\nfn a() {}\n"
+        );
     }
 }

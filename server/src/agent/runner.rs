@@ -55,7 +55,9 @@ pub fn check_model(models: &ModelsConfig, name: &str) -> Result<(), String> {
     if name == "auto" {
         return match models.router() {
             Ok(Some(_)) => Ok(()),
-            Ok(None) => Err("`auto` needs a [router] table naming a fast and a strong model".to_owned()),
+            Ok(None) => {
+                Err("`auto` needs a [router] table naming a fast and a strong model".to_owned())
+            }
             Err(e) => Err(e.to_string()),
         };
     }
@@ -96,7 +98,10 @@ pub fn start_run(
     given_token: Option<String>,
 ) -> Result<Option<String>, String> {
     if !entry.try_start(&title) {
-        return Err(format!("session {} is already running; cancel it or wait", entry.id));
+        return Err(format!(
+            "session {} is already running; cancel it or wait",
+            entry.id
+        ));
     }
     let caps = state.client_caps();
     let token = match given_token {
@@ -123,7 +128,8 @@ async fn run(
     token: Option<(String, bool)>,
 ) {
     let extension = state.client_caps().agent_extension;
-    let mut reporter = Reporter::begin(client.clone(), entry.clone(), token, extension, &title).await;
+    let mut reporter =
+        Reporter::begin(client.clone(), entry.clone(), token, extension, &title).await;
     let mut guard = entry.live.lock().await;
     if guard.is_none() {
         match build(&state, &client, &entry, &prompt).await {
@@ -194,7 +200,9 @@ async fn forward(reporter: &mut Reporter, ev: &agentls_agent::AgentEvent, todos:
     use agentls_agent::AgentEvent;
     reporter.agent_event(ev).await;
     // The plan lives in the todo tool's list: show it whenever the tool ran.
-    if let AgentEvent::ToolFinished { name, error: None, .. } = ev
+    if let AgentEvent::ToolFinished {
+        name, error: None, ..
+    } = ev
         && name == "todo"
     {
         let items = todos
@@ -213,7 +221,12 @@ async fn forward(reporter: &mut Reporter, ev: &agentls_agent::AgentEvent, todos:
 
 /// Builds the agent session of `entry`: provider, tools writing through the editor,
 /// approvals through the editor, the static context.
-async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>, prompt: &str) -> Result<Live, String> {
+async fn build(
+    state: &Arc<State>,
+    client: &Client,
+    entry: &Arc<Entry>,
+    prompt: &str,
+) -> Result<Live, String> {
     let root = state
         .root()
         .ok_or("no workspace folder: the agent needs the client to name one")?;

@@ -111,7 +111,9 @@ pub struct Entry {
 
 impl std::fmt::Debug for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Entry").field("id", &self.id).finish_non_exhaustive()
+        f.debug_struct("Entry")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 

@@ -59,7 +59,9 @@ impl EditSink for SessionSink {
                 .header(&t.path.display().to_string(), &t.path.display().to_string())
                 .to_string();
             entry.emit(Event::Edit {
-                uri: to_lsp::url(&t.path).map(|u| u.to_string()).unwrap_or_default(),
+                uri: to_lsp::url(&t.path)
+                    .map(|u| u.to_string())
+                    .unwrap_or_default(),
                 diff,
                 change_ids,
             });

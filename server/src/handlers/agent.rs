@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use agentls_edit::Source;
 use agentls_protocol::agent::{
-    cancel, get_transcript, list_models, list_sessions, new_session, prompt, review,
-    set_model,
+    cancel, get_transcript, list_models, list_sessions, new_session, prompt, review, set_model,
 };
 use agentls_protocol::commands::{Started, TaskArgs};
 use agentls_text::DocUri;
@@ -46,7 +45,10 @@ fn session(state: &State, id: &str) -> jsonrpc::Result<Arc<Entry>> {
 }
 
 /// `agent/newSession`.
-pub fn new_session(state: &State, params: new_session::Params) -> jsonrpc::Result<new_session::Result> {
+pub fn new_session(
+    state: &State,
+    params: new_session::Params,
+) -> jsonrpc::Result<new_session::Result> {
     let entry = create_session(
         state,
         params.model,
@@ -58,7 +60,11 @@ pub fn new_session(state: &State, params: new_session::Params) -> jsonrpc::Resul
 }
 
 /// `agent/prompt`: starts a run and answers at once.
-pub fn prompt(state: &Arc<State>, client: &Client, params: prompt::Params) -> jsonrpc::Result<prompt::Result> {
+pub fn prompt(
+    state: &Arc<State>,
+    client: &Client,
+    params: prompt::Params,
+) -> jsonrpc::Result<prompt::Result> {
     let entry = session(state, &params.session)?;
     let text = match &params.context {
         Some(c) => {
@@ -74,7 +80,15 @@ pub fn prompt(state: &Arc<State>, client: &Client, params: prompt::Params) -> js
         None => params.text.clone(),
     };
     let title = title_of(&params.text);
-    start_run(state.clone(), client.clone(), entry.clone(), text, title, None).map_err(failed)?;
+    start_run(
+        state.clone(),
+        client.clone(),
+        entry.clone(),
+        text,
+        title,
+        None,
+    )
+    .map_err(failed)?;
     Ok(entry.info())
 }
 
@@ -94,7 +108,10 @@ pub fn list_sessions(state: &State) -> list_sessions::Result {
 }
 
 /// `agent/getTranscript`: the conversation as of the end of the last run.
-pub fn get_transcript(state: &State, params: get_transcript::Params) -> jsonrpc::Result<get_transcript::Result> {
+pub fn get_transcript(
+    state: &State,
+    params: get_transcript::Params,
+) -> jsonrpc::Result<get_transcript::Result> {
     let entry = session(state, &params.session)?;
     Ok(get_transcript::Result {
         session: entry.info(),
@@ -241,9 +258,17 @@ pub fn start_task(
         ),
         _ => format!("{}: {}", kind.label(), title_of(&args.instruction)),
     };
-    let entry = create_session(state, args.model.clone(), kind.mode(), title.clone()).map_err(failed)?;
-    let token = start_run(state.clone(), client.clone(), entry.clone(), prompt, title, given_token)
-        .map_err(failed)?;
+    let entry =
+        create_session(state, args.model.clone(), kind.mode(), title.clone()).map_err(failed)?;
+    let token = start_run(
+        state.clone(),
+        client.clone(),
+        entry.clone(),
+        prompt,
+        title,
+        given_token,
+    )
+    .map_err(failed)?;
     Ok(Started {
         session: entry.id.clone(),
         progress_token: token,
@@ -257,9 +282,11 @@ fn prompt_for(state: &State, kind: TaskKind, args: &TaskArgs) -> String {
         .uri
         .as_deref()
         .and_then(|u| DocUri::new(u).to_file_path());
-    let rel = path
-        .as_deref()
-        .map(|p| root.as_deref().and_then(|r| p.strip_prefix(r).ok()).unwrap_or(p));
+    let rel = path.as_deref().map(|p| {
+        root.as_deref()
+            .and_then(|r| p.strip_prefix(r).ok())
+            .unwrap_or(p)
+    });
     let lines = args.range.map(|r| {
         let last = if r.end.line > r.start.line && r.end.character == 0 {
             r.end.line - 1

@@ -60,7 +60,11 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
                     Some(lsp::DiagnosticSeverity::INFORMATION) => "info",
                     _ => "hint",
                 };
-                (d.range.start.line as usize + 1, severity.to_owned(), d.message.clone())
+                (
+                    d.range.start.line as usize + 1,
+                    severity.to_owned(),
+                    d.message.clone(),
+                )
             })
             .collect();
         state.diagnostics.record(path, (first, last), found);
@@ -177,16 +181,32 @@ fn review_actions(
                 change: Some(change.id),
             };
             let at = format!("lines {}-{}", a + 1, b + 1);
-            out.push_args(format!("Agent: accept change ({at})"), commands::ACCEPT, &args);
-            out.push_args(format!("Agent: reject change ({at})"), commands::REJECT, &args);
+            out.push_args(
+                format!("Agent: accept change ({at})"),
+                commands::ACCEPT,
+                &args,
+            );
+            out.push_args(
+                format!("Agent: reject change ({at})"),
+                commands::REJECT,
+                &args,
+            );
         }
         let all = SessionArgs {
             session: Some(entry.id.clone()),
             change: None,
         };
         let n = pending.len();
-        out.push_args(format!("Agent: accept all {n} change(s) of the session"), commands::ACCEPT, &all);
-        out.push_args(format!("Agent: reject all {n} change(s) of the session"), commands::REJECT, &all);
+        out.push_args(
+            format!("Agent: accept all {n} change(s) of the session"),
+            commands::ACCEPT,
+            &all,
+        );
+        out.push_args(
+            format!("Agent: reject all {n} change(s) of the session"),
+            commands::REJECT,
+            &all,
+        );
     }
 }
 
@@ -208,7 +228,8 @@ impl<'a> Actions<'a> {
         match self.only {
             None => true,
             Some(only) => only.iter().any(|o| {
-                kind.as_str() == o.as_str() || kind.as_str().starts_with(&format!("{}.", o.as_str()))
+                kind.as_str() == o.as_str()
+                    || kind.as_str().starts_with(&format!("{}.", o.as_str()))
             }),
         }
     }
@@ -230,22 +251,30 @@ impl<'a> Actions<'a> {
         self.add(title, lsp::CodeActionKind::EMPTY, command, args, vec![]);
     }
 
-    fn add(&mut self, title: String, kind: lsp::CodeActionKind, command: &str, args: Value, diagnostics: Vec<lsp::Diagnostic>) {
+    fn add(
+        &mut self,
+        title: String,
+        kind: lsp::CodeActionKind,
+        command: &str,
+        args: Value,
+        diagnostics: Vec<lsp::Diagnostic>,
+    ) {
         // An empty kind is the "other" kind: shown unless the client filters by kind.
-        if !(kind.as_str().is_empty() && self.only.is_none()) && !self.wanted(&kind) {
+        if !self.wanted(&kind) {
             return;
         }
-        self.actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-            title: title.clone(),
-            kind: (!kind.as_str().is_empty()).then_some(kind),
-            diagnostics: (!diagnostics.is_empty()).then_some(diagnostics),
-            command: Some(lsp::Command {
-                title,
-                command: command.to_owned(),
-                arguments: Some(vec![args]),
-            }),
-            ..Default::default()
-        }));
+        self.actions
+            .push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                title: title.clone(),
+                kind: (!kind.as_str().is_empty()).then_some(kind),
+                diagnostics: (!diagnostics.is_empty()).then_some(diagnostics),
+                command: Some(lsp::Command {
+                    title,
+                    command: command.to_owned(),
+                    arguments: Some(vec![args]),
+                }),
+                ..Default::default()
+            }));
     }
 }
 
@@ -290,13 +319,17 @@ fn line(rope: &Rope, line: u32) -> String {
     if line >= rope.len_lines() {
         return String::new();
     }
-    rope.line(line).to_string().trim_end_matches(['\n', '\r']).to_owned()
+    rope.line(line)
+        .to_string()
+        .trim_end_matches(['\n', '\r'])
+        .to_owned()
 }
 
 fn lines_text(rope: &Rope, first: u32, last: u32) -> String {
     let n = rope.len_lines();
     let (a, b) = ((first as usize).min(n), (last as usize + 1).min(n));
-    rope.slice(rope.line_to_char(a)..rope.line_to_char(b)).to_string()
+    rope.slice(rope.line_to_char(a)..rope.line_to_char(b))
+        .to_string()
 }
 
 /// The innermost definition whose lines hold `line`.
@@ -358,10 +391,7 @@ pub fn is_stub(text: &str) -> bool {
         "UnsupportedOperationException",
         "panic(\"TODO",
     ];
-    code.is_empty()
-        || code == "pass"
-        || code == "..."
-        || MARKERS.iter().any(|m| code.contains(m))
+    code.is_empty() || code == "pass" || code == "..." || MARKERS.iter().any(|m| code.contains(m))
 }
 
 #[cfg(test)]
@@ -370,9 +400,18 @@ mod tests {
 
     #[test]
     fn agent_comments_in_several_languages() {
-        assert_eq!(agent_comment("    // agent: add a cache").as_deref(), Some("add a cache"));
-        assert_eq!(agent_comment("x = 1  # Agent: handle None").as_deref(), Some("handle None"));
-        assert_eq!(agent_comment("/* agent: sort it */").as_deref(), Some("sort it"));
+        assert_eq!(
+            agent_comment("    // agent: add a cache").as_deref(),
+            Some("add a cache")
+        );
+        assert_eq!(
+            agent_comment("x = 1  # Agent: handle None").as_deref(),
+            Some("handle None")
+        );
+        assert_eq!(
+            agent_comment("/* agent: sort it */").as_deref(),
+            Some("sort it")
+        );
         assert_eq!(agent_comment("let agent: Agent = a;"), None);
         assert_eq!(agent_comment("// agent:"), None);
     }
@@ -383,7 +422,9 @@ mod tests {
         assert!(is_stub("fn f() {}"));
         assert!(is_stub("def f(x):\n    \"\"\"Doc.\"\"\"\n    pass\n"));
         assert!(is_stub("def f(x):\n    raise NotImplementedError\n"));
-        assert!(is_stub("function f() { throw new Error(\"not implemented\"); }"));
+        assert!(is_stub(
+            "function f() { throw new Error(\"not implemented\"); }"
+        ));
         assert!(!is_stub("fn add(a: i32, b: i32) -> i32 {\n    a + b\n}"));
         assert!(!is_stub("def f(x):\n    return x * 2\n"));
     }

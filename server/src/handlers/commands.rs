@@ -68,16 +68,24 @@ pub async fn execute(
             } else {
                 Action::Reject
             };
-            let result =
-                super::agent::review(&state, &client, args.session.as_deref(), args.change, action)
-                    .await?;
+            let result = super::agent::review(
+                &state,
+                &client,
+                args.session.as_deref(),
+                args.change,
+                action,
+            )
+            .await?;
             Ok(Some(json!(result)))
         }
         other => Err(invalid(format!("unknown command {other}"))),
     }
 }
 
-fn one_arg<T: serde::de::DeserializeOwned>(command: &str, arguments: Vec<Value>) -> jsonrpc::Result<T> {
+fn one_arg<T: serde::de::DeserializeOwned>(
+    command: &str,
+    arguments: Vec<Value>,
+) -> jsonrpc::Result<T> {
     let [arg] = <[Value; 1]>::try_from(arguments)
         .map_err(|a| invalid(format!("{command} takes one argument, got {}", a.len())))?;
     serde_json::from_value(arg).map_err(|e| invalid(format!("{command}: {e}")))
