@@ -23,6 +23,18 @@ use crate::state::{ClientCaps, State};
 
 /// How long to wait for the editor's `didChange` after it said it applied an edit.
 const LAND_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a buffer that moved past the edit's version may stay quiet, without the
+/// edit's text, before we take it that the editor dropped the edit (Neovim answers
+/// `applied: true` but skips edits for an older version of a buffer).
+const DROPPED_AFTER: Duration = Duration::from_millis(300);
+
+/// Why an edit the editor accepted did not show up.
+enum NotLanded {
+    /// The buffers moved on without it: the editor dropped it.
+    Dropped(String),
+    /// Nothing came in time.
+    Timeout(String),
+}
 
 /// The id of the change annotation agent edits carry in review mode.
 const ANNOTATION_ID: &str = "agentls";
@@ -127,9 +139,20 @@ impl LspEditSink {
                     // where no editor buffer holds them.
                     agentls_edit::write_plan(&rest).map_err(|e| e.to_string())?;
                 }
-                self.wait_until_landed(&plan_for_editor).await?;
-                landed.plan = plan;
-                return Ok(landed);
+                let reason = match self.wait_until_landed(&plan_for_editor).await {
+                    Ok(()) => {
+                        landed.plan = plan;
+                        return Ok(landed);
+                    }
+                    Err(NotLanded::Timeout(message)) => return Err(message.into()),
+                    Err(NotLanded::Dropped(reason)) => reason,
+                };
+                if attempt == 1 {
+                    return Err(format!("the editor dropped the edit twice: {reason}").into());
+                }
+                tracing::info!(attempt, label, %reason, "the editor dropped an edit");
+                landed.retried = true;
+                continue;
             }
             let reason = response
                 .failure_reason
@@ -224,7 +247,7 @@ impl LspEditSink {
     }
 
     /// Waits until every open document the plan edits holds the planned text.
-    async fn wait_until_landed(&self, plan: &Plan) -> Result<(), String> {
+    async fn wait_until_landed(&self, plan: &Plan) -> Result<(), NotLanded> {
         let expected: Vec<(DocUri, &TextChange)> = plan
             .changes
             .iter()
@@ -250,8 +273,26 @@ impl LspEditSink {
             if pending.is_empty() {
                 return Ok(());
             }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return Err(format!(
+            // Every pending buffer is past the version the edit was made for: if it stays
+            // quiet, the editor skipped the edit rather than applying it late.
+            let moved_past = expected.iter().all(|(uri, t)| {
+                self.state.store.snapshot(uri).is_some_and(|s| {
+                    s.rope == t.new_text.as_str() || t.version.is_some_and(|v| s.version > v)
+                })
+            });
+            let wait_until = if moved_past {
+                deadline.min(tokio::time::Instant::now() + DROPPED_AFTER)
+            } else {
+                deadline
+            };
+            if tokio::time::timeout_at(wait_until, notified).await.is_err() {
+                if moved_past && wait_until < deadline {
+                    return Err(NotLanded::Dropped(format!(
+                        "{} moved past the edit's version without its text",
+                        pending.iter().map(|u| u.as_str()).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+                return Err(NotLanded::Timeout(format!(
                     "the editor said it applied the edit, but {} did not change to the expected text within {:?}",
                     pending
                         .iter()
@@ -259,7 +300,7 @@ impl LspEditSink {
                         .collect::<Vec<_>>()
                         .join(", "),
                     LAND_TIMEOUT
-                ));
+                )));
             }
         }
     }

@@ -118,6 +118,27 @@ fn typing_elsewhere_during_the_edit_is_rebased_and_retried() {
 }
 
 #[test]
+fn an_edit_neovim_skips_silently_is_noticed_and_retried() {
+    let (_dir, mut editor, uri) = setup(TEXT);
+    // Neovim answers `applied: true` for an edit to an older version of a buffer but
+    // does not apply it: the server must notice the buffer moved on without the edit.
+    {
+        let mut b = editor.buffers.lock().unwrap();
+        b.skip_stale_silently = true;
+        b.type_before_next_apply
+            .push((uri.clone(), 4, 3, 4, 8, "renamed".to_owned()));
+    }
+    let edit = json!({ "path": "src/a.rs", "old_string": "\"hi 😀\"", "new_string": "\"bye\"" });
+    let result = apply(&mut editor, "str-replace", edit).unwrap();
+    assert_eq!(result["retried"], true, "{result}");
+    let expected = "fn greet() {\n    println!(\"bye\");\n}\n\nfn renamed() {}\n";
+    assert_eq!(editor.text(&uri).unwrap(), expected);
+    assert_eq!(server_text(&mut editor, &uri), expected);
+    let answers = editor.buffers.lock().unwrap().answers.clone();
+    assert_eq!(answers, vec![json!({ "applied": true }), json!({ "applied": true })]);
+}
+
+#[test]
 fn typing_on_the_same_lines_refuses_the_edit_and_keeps_the_typing() {
     let (_dir, mut editor, uri) = setup(TEXT);
     editor.buffers.lock().unwrap().type_before_next_apply.push((

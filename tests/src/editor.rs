@@ -33,6 +33,9 @@ pub struct Buffers {
     pub message_answers: std::collections::VecDeque<Value>,
     /// Whether the user declines edits whose change annotations need confirmation.
     pub decline_confirmations: bool,
+    /// Neovim's way with an edit for an older version of a buffer: skip it silently and
+    /// still answer `applied: true` (instead of refusing the whole edit, as Helix does).
+    pub skip_stale_silently: bool,
 }
 
 /// A test editor: an LSP client plus its buffers.
@@ -58,6 +61,7 @@ impl Editor {
             edits: Vec::new(),
             message_answers: std::collections::VecDeque::new(),
             decline_confirmations: false,
+            skip_stale_silently: false,
         }));
         let shared = buffers.clone();
         client.on_request(move |method, params, outbox| {
@@ -173,8 +177,10 @@ impl Buffers {
                 .collect(),
             _ => return json!({ "applied": false, "failureReason": "empty edit" }),
         };
-        // Refuse the whole edit if any version is stale, before touching anything.
-        for op in &ops {
+        // Refuse the whole edit if any version is stale, before touching anything (or,
+        // playing Neovim, skip the stale parts).
+        let mut stale = Vec::new();
+        for (index, op) in ops.iter().enumerate() {
             let (Some(uri), Some(version)) = (
                 op["textDocument"]["uri"].as_str(),
                 op["textDocument"]["version"].as_i64(),
@@ -184,10 +190,16 @@ impl Buffers {
             if let Some(doc) = self.docs.get(uri)
                 && i64::from(doc.version()) != version
             {
-                return json!({ "applied": false, "failureReason": format!("version mismatch for {uri}: editor has {}, edit is for {version}", doc.version()) });
+                if !self.skip_stale_silently {
+                    return json!({ "applied": false, "failureReason": format!("version mismatch for {uri}: editor has {}, edit is for {version}", doc.version()) });
+                }
+                stale.push(index);
             }
         }
         for (index, op) in ops.iter().enumerate() {
+            if stale.contains(&index) {
+                continue;
+            }
             if let Err(e) = self.apply_op(op, outbox) {
                 return json!({ "applied": false, "failureReason": e.to_string(), "failedChange": index });
             }
