@@ -289,7 +289,11 @@ impl LspEditSink {
                 if moved_past && wait_until < deadline {
                     return Err(NotLanded::Dropped(format!(
                         "{} moved past the edit's version without its text",
-                        pending.iter().map(|u| u.as_str()).collect::<Vec<_>>().join(", ")
+                        pending
+                            .iter()
+                            .map(|u| u.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )));
                 }
                 return Err(NotLanded::Timeout(format!(

@@ -37,7 +37,10 @@ fn setup(text: &str) -> (tempfile::TempDir, Editor, String) {
         .unwrap();
     let commands = &init["capabilities"]["executeCommandProvider"]["commands"];
     for c in ["agentls.applyEdit", "agentls.implement", "agentls.cancel"] {
-        assert!(commands.as_array().unwrap().contains(&json!(c)), "{commands}");
+        assert!(
+            commands.as_array().unwrap().contains(&json!(c)),
+            "{commands}"
+        );
     }
     let mut editor = Editor::new(client, PositionEncoding::Utf16);
     let uri = url(&root.join("src/a.rs"));
@@ -135,7 +138,10 @@ fn an_edit_neovim_skips_silently_is_noticed_and_retried() {
     assert_eq!(editor.text(&uri).unwrap(), expected);
     assert_eq!(server_text(&mut editor, &uri), expected);
     let answers = editor.buffers.lock().unwrap().answers.clone();
-    assert_eq!(answers, vec![json!({ "applied": true }), json!({ "applied": true })]);
+    assert_eq!(
+        answers,
+        vec![json!({ "applied": true }), json!({ "applied": true })]
+    );
 }
 
 #[test]

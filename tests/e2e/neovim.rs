@@ -1,0 +1,107 @@
+//! A real editor: headless Neovim (0.7+, `nvim` on PATH; CI installs it) runs a code
+//! action of the server and the agent's edit lands in its buffer through Neovim's own
+//! `workspace/applyEdit`, `$/progress` and `didChange` handling.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use agentls_testkit::model_server::{ModelServer, Turn};
+use serde_json::json;
+
+use crate::support::bin;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn neovim_runs_the_implement_action_and_the_edit_lands_in_its_buffer() {
+    if std::process::Command::new("nvim")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: nvim is not installed (apt-get install neovim)");
+        return;
+    }
+    let model = ModelServer::start().await.unwrap();
+    model.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "    todo!()", "new_string": "    a + b"}),
+    ));
+    model.push_turn(Turn::text("Implemented add."));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n",
+    )
+    .unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.txt");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/nvim/code_action.lua");
+    let child = tokio::process::Command::new("nvim")
+        .args(["--headless", "--clean", "-u", "NONE", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .env("WS", &root)
+        .env("OUT", &out)
+        .env("AGENTLS_BIN", bin())
+        .env("AGENTLS_CONFIG", &config)
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(90), child.wait_with_output())
+        .await
+        .expect("nvim did not finish in 90 s")
+        .unwrap();
+    let results: HashMap<String, String> = std::fs::read_to_string(&out)
+        .unwrap_or_else(|e| {
+            panic!(
+                "nvim wrote no results ({e}); stderr: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    eprintln!("nvim results: {results:?}");
+    assert_eq!(results.get("error"), None, "{results:?}");
+    assert!(results.contains_key("action"), "{results:?}");
+    assert_eq!(results["action"], "Agent: implement `add`");
+    assert_eq!(results["landed"], "true", "{results:?}");
+    assert_eq!(
+        results["text"],
+        "pub fn add(a: i32, b: i32) -> i32 {|    a + b|}"
+    );
+    assert!(results["progress"].starts_with("begin"), "{results:?}");
+    assert!(results["progress"].ends_with("end"), "{results:?}");
+    assert!(
+        results["message"].contains("Implemented add."),
+        "{results:?}"
+    );
+    eprintln!(
+        "neovim: executeCommand answered in {} ms (its own clock)",
+        results["reply_ms"]
+    );
+    // The file on disk is untouched: the edit went to the buffer.
+    assert!(
+        std::fs::read_to_string(root.join("src/lib.rs"))
+            .unwrap()
+            .contains("todo!()")
+    );
+}
