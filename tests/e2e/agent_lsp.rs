@@ -12,7 +12,7 @@ use agentls_testkit::model_server::{ModelServer, Turn};
 use agentls_text::PositionEncoding;
 use serde_json::{Value, json};
 
-use crate::support::bin;
+use crate::support::{agent_workspace, bin};
 
 const STUB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n";
 
@@ -47,19 +47,7 @@ fn helix_caps() -> Value {
 /// fixture model configured, and `settings` as initializationOptions.
 async fn setup(caps: Value, settings: Value, text: &str) -> Fixture {
     let model = ModelServer::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap().join("ws");
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::write(root.join("src/lib.rs"), text).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    let (dir, root, config) = agent_workspace(&model.url(), text);
     let data = dir.path().join("data");
     let client = agentls_testkit::lsp::LspClient::start(
         bin(),

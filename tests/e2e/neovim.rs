@@ -9,7 +9,7 @@ use std::time::Duration;
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::json;
 
-use crate::support::bin;
+use crate::support::{agent_workspace, bin};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn neovim_runs_the_implement_action_and_the_edit_lands_in_its_buffer() {
@@ -28,23 +28,10 @@ async fn neovim_runs_the_implement_action_and_the_edit_lands_in_its_buffer() {
         json!({"path": "src/lib.rs", "old_string": "    todo!()", "new_string": "    a + b"}),
     ));
     model.push_turn(Turn::text("Implemented add."));
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap().join("ws");
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::write(
-        root.join("src/lib.rs"),
+    let (dir, root, config) = agent_workspace(
+        &model.url(),
         "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n",
-    )
-    .unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out.txt");
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/nvim/code_action.lua");

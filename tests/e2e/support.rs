@@ -63,3 +63,23 @@ pub fn view(client: &mut LspClient, uri: &str) -> (String, i64, bool) {
         r["inSync"].as_bool().unwrap(),
     )
 }
+
+/// A workspace for agent tests: `<tmp>/ws/src/lib.rs` holding `text`, and
+/// `<tmp>/config.toml` naming the fixture model at `model_url` as `fixture`. Returns
+/// the temporary directory (keep it alive), the workspace root and the config file.
+pub fn agent_workspace(
+    model_url: &str,
+    text: &str,
+) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), text).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{model_url}\"\n"),
+    )
+    .unwrap();
+    (dir, root, config)
+}
