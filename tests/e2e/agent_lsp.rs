@@ -612,3 +612,38 @@ async fn agent_extension_streams_a_whole_session() {
     assert_eq!(cancel["cancelled"], false, "nothing was running");
     assert!(f.root.join("src/lib.rs").exists());
 }
+
+#[test]
+fn without_a_model_the_command_fails_at_once_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = crate::support::start(&[]);
+    client
+        .initialize(
+            helix_caps(),
+            json!({ "workspaceFolders": [{ "uri": url(dir.path()), "name": "ws" }] }),
+        )
+        .unwrap();
+    let err = client
+        .request(
+            "workspace/executeCommand",
+            json!({ "command": "agentls.ask", "arguments": [{ "instruction": "hi" }] }),
+        )
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err["code"], -32803, "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("no model configured"),
+        "{err}"
+    );
+    let bad = client
+        .request(
+            "workspace/executeCommand",
+            json!({ "command": "agentls.ask", "arguments": [{ "instruction": "hi", "extra": 1 }] }),
+        )
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(bad["code"], -32602, "{bad}");
+}
