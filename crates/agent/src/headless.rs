@@ -48,6 +48,7 @@ pub fn test_context(root: &Path) -> ToolContext {
         diagnostics: None,
         subagents: None,
         cancel: CancellationToken::new(),
+        progress: None,
     }
 }
 
@@ -218,7 +219,33 @@ pub fn render_event(ev: &AgentEvent) -> Option<String> {
         AgentEvent::Started { session, model } => Some(format!("session {session} on {model}")),
         AgentEvent::Step { step } => Some(format!("step {step}")),
         AgentEvent::TextDelta { .. } | AgentEvent::Usage { .. } => None,
+        AgentEvent::ToolStarted { name, args, .. } if name == "run_command" => {
+            let command = args["command"].as_str().unwrap_or_default();
+            Some(format!("  $ {command}"))
+        }
         AgentEvent::ToolStarted { .. } => None,
+        AgentEvent::ToolOutput { text, .. } => {
+            let lines: Vec<String> = text
+                .strip_suffix('\n')
+                .unwrap_or(text)
+                .split('\n')
+                .map(|l| format!("    │ {}", l.trim_end_matches('\r')))
+                .collect();
+            Some(lines.join("\n"))
+        }
+        AgentEvent::Plan { items } => {
+            let mut out = String::from("plan:");
+            for item in items {
+                let mark = match item.status.as_str() {
+                    "completed" => "[x]",
+                    "in_progress" => "[>]",
+                    _ => "[ ]",
+                };
+                out.push_str(&format!("\n  {mark} {}", item.text));
+            }
+            Some(out)
+        }
+        AgentEvent::Error { class, message } => Some(format!("error ({class}): {message}")),
         AgentEvent::ToolFinished {
             name,
             summary,

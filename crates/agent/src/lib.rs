@@ -5,7 +5,9 @@
 //! Main types: [`Session`] (the loop and its transcript), [`SessionConfig`] ([`Mode`],
 //! [`Budget`], [`CompactionConfig`]), [`ToolSet`] (the tools offered, by name),
 //! [`StaticContext`] and [`system_prompt`] (the stable prompt prefix), [`AgentEvent`]
-//! (progress out through a channel), [`Metrics`], [`Trajectory`] (JSONL log), and
+//! (progress out through a channel: steps, text, tool calls with their arguments, a
+//! command's output while it runs, the plan, provider errors), [`Metrics`],
+//! [`Trajectory`] (JSONL log), and
 //! [`headless::run_headless`] (one session against the disk, for `agentls run`).
 //!
 //! **Invariants.**
@@ -63,7 +65,7 @@ pub use compaction::{Artifacts, ReadArtifact};
 pub use config::{Budget, CompactionConfig, Mode, SessionConfig};
 pub use context::{StaticContext, system_prompt};
 pub use dispatch::CallOutcome;
-pub use event::{AgentEvent, EventSender};
+pub use event::{AgentEvent, EventSender, PlanItem};
 pub use headless::{HeadlessOptions, HeadlessOutcome, run_headless, test_context};
 pub use metrics::Metrics;
 pub use session::{Session, new_session_id};

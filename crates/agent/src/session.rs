@@ -297,6 +297,10 @@ impl Session {
                     return if e.class == agentls_model::ErrorClass::UserAborted {
                         Status::Cancelled
                     } else {
+                        self.send(AgentEvent::Error {
+                            class: class.into(),
+                            message: e.message.clone(),
+                        });
                         Status::ProviderError {
                             class: class.into(),
                             message: e.message,

@@ -70,6 +70,9 @@ pub struct ToolContext {
     pub subagents: Option<Arc<dyn SubagentRunner>>,
     /// Fires when the user cancels; running tools stop.
     pub cancel: CancellationToken,
+    /// Where this call reports progress (command output, plan changes); the
+    /// orchestrator sets one per call. `None`: nobody listens.
+    pub progress: Option<Arc<dyn crate::ToolProgress>>,
 }
 
 impl std::fmt::Debug for ToolContext {

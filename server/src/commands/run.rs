@@ -46,7 +46,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 ctrl_c.cancel();
             }
         });
-        agentls_agent::run_headless(options, |ev| print_event(ev, json, live)).await
+        let mut printer = Printer {
+            json,
+            live,
+            tool: String::new(),
+        };
+        agentls_agent::run_headless(options, move |ev| printer.print(ev)).await
     })?;
     if let Some(path) = &outcome.trajectory {
         eprintln!("trajectory: {}", path.display());
@@ -58,29 +63,51 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn print_event(ev: &AgentEvent, json: bool, live: bool) {
-    let mut out = std::io::stdout().lock();
-    // A closed stdout (a pipe to `head`) must not stop the session.
-    let _ = if json {
-        serde_json::to_string(ev)
-            .map_err(std::io::Error::other)
-            .and_then(|line| writeln!(out, "{line}"))
-    } else if live {
-        match ev {
-            AgentEvent::Step { step } => write!(out, "\r\x1b[Kstep {step}…"),
-            AgentEvent::ToolStarted { name, .. } => write!(out, "\r\x1b[K{name}…"),
-            _ => match render_event(ev) {
-                Some(line) => writeln!(out, "\r\x1b[K{line}"),
+/// Prints events: JSON lines, plain lines, or a live status line on a terminal.
+struct Printer {
+    json: bool,
+    live: bool,
+    /// The tool whose output the status line shows.
+    tool: String,
+}
+
+impl Printer {
+    fn print(&mut self, ev: &AgentEvent) {
+        let mut out = std::io::stdout().lock();
+        // A closed stdout (a pipe to `head`) must not stop the session.
+        let _ = if self.json {
+            serde_json::to_string(ev)
+                .map_err(std::io::Error::other)
+                .and_then(|line| writeln!(out, "{line}"))
+        } else if self.live {
+            match ev {
+                AgentEvent::Step { step } => write!(out, "\r\x1b[Kstep {step}…"),
+                AgentEvent::ToolStarted { name, .. } => {
+                    self.tool.clone_from(name);
+                    write!(out, "\r\x1b[K{name}…")
+                }
+                AgentEvent::ToolOutput { text, .. } => {
+                    match text.lines().rev().find(|l| !l.trim().is_empty()) {
+                        Some(last) => {
+                            let last: String = last.trim_end().chars().take(100).collect();
+                            write!(out, "\r\x1b[K{}: {last}", self.tool)
+                        }
+                        None => Ok(()),
+                    }
+                }
+                _ => match render_event(ev) {
+                    Some(line) => writeln!(out, "\r\x1b[K{line}"),
+                    None => Ok(()),
+                },
+            }
+        } else {
+            match render_event(ev) {
+                Some(line) => writeln!(out, "{line}"),
                 None => Ok(()),
-            },
-        }
-    } else {
-        match render_event(ev) {
-            Some(line) => writeln!(out, "{line}"),
-            None => Ok(()),
-        }
-    };
-    let _ = out.flush();
+            }
+        };
+        let _ = out.flush();
+    }
 }
 
 /// The `[models]` and `[router]` tables of `path`, else of the user config file. Never
