@@ -188,10 +188,10 @@ impl Session {
             for p in &mut m.parts {
                 let text = match p {
                     Part::ToolCall(c) if lacking.contains(&c.id) => {
-                        format!("[earlier call by {from}: {}({})]", c.name, c.arguments)
+                        format!("\n[earlier call by {from}: {}({})]\n", c.name, c.arguments)
                     }
                     Part::ToolResult(r) if lacking.contains(&r.call_id) => {
-                        format!("[result of that call: {}]", r.content)
+                        format!("[result of that call: {}]\n", r.content)
                     }
                     _ => continue,
                 };
@@ -199,7 +199,7 @@ impl Session {
             }
         }
         self.pending_note = Some(format!(
-            "[Note: you are taking over this session from the model {from}. Its work so far is above.]"
+            "[Note: you are taking over this session from the model {from}. Its work so far is above.]\n\n"
         ));
     }
 
