@@ -17,6 +17,13 @@ pub enum AgentEvent {
         /// Model name.
         model: String,
     },
+    /// The router (`auto`) chose the model for the next call.
+    Routed {
+        /// Configured name of the chosen model.
+        model: String,
+        /// Why, the signals that counted joined by `; `.
+        reason: String,
+    },
     /// A model call begins.
     Step {
         /// 1-based step number.
@@ -179,6 +186,13 @@ mod tests {
                 message: "503".into()
             }),
             json!({"type": "error", "class": "ProviderError", "message": "503"})
+        );
+        assert_eq!(
+            ser(&AgentEvent::Routed {
+                model: "strong".into(),
+                reason: "2 failed attempts in a row: escalate".into()
+            }),
+            json!({"type": "routed", "model": "strong", "reason": "2 failed attempts in a row: escalate"})
         );
     }
 }

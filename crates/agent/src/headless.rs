@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
+use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Provider, Router};
 use agentls_text::{DocumentStore, ReadLimits};
 use agentls_tools::{Approver, DiskSink, ToolContext};
 use async_trait::async_trait;
@@ -101,36 +101,46 @@ pub enum HeadlessError {
     Workspace(PathBuf),
 }
 
-fn resolve_provider(o: &HeadlessOptions) -> Result<Arc<dyn Provider>, HeadlessError> {
+/// The router and the models it picks from, for `auto`.
+type Routed = (Router, Vec<Arc<dyn Provider>>);
+
+/// The first model, and for `auto` with a `[router]` the router and its models.
+fn resolve_provider(
+    o: &HeadlessOptions,
+) -> Result<(Arc<dyn Provider>, Option<Routed>), HeadlessError> {
     if let Some(p) = &o.provider {
-        return Ok(p.clone());
+        return Ok((p.clone(), None));
     }
-    let name = match o.model.as_deref() {
-        Some("auto") => match o.models.router()? {
-            Some(router) => {
-                let mut input = RouteInput::new(Phase::Implement);
-                input.request_chars = o.task.len();
-                router.route(&input).model
-            }
-            None => o
-                .models
-                .models
-                .keys()
-                .next()
-                .cloned()
-                .ok_or(HeadlessError::NoModel)?,
-        },
-        Some(name) => name.to_owned(),
-        None => o
-            .models
+    let build = |name: &str| {
+        o.models
+            .provider(name, ClientOptions::default(), |k| std::env::var(k).ok())
+    };
+    let first_configured = || {
+        o.models
             .models
             .keys()
             .next()
             .cloned()
-            .ok_or(HeadlessError::NoModel)?,
+            .ok_or(HeadlessError::NoModel)
     };
-    Ok(o.models
-        .provider(&name, ClientOptions::default(), |k| std::env::var(k).ok())?)
+    let name = match o.model.as_deref() {
+        Some("auto") => match (o.models.router()?, &o.models.router) {
+            (Some(router), Some(rc)) => {
+                let fast = build(&rc.fast)?;
+                let strong = if rc.strong == rc.fast {
+                    fast.clone()
+                } else {
+                    build(&rc.strong)?
+                };
+                // The session asks the router before every call; start on fast.
+                return Ok((fast.clone(), Some((router, vec![fast, strong]))));
+            }
+            _ => first_configured()?,
+        },
+        Some(name) => name.to_owned(),
+        None => first_configured()?,
+    };
+    Ok((build(&name)?, None))
 }
 
 /// Runs one session on `options.task` to completion, calling `print` with every event
@@ -146,7 +156,7 @@ pub async fn run_headless(
     if !root.is_dir() {
         return Err(HeadlessError::Workspace(root));
     }
-    let provider = resolve_provider(&options)?;
+    let (provider, routing) = resolve_provider(&options)?;
     let mut ctx = test_context(&root);
     ctx.cancel = options.cancel.clone();
     if options.session.mode.allows_writes() {
@@ -173,6 +183,9 @@ pub async fn run_headless(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut session =
         Session::new(provider, tools, ctx, options.session, static_ctx).with_events(tx);
+    if let Some((router, providers)) = routing {
+        session = session.with_router(router, providers);
+    }
     let dir = options.trajectory_dir.or_else(trajectory::default_dir);
     if let Some(dir) = dir {
         match Trajectory::create(&dir, session.id(), key_values(&options.models)) {
@@ -218,6 +231,7 @@ pub fn render_event(ev: &AgentEvent) -> Option<String> {
     match ev {
         AgentEvent::Started { session, model } => Some(format!("session {session} on {model}")),
         AgentEvent::Step { step } => Some(format!("step {step}")),
+        AgentEvent::Routed { model, reason } => Some(format!("route → {model}: {reason}")),
         AgentEvent::TextDelta { .. } | AgentEvent::Usage { .. } => None,
         AgentEvent::ToolStarted { name, args, .. } if name == "run_command" => {
             let command = args["command"].as_str().unwrap_or_default();

@@ -21,6 +21,10 @@
 //! - The system prompt and tool list are fixed for a model, so the prefix of every
 //!   request is byte-identical and provider prompt caches hit.
 //! - Compaction never drops the user's own messages, nor splits a call from its result.
+//! - `auto` ([`Session::with_router`]) asks the router before every model call; a
+//!   change of model is a hand-over like [`Session::switch_model`] (own tools and
+//!   system prompt, a takeover note, calls to tools it lacks rendered as text), and
+//!   every route is in the trajectory and an [`AgentEvent::Routed`].
 //! - No LSP here: the server drives sessions and turns events into its protocol.
 //!
 //! ```

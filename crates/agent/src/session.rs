@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use agentls_model::{
-    Accumulator, CancellationToken, ChatRequest, Message, Part, Provider, StreamEvent,
+    Accumulator, CancellationToken, ChatRequest, Message, Part, Phase, Provider, RouteInput,
+    Router, StreamEvent,
 };
 use agentls_tools::ToolContext;
 use futures::StreamExt;
@@ -43,6 +44,17 @@ pub struct Session {
     metrics: Metrics,
     artifacts: Artifacts,
     pending_note: Option<String>,
+    routing: Option<Routing>,
+    /// Consecutive steps in which a tool call failed (the router escalates on them).
+    failures: usize,
+    /// Characters of the user's latest message.
+    request_chars: usize,
+}
+
+/// `auto`: the router and the models it may pick, asked before every model call.
+struct Routing {
+    router: Router,
+    providers: Vec<Arc<dyn Provider>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -89,6 +101,9 @@ impl Session {
             metrics: Metrics::default(),
             artifacts: Artifacts::default(),
             pending_note: None,
+            routing: None,
+            failures: 0,
+            request_chars: 0,
         };
         session
             .all_tools
@@ -122,6 +137,16 @@ impl Session {
     /// Uses `p` (the cheapest model) to write compaction summaries.
     pub fn with_summarizer(mut self, p: Arc<dyn Provider>) -> Self {
         self.summarizer = Some(p);
+        self
+    }
+
+    /// Routes every model call (`auto`): before each call the router picks one of
+    /// `providers` (matched by [`Provider::name`] against the route's model) from the
+    /// phase, the failed steps in a row, the turns so far and the prompt size. A change
+    /// of model is a hand-over as in [`Session::switch_model`], with the note added at
+    /// once; each model keeps its own stable prefix (system prompt and tools).
+    pub fn with_router(mut self, router: Router, providers: Vec<Arc<dyn Provider>>) -> Self {
+        self.routing = Some(Routing { router, providers });
         self
     }
 
@@ -170,6 +195,12 @@ impl Session {
     /// Hands the session to another model: it gets its own tool set and system prompt,
     /// a note that it takes over, and calls in the history to tools it lacks become text.
     pub fn switch_model(&mut self, provider: Arc<dyn Provider>) {
+        let note = self.hand_over(provider);
+        self.pending_note = Some(note);
+    }
+
+    /// Switches to `provider` and returns the takeover note for it.
+    fn hand_over(&mut self, provider: Arc<dyn Provider>) -> String {
         let from = self.provider.name().to_owned();
         self.provider = provider;
         self.configure_for_model();
@@ -198,9 +229,68 @@ impl Session {
                 *p = Part::Text(text);
             }
         }
-        self.pending_note = Some(format!(
+        format!(
             "[Note: you are taking over this session from the model {from}. Its work so far is above.]\n\n"
-        ));
+        )
+    }
+
+    /// Asks the router (if any) for this call's model and hands over when it changes.
+    fn route(&mut self, step: u32) {
+        let Some(routing) = &self.routing else {
+            return;
+        };
+        let mut input = RouteInput::new(match self.config.mode {
+            crate::config::Mode::Agent => Phase::Implement,
+            crate::config::Mode::Ask => Phase::Ask,
+            crate::config::Mode::Plan => Phase::Plan,
+        });
+        input.request_chars = self.request_chars;
+        input.failures = self.failures;
+        input.history_turns = self
+            .request
+            .messages
+            .iter()
+            .filter(|m| m.role == agentls_model::Role::Assistant)
+            .count();
+        input.prompt_tokens = compaction::estimate_tokens(&self.request) as u64;
+        let route = routing.router.route(&input);
+        let reason = route.reasons.join("; ");
+        let chosen = routing
+            .providers
+            .iter()
+            .find(|p| p.name() == route.model)
+            .cloned();
+        self.log(
+            "route",
+            json!({
+                "step": step,
+                "model": route.model,
+                "tier": format!("{:?}", route.tier),
+                "score": route.score,
+                "reasons": route.reasons,
+                "failures": input.failures,
+                "prompt_tokens": input.prompt_tokens,
+            }),
+        );
+        self.send(AgentEvent::Routed {
+            model: route.model.clone(),
+            reason,
+        });
+        match chosen {
+            Some(p) if p.name() != self.provider.name() => {
+                let note = self.hand_over(p);
+                match self.request.messages.last_mut() {
+                    Some(m) if m.role == agentls_model::Role::User => {
+                        m.parts.push(Part::Text(note))
+                    }
+                    _ => self.request.messages.push(Message::user(note)),
+                }
+            }
+            Some(_) => {}
+            None => {
+                tracing::warn!(model = %route.model, "the router chose a model that is not available; keeping the current one")
+            }
+        }
     }
 
     fn configure_for_model(&mut self) {
@@ -220,6 +310,7 @@ impl Session {
         if let Some(note) = self.pending_note.take() {
             parts.push(Part::Text(note));
         }
+        self.request_chars = message.chars().count();
         parts.push(Part::Text(message));
         self.request.messages.push(Message {
             role: agentls_model::Role::User,
@@ -279,10 +370,11 @@ impl Session {
                     limit: limit.into(),
                 };
             }
+            let step = self.metrics.steps + 1;
+            self.route(step);
             self.maybe_compact().await;
             self.metrics.steps += 1;
             steps_this_run += 1;
-            let step = self.metrics.steps;
             self.send(AgentEvent::Step { step });
 
             let response = match self.call_model(step).await {
@@ -330,6 +422,11 @@ impl Session {
             self.metrics.tool_ms += ms(t0.elapsed());
             for o in &outcomes {
                 self.note_outcome(o);
+            }
+            if outcomes.iter().any(|o| o.result.is_err()) {
+                self.failures += 1;
+            } else {
+                self.failures = 0;
             }
             self.request.messages.push(Message::tool_results(
                 outcomes.iter().map(CallOutcome::to_tool_result).collect(),

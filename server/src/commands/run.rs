@@ -50,6 +50,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             json,
             live,
             tool: String::new(),
+            model: String::new(),
         };
         agentls_agent::run_headless(options, move |ev| printer.print(ev)).await
     })?;
@@ -69,10 +70,20 @@ struct Printer {
     live: bool,
     /// The tool whose output the status line shows.
     tool: String,
+    /// The model the router chose last: only a change is worth a line.
+    model: String,
 }
 
 impl Printer {
     fn print(&mut self, ev: &AgentEvent) {
+        if let AgentEvent::Routed { model, .. } = ev
+            && !self.json
+        {
+            if *model == self.model {
+                return;
+            }
+            self.model.clone_from(model);
+        }
         let mut out = std::io::stdout().lock();
         // A closed stdout (a pipe to `head`) must not stop the session.
         let _ = if self.json {
