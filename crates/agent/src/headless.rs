@@ -1,6 +1,8 @@
 //! One session run to completion without an editor: edits land on disk through the
 //! edit engine's validated plans, progress goes to a printer. `agentls run` is a thin
-//! wrapper around [`run_headless`].
+//! wrapper around [`run_headless`]. Approvals (commands the policy marks `ask`) go to
+//! [`HeadlessOptions::approver`]: [`DenyAll`] by default, [`AllowAll`], or the CLI's
+//! terminal prompt; whatever was refused ends up in [`Metrics::refused`] and the summary.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -32,6 +34,19 @@ impl Approver for DenyAll {
     }
 }
 
+/// Says yes to everything the policy marks `ask` (forbidden commands stay forbidden:
+/// the policy refuses them before anyone is asked).
+#[derive(Debug, Default)]
+pub struct AllowAll;
+
+#[async_trait]
+impl Approver for AllowAll {
+    async fn approve(&self, what: &str) -> bool {
+        tracing::info!("headless: approved {what}");
+        true
+    }
+}
+
 /// A tool context on `root` with edits landing on disk, no sandbox, nobody to approve.
 /// For tests and examples; [`run_headless`] adds the sandbox.
 pub fn test_context(root: &Path) -> ToolContext {
@@ -53,7 +68,6 @@ pub fn test_context(root: &Path) -> ToolContext {
 }
 
 /// What a headless run needs.
-#[derive(Debug)]
 pub struct HeadlessOptions {
     /// The workspace root.
     pub workspace: PathBuf,
@@ -74,6 +88,21 @@ pub struct HeadlessOptions {
     pub trajectory_dir: Option<PathBuf>,
     /// Cancels the run (Ctrl-C).
     pub cancel: CancellationToken,
+    /// Who answers approvals (commands the policy marks `ask`); [`DenyAll`] when `None`.
+    /// What it refused is listed in [`Metrics::refused`].
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
+impl std::fmt::Debug for HeadlessOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeadlessOptions")
+            .field("workspace", &self.workspace)
+            .field("task", &self.task)
+            .field("model", &self.model)
+            .field("session", &self.session)
+            .field("approver", &self.approver.as_ref().map(|_| "…"))
+            .finish_non_exhaustive()
+    }
 }
 
 /// How a headless run ended.
@@ -159,6 +188,9 @@ pub async fn run_headless(
     let (provider, routing) = resolve_provider(&options)?;
     let mut ctx = test_context(&root);
     ctx.cancel = options.cancel.clone();
+    if let Some(approver) = &options.approver {
+        ctx.approver = approver.clone();
+    }
     if options.session.mode.allows_writes() {
         match agentls_sandbox::Sandbox::new(agentls_sandbox::SandboxConfig::new(&root)) {
             Ok(sb) => ctx.sandbox = Some(Arc::new(sb)),

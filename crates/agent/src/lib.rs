@@ -70,7 +70,9 @@ pub use config::{Budget, CompactionConfig, Mode, SessionConfig};
 pub use context::{StaticContext, system_prompt};
 pub use dispatch::CallOutcome;
 pub use event::{AgentEvent, EventSender, PlanItem};
-pub use headless::{HeadlessOptions, HeadlessOutcome, run_headless, test_context};
+pub use headless::{
+    AllowAll, DenyAll, HeadlessOptions, HeadlessOutcome, run_headless, test_context,
+};
 pub use metrics::Metrics;
 pub use session::{Session, new_session_id};
 pub use status::Status;

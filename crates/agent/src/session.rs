@@ -9,7 +9,7 @@ use agentls_model::{
     Accumulator, CancellationToken, ChatRequest, Message, Part, Phase, Provider, RouteInput,
     Router, StreamEvent,
 };
-use agentls_tools::ToolContext;
+use agentls_tools::{Approver, ToolContext};
 use futures::StreamExt;
 use serde_json::json;
 use tokio::sync::RwLock;
@@ -45,10 +45,28 @@ pub struct Session {
     artifacts: Artifacts,
     pending_note: Option<String>,
     routing: Option<Routing>,
+    approvals: Arc<RecordingApprover>,
     /// Consecutive steps in which a tool call failed (the router escalates on them).
     failures: usize,
     /// Characters of the user's latest message.
     request_chars: usize,
+}
+
+/// The session's approver: asks the one it wraps and remembers what was refused.
+struct RecordingApprover {
+    inner: Arc<dyn Approver>,
+    refused: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for RecordingApprover {
+    async fn approve(&self, what: &str) -> bool {
+        let yes = self.inner.approve(what).await;
+        if !yes && let Ok(mut r) = self.refused.lock() {
+            r.push(what.to_owned());
+        }
+        yes
+    }
 }
 
 /// `auto`: the router and the models it may pick, asked before every model call.
@@ -81,10 +99,15 @@ impl Session {
     pub fn new(
         provider: Arc<dyn Provider>,
         tools: ToolSet,
-        ctx: ToolContext,
+        mut ctx: ToolContext,
         config: SessionConfig,
         static_ctx: StaticContext,
     ) -> Self {
+        let approvals = Arc::new(RecordingApprover {
+            inner: ctx.approver.clone(),
+            refused: Default::default(),
+        });
+        ctx.approver = approvals.clone();
         let mut session = Self {
             id: new_session_id(),
             config,
@@ -102,6 +125,7 @@ impl Session {
             artifacts: Artifacts::default(),
             pending_note: None,
             routing: None,
+            approvals,
             failures: 0,
             request_chars: 0,
         };
@@ -422,6 +446,9 @@ impl Session {
             self.metrics.tool_ms += ms(t0.elapsed());
             for o in &outcomes {
                 self.note_outcome(o);
+            }
+            if let Ok(mut refused) = self.approvals.refused.lock() {
+                self.metrics.refused.append(&mut refused);
             }
             if outcomes.iter().any(|o| o.result.is_err()) {
                 self.failures += 1;

@@ -23,7 +23,8 @@ pub trait EditSink: Send + Sync {
 /// of the sandbox). No answer means no.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    /// `true` when the user allowed `what`.
+    /// `true` when the user allowed `what`: a command line as the model wrote it
+    /// (`run_command`), or a sentence describing an escalation.
     async fn approve(&self, what: &str) -> bool;
 }
 

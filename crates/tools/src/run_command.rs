@@ -77,14 +77,13 @@ impl Tool for RunCommand {
                 )));
             }
             Decision::Ask => {
-                let what = format!("run `{command}`");
                 let allowed = tokio::select! {
-                    ok = ctx.approver.approve(&what) => ok,
+                    ok = ctx.approver.approve(&command) => ok,
                     () = ctx.cancel.cancelled() => false,
                 };
                 if !allowed {
                     return Err(ToolError::aborted(format!(
-                        "run_command: the user did not allow `{command}`; do not retry it without asking"
+                        "run_command: `{command}` was refused: it needs approval and the user (or this run's approval policy) did not allow it; do not retry it, do without it or tell the user to run it"
                     )));
                 }
             }
