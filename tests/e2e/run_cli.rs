@@ -230,6 +230,12 @@ async fn approve_from_the_config_file_when_no_flag() {
     );
     let results = tool_results(&server.requests()[1].body);
     assert!(results[0].contains("ran-check"), "{results:?}");
+    // Plain lines: the command, its output indented under it, then its result.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  $ sh check.sh\n    │ ran-check\n  ✓ run_command"),
+        "{stdout}"
+    );
     // And stdin not being a terminal means `never` when nothing is configured.
     let server = ModelServer::start().await.unwrap();
     let (ws, cfg) = approval_workspace(&server, "");

@@ -85,6 +85,14 @@ async fn each_call_is_routed_and_failures_escalate_to_the_strong_model() {
             .contains("a + b")
     );
     assert_eq!((fast.requests().len(), strong.requests().len()), (3, 1));
+    // Each model keeps its own stable prefix: system prompt and tools.
+    let prefix = |b: &Value| (b["messages"][0].clone(), b["tools"].clone());
+    let fast_reqs = fast.requests();
+    assert!(
+        fast_reqs
+            .iter()
+            .all(|r| prefix(&r.body) == prefix(&fast_reqs[0].body))
+    );
 
     let mut routes = Vec::new();
     while let Ok(ev) = rx.try_recv() {
