@@ -42,14 +42,32 @@ pub struct Session {
     events: Option<EventSender>,
     trajectory: Option<Trajectory>,
     metrics: Metrics,
-    artifacts: Artifacts,
-    pending_note: Option<String>,
     routing: Option<Routing>,
     approvals: Arc<RecordingApprover>,
     /// Consecutive steps in which a tool call failed (the router escalates on them).
     failures: usize,
     /// Characters of the user's latest message.
     request_chars: usize,
+    artifacts: Artifacts,
+    pending_note: Option<String>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("model", &self.provider.name())
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A new session id: time-ordered and unique enough for file names.
+pub fn new_session_id() -> String {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{millis:x}-{:04x}", fastrand::u16(..))
 }
 
 /// The session's approver: asks the one it wraps and remembers what was refused.
@@ -73,24 +91,6 @@ impl Approver for RecordingApprover {
 struct Routing {
     router: Router,
     providers: Vec<Arc<dyn Provider>>,
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session")
-            .field("id", &self.id)
-            .field("model", &self.provider.name())
-            .field("tools", &self.tools)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A new session id: time-ordered and unique enough for file names.
-pub fn new_session_id() -> String {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    format!("{millis:x}-{:04x}", fastrand::u16(..))
 }
 
 impl Session {
@@ -122,12 +122,12 @@ impl Session {
             events: None,
             trajectory: None,
             metrics: Metrics::default(),
-            artifacts: Artifacts::default(),
-            pending_note: None,
             routing: None,
             approvals,
             failures: 0,
             request_chars: 0,
+            artifacts: Artifacts::default(),
+            pending_note: None,
         };
         session
             .all_tools
