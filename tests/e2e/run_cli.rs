@@ -207,7 +207,7 @@ async fn approve_never_refuses_tells_the_model_and_lists_the_command() {
     );
     assert!(!results[0].contains("ran-check"), "{results:?}");
     assert!(
-        stdout.contains("refused (not approved): `sh check.sh`"),
+        stdout.contains("refused (not approved): run `sh check.sh`"),
         "the summary lists it: {stdout}"
     );
 }

@@ -33,7 +33,8 @@ pub struct Metrics {
     pub cost_usd: Option<f64>,
     /// Times the transcript was compacted.
     pub compactions: u32,
-    /// What the user (or the run's approval policy) refused, in order: command lines.
+    /// What the user (or the run's approval policy) refused, in order, as asked
+    /// ("run `sh deploy.sh`").
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<String>,
 }
@@ -96,8 +97,7 @@ impl Metrics {
         let refused = if self.refused.is_empty() {
             String::new()
         } else {
-            let list: Vec<String> = self.refused.iter().map(|c| format!("`{c}`")).collect();
-            format!("\nrefused (not approved): {}", list.join(", "))
+            format!("\nrefused (not approved): {}", self.refused.join(", "))
         };
         format!(
             "steps {} · wall {:.0} ms (model {:.0}, tools {:.0}, harness {:.1}) · tokens in {} (cached {}, hit rate {:.0}%) out {} · cost {} · calls [{}] · errors [{}]{}",

@@ -23,8 +23,8 @@ pub trait EditSink: Send + Sync {
 /// of the sandbox). No answer means no.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    /// `true` when the user allowed `what`: a command line as the model wrote it
-    /// (`run_command`), or a sentence describing an escalation.
+    /// `true` when the user allowed `what`: what the agent wants to do, as a verb
+    /// phrase ("run `cargo publish`"), for "The agent wants to {what}".
     async fn approve(&self, what: &str) -> bool;
 }
 

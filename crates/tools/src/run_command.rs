@@ -77,8 +77,9 @@ impl Tool for RunCommand {
                 )));
             }
             Decision::Ask => {
+                let what = format!("run `{command}`");
                 let allowed = tokio::select! {
-                    ok = ctx.approver.approve(&command) => ok,
+                    ok = ctx.approver.approve(&what) => ok,
                     () = ctx.cancel.cancelled() => false,
                 };
                 if !allowed {

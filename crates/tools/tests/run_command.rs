@@ -81,7 +81,7 @@ async fn policy_forbids_and_asks() {
     w.ctx.approver = yes.clone();
     w.ok("run_command", json!({"command": "touch x"})).await;
     assert!(w.path("x").exists());
-    assert_eq!(*yes.asked.lock().unwrap(), ["touch x"]);
+    assert_eq!(*yes.asked.lock().unwrap(), ["run `touch x`"]);
 }
 
 #[tokio::test]

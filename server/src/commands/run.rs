@@ -152,7 +152,9 @@ struct PromptApprover {
 impl Approver for PromptApprover {
     async fn approve(&self, what: &str) -> bool {
         let _turn = self.one_at_a_time.lock().await;
-        let question = format!("\nAllow `{what}`? [y/N] ");
+        // `what` is a verb phrase ("run `cmd`"); the question names the command.
+        let thing = what.strip_prefix("run ").unwrap_or(what);
+        let question = format!("\nAllow {thing}? [y/N] ");
         let answer = tokio::task::spawn_blocking(move || {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "{question}");
