@@ -302,6 +302,17 @@ impl Session {
         });
         match chosen {
             Some(p) if p.name() != self.provider.name() => {
+                let worked = self
+                    .request
+                    .messages
+                    .iter()
+                    .any(|m| m.role == agentls_model::Role::Assistant);
+                if !worked {
+                    // Nobody to take over from: just start on the chosen model.
+                    self.provider = p;
+                    self.configure_for_model();
+                    return;
+                }
                 let note = self.hand_over(p);
                 match self.request.messages.last_mut() {
                     Some(m) if m.role == agentls_model::Role::User => {
@@ -450,7 +461,13 @@ impl Session {
             if let Ok(mut refused) = self.approvals.refused.lock() {
                 self.metrics.refused.append(&mut refused);
             }
-            if outcomes.iter().any(|o| o.result.is_err()) {
+            // A refusal by the user is not the model failing.
+            let failed = |o: &CallOutcome| {
+                o.result
+                    .as_ref()
+                    .is_err_and(|e| e.class != agentls_tools::ErrorClass::UserAborted)
+            };
+            if outcomes.iter().any(failed) {
                 self.failures += 1;
             } else {
                 self.failures = 0;

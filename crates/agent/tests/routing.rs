@@ -132,3 +132,98 @@ async fn each_call_is_routed_and_failures_escalate_to_the_strong_model() {
             .contains("escalate")
     );
 }
+
+/// Refuses like a user who said no.
+struct Refused;
+
+#[async_trait::async_trait]
+impl agentls_tools::Tool for Refused {
+    fn spec(&self) -> agentls_tools::ToolSpec {
+        agentls_tools::ToolSpec {
+            name: "deploy",
+            description: "Deploy.",
+            parameters: json!({"type": "object"}),
+        }
+    }
+    fn is_mutating(&self) -> bool {
+        false
+    }
+    async fn call(
+        &self,
+        _: &agentls_tools::ToolContext,
+        _: Value,
+    ) -> Result<agentls_tools::ToolOutput, agentls_tools::ToolError> {
+        Err(agentls_tools::ToolError::aborted(
+            "the user did not allow it",
+        ))
+    }
+}
+
+fn router(mode: RouterMode) -> Router {
+    Router::new(
+        RouterConfig {
+            fast: "fast".into(),
+            strong: "strong".into(),
+            mode,
+            threshold: 4,
+        },
+        100_000,
+    )
+}
+
+#[tokio::test]
+async fn refusals_do_not_escalate_and_a_first_route_needs_no_takeover_note() {
+    // Two refused steps in a row: still the fast model.
+    let fast = ModelServer::start().await.unwrap();
+    let strong = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    fast.push_turn(call("f1", "deploy", json!({})));
+    fast.push_turn(call("f2", "deploy", json!({})));
+    fast.push_turn(Turn::text("Not allowed to deploy."));
+    let (fast_p, strong_p) = (named(&fast, "fast"), named(&strong, "strong"));
+    let mut s = Session::new(
+        fast_p.clone(),
+        agentls_agent::ToolSet::new(vec![Arc::new(Refused)]),
+        test_context(ws.path()),
+        SessionConfig::default(),
+        StaticContext::gather(ws.path(), &[]).await,
+    )
+    .with_router(
+        router(RouterMode::Auto),
+        vec![fast_p.clone(), strong_p.clone()],
+    );
+    assert_eq!(
+        s.run("Deploy.").await,
+        Status::Done {
+            answer: "Not allowed to deploy.".into()
+        }
+    );
+    assert_eq!((fast.requests().len(), strong.requests().len()), (3, 0));
+
+    // Planning goes to strong from the first call, without a note about taking over.
+    let strong2 = ModelServer::start().await.unwrap();
+    strong2.push_turn(Turn::text("1. fix add"));
+    let strong_p = named(&strong2, "strong");
+    let mut s = Session::new(
+        fast_p.clone(),
+        agentls_agent::ToolSet::new(vec![Arc::new(Refused)]),
+        test_context(ws.path()),
+        SessionConfig {
+            mode: agentls_agent::Mode::Plan,
+            ..SessionConfig::default()
+        },
+        StaticContext::gather(ws.path(), &[]).await,
+    )
+    .with_router(
+        router(RouterMode::PlanStrongImplementFast),
+        vec![fast_p, strong_p],
+    );
+    assert_eq!(
+        s.run("Plan the fix.").await,
+        Status::Done {
+            answer: "1. fix add".into()
+        }
+    );
+    let body = strong2.requests()[0].body.to_string();
+    assert!(!body.contains("taking over"), "{body}");
+}
