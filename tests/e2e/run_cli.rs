@@ -254,3 +254,39 @@ async fn approve_from_the_config_file_when_no_flag() {
     let results = tool_results(&server.requests()[1].body);
     assert!(results[0].contains("was refused"), "{results:?}");
 }
+
+#[tokio::test]
+async fn model_auto_routes_each_call_through_the_configured_router() {
+    let fast = ModelServer::start().await.unwrap();
+    let strong = ModelServer::start().await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.quick]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n\n[models.smart]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n\n[router]\nfast = \"quick\"\nstrong = \"smart\"\n",
+            fast.url(),
+            strong.url()
+        ),
+    )
+    .unwrap();
+    let missing = json!({"path": "nope.rs"});
+    fast.push_turn(Turn::default().tool_call("c1", "read_file", missing.clone()));
+    fast.push_turn(Turn::default().tool_call("c2", "read_file", missing));
+    strong.push_turn(Turn::text("There is no such file."));
+    let out = agentls_run(ws.path(), &cfg, &["--model", "auto", "--json"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let routes: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "routed")
+        .map(|e| e["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(routes, ["quick", "quick", "smart"]);
+    assert_eq!((fast.requests().len(), strong.requests().len()), (2, 1));
+}
