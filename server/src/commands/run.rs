@@ -152,21 +152,29 @@ struct PromptApprover {
 impl Approver for PromptApprover {
     async fn approve(&self, what: &str) -> bool {
         let _turn = self.one_at_a_time.lock().await;
-        // `what` is a verb phrase ("run `cmd`"); the question names the command.
-        let thing = what.strip_prefix("run ").unwrap_or(what);
-        let question = format!("\nAllow {thing}? [y/N] ");
+        let what = what.to_owned();
         let answer = tokio::task::spawn_blocking(move || {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "{question}");
-            let _ = err.flush();
-            let mut line = String::new();
-            match std::io::stdin().lock().read_line(&mut line) {
-                Ok(_) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
-                Err(_) => false,
-            }
+            ask(
+                &what,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stderr().lock(),
+            )
         })
         .await;
         answer.unwrap_or(false)
+    }
+}
+
+/// Asks whether to allow `what` (a verb phrase: "run `cmd`") on `output` and reads the
+/// answer from `input`: only `y` or `yes` allows; anything else, or nothing, refuses.
+fn ask(what: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
+    let thing = what.strip_prefix("run ").unwrap_or(what);
+    let _ = write!(output, "\nAllow {thing}? [y/N] ");
+    let _ = output.flush();
+    let mut line = String::new();
+    match input.read_line(&mut line) {
+        Ok(_) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
+        Err(_) => false,
     }
 }
 
@@ -196,4 +204,30 @@ fn load_config(path: Option<&Path>) -> anyhow::Result<(ModelsConfig, Option<Appr
     let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
     models.reject_inline_keys()?;
     Ok((models, approve))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ask;
+
+    #[test]
+    fn only_yes_allows() {
+        for (typed, allowed) in [
+            ("y\n", true),
+            ("YES\n", true),
+            (" yes \n", true),
+            ("\n", false),
+            ("n\n", false),
+            ("yep\n", false),
+            ("", false),
+        ] {
+            let mut out = Vec::new();
+            let got = ask("run `sh deploy.sh`", &mut typed.as_bytes(), &mut out);
+            assert_eq!(got, allowed, "{typed:?}");
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                "\nAllow `sh deploy.sh`? [y/N] "
+            );
+        }
+    }
 }
