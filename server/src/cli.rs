@@ -78,9 +78,27 @@ pub struct RunArgs {
     /// Write logs to this file instead of stderr (level from `AGENTLS_LOG`).
     #[arg(long, value_name = "PATH")]
     pub log_file: Option<PathBuf>,
+    /// Commands the policy marks `ask`: `never` refuses them, `ask` prompts on the
+    /// terminal, `always` allows them (forbidden commands stay forbidden). Default:
+    /// `[run] approve` of the config file, else `ask` when stdin is a terminal, else
+    /// `never`.
+    #[arg(long, value_name = "never|ask|always")]
+    pub approve: Option<Approve>,
     /// The task.
     #[arg(required = true, value_name = "TASK")]
     pub task: Vec<String>,
+}
+
+/// How a headless run answers approvals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approve {
+    /// Refuse.
+    Never,
+    /// Ask on the terminal (stderr, one line from stdin).
+    Ask,
+    /// Allow.
+    Always,
 }
 
 /// Options of `agentls bench`.

@@ -73,3 +73,220 @@ async fn run_fixes_a_file_on_disk_and_prints_json_events() {
         "one trajectory file"
     );
 }
+
+/// A workspace with a script the default policy does not know (so it asks), a config
+/// pointing at `server`, plus `extra` config lines.
+fn approval_workspace(
+    server: &ModelServer,
+    extra: &str,
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("check.sh"), "echo ran-check\n").unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{extra}\n[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    (ws, cfg)
+}
+
+async fn agentls_run(
+    ws: &std::path::Path,
+    cfg: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let logs = tempfile::tempdir().unwrap();
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_agentls"))
+        .arg("run")
+        .arg("--workspace")
+        .arg(ws)
+        .arg("--config")
+        .arg(cfg)
+        .arg("--trajectory-dir")
+        .arg(logs.path())
+        .args(extra)
+        .arg("Run the check")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap()
+}
+
+/// Text of the `tool` messages of a chat request.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn approve_always_runs_asked_commands_streams_them_and_keeps_forbidden_ones_out() {
+    let server = ModelServer::start().await.unwrap();
+    let (ws, cfg) = approval_workspace(&server, "");
+    server.push_turn(Turn::default().tool_call(
+        "c1",
+        "run_command",
+        json!({"command": "sh check.sh"}),
+    ));
+    server.push_turn(Turn::default().tool_call(
+        "c2",
+        "run_command",
+        json!({"command": "sudo true"}),
+    ));
+    server.push_turn(Turn::text("Checked."));
+    let out = agentls_run(ws.path(), &cfg, &["--approve", "always", "--json"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let reqs = server.requests();
+    let results = tool_results(&reqs[2].body);
+    assert!(
+        results[0].contains("exit code 0") && results[0].contains("ran-check"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("forbidden"),
+        "sudo stays forbidden: {results:?}"
+    );
+
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let started = events
+        .iter()
+        .find(|e| e["type"] == "tool_started" && e["id"] == "c1")
+        .unwrap();
+    assert_eq!(started["args"]["command"], "sh check.sh");
+    let output: String = events
+        .iter()
+        .filter(|e| e["type"] == "tool_output" && e["id"] == "c1")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(output, "ran-check\n");
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "finished");
+    assert!(last["metrics"].get("refused").is_none(), "{last}");
+}
+
+#[tokio::test]
+async fn approve_never_refuses_tells_the_model_and_lists_the_command() {
+    let server = ModelServer::start().await.unwrap();
+    // The config says always; the flag wins.
+    let (ws, cfg) = approval_workspace(&server, "[run]\napprove = \"always\"\n");
+    server.push_turn(Turn::default().tool_call(
+        "c1",
+        "run_command",
+        json!({"command": "sh check.sh"}),
+    ));
+    server.push_turn(Turn::text("Could not run the check."));
+    let out = agentls_run(ws.path(), &cfg, &["--approve", "never"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let results = tool_results(&server.requests()[1].body);
+    assert!(
+        results[0].contains("UserAborted") && results[0].contains("`sh check.sh` was refused"),
+        "{results:?}"
+    );
+    assert!(!results[0].contains("ran-check"), "{results:?}");
+    assert!(
+        stdout.contains("refused (not approved): run `sh check.sh`"),
+        "the summary lists it: {stdout}"
+    );
+}
+
+#[tokio::test]
+async fn approve_from_the_config_file_when_no_flag() {
+    let server = ModelServer::start().await.unwrap();
+    let (ws, cfg) = approval_workspace(&server, "[run]\napprove = \"always\"\n");
+    server.push_turn(Turn::default().tool_call(
+        "c1",
+        "run_command",
+        json!({"command": "sh check.sh"}),
+    ));
+    server.push_turn(Turn::text("Checked."));
+    let out = agentls_run(ws.path(), &cfg, &[]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&server.requests()[1].body);
+    assert!(results[0].contains("ran-check"), "{results:?}");
+    // Plain lines: the command, its output indented under it, then its result.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  $ sh check.sh\n    │ ran-check\n  ✓ run_command"),
+        "{stdout}"
+    );
+    // And stdin not being a terminal means `never` when nothing is configured.
+    let server = ModelServer::start().await.unwrap();
+    let (ws, cfg) = approval_workspace(&server, "");
+    server.push_turn(Turn::default().tool_call(
+        "c1",
+        "run_command",
+        json!({"command": "sh check.sh"}),
+    ));
+    server.push_turn(Turn::text("Could not."));
+    let out = agentls_run(ws.path(), &cfg, &[]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&server.requests()[1].body);
+    assert!(results[0].contains("was refused"), "{results:?}");
+}
+
+#[tokio::test]
+async fn model_auto_routes_each_call_through_the_configured_router() {
+    let fast = ModelServer::start().await.unwrap();
+    let strong = ModelServer::start().await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.quick]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n\n[models.smart]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n\n[router]\nfast = \"quick\"\nstrong = \"smart\"\n",
+            fast.url(),
+            strong.url()
+        ),
+    )
+    .unwrap();
+    let missing = json!({"path": "nope.rs"});
+    fast.push_turn(Turn::default().tool_call("c1", "read_file", missing.clone()));
+    fast.push_turn(Turn::default().tool_call("c2", "read_file", missing));
+    strong.push_turn(Turn::text("There is no such file."));
+    let out = agentls_run(ws.path(), &cfg, &["--model", "auto", "--json"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let routes: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "routed")
+        .map(|e| e["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(routes, ["quick", "quick", "smart"]);
+    assert_eq!((fast.requests().len(), strong.requests().len()), (2, 1));
+}

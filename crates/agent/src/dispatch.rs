@@ -5,17 +5,23 @@
 //! order the model made them: consecutive reads share it, a write waits for the reads
 //! before it and holds back the calls after it. So `[read, read, write, read]` runs the
 //! two reads together, then the write alone, then the last read.
+//!
+//! With an event sender, each call gets its own [`ToolProgress`] (in its context's
+//! `progress`), so a command's output and plan changes come out as events with the
+//! call's id.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentls_model::{ToolCall, ToolResult};
-use agentls_tools::{ToolContext, ToolError, ToolOutput};
+use agentls_sandbox::OutputStream;
+use agentls_tools::{TodoItem, ToolContext, ToolError, ToolOutput, ToolProgress};
 use futures::FutureExt;
 use tokio::sync::RwLock;
 
 use crate::config::Mode;
-use crate::event::{AgentEvent, EventSender};
+use crate::event::{AgentEvent, EventSender, PlanItem, clip_args};
 use crate::metrics::class_name;
 use crate::toolset::ToolSet;
 
@@ -70,9 +76,13 @@ impl Dispatch<'_> {
         let result = match self.prepare(call) {
             Err(e) => {
                 let now = batch_start.elapsed();
+                let args = call
+                    .parse_arguments()
+                    .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
                 self.send(AgentEvent::ToolStarted {
                     id: call.id.clone(),
                     name: call.name.clone(),
+                    args: clip_args(&args),
                 });
                 self.finished(call, &Err(e.clone()), Duration::ZERO);
                 return CallOutcome {
@@ -93,8 +103,19 @@ impl Dispatch<'_> {
                 self.send(AgentEvent::ToolStarted {
                     id: call.id.clone(),
                     name: call.name.clone(),
+                    args: clip_args(&args),
                 });
-                let r = self.invoke(tool.as_ref(), args).await;
+                let r = match self.events {
+                    Some(events) => {
+                        let mut ctx = self.ctx.clone();
+                        ctx.progress = Some(Arc::new(CallProgress {
+                            id: call.id.clone(),
+                            events: events.clone(),
+                        }));
+                        self.invoke(&ctx, tool.as_ref(), args).await
+                    }
+                    None => self.invoke(self.ctx, tool.as_ref(), args).await,
+                };
                 (began, r)
             }
         };
@@ -136,10 +157,11 @@ impl Dispatch<'_> {
 
     async fn invoke(
         &self,
+        ctx: &ToolContext,
         tool: &dyn agentls_tools::Tool,
         args: serde_json::Value,
     ) -> Result<ToolOutput, ToolError> {
-        let call = AssertUnwindSafe(tool.call(self.ctx, args)).catch_unwind();
+        let call = AssertUnwindSafe(tool.call(ctx, args)).catch_unwind();
         tokio::select! {
             biased;
             () = self.ctx.cancel.cancelled() => Err(ToolError::aborted("the user cancelled the session")),
@@ -178,6 +200,33 @@ impl Dispatch<'_> {
         if let Some(tx) = self.events {
             let _ = tx.send(ev);
         }
+    }
+}
+
+/// One call's progress, turned into events carrying its id.
+struct CallProgress {
+    id: String,
+    events: EventSender,
+}
+
+impl ToolProgress for CallProgress {
+    fn output(&self, stream: OutputStream, text: &str) {
+        let _ = self.events.send(AgentEvent::ToolOutput {
+            id: self.id.clone(),
+            stream: stream.as_str().to_owned(),
+            text: text.to_owned(),
+        });
+    }
+
+    fn plan(&self, items: &[TodoItem]) {
+        let items = items
+            .iter()
+            .map(|t| PlanItem {
+                text: t.content.clone(),
+                status: t.status.as_str().to_owned(),
+            })
+            .collect();
+        let _ = self.events.send(AgentEvent::Plan { items });
     }
 }
 

@@ -1,11 +1,13 @@
 //! One session run to completion without an editor: edits land on disk through the
 //! edit engine's validated plans, progress goes to a printer. `agentls run` is a thin
-//! wrapper around [`run_headless`].
+//! wrapper around [`run_headless`]. Approvals (commands the policy marks `ask`) go to
+//! [`HeadlessOptions::approver`]: [`DenyAll`] by default, [`AllowAll`], or the CLI's
+//! terminal prompt; whatever was refused ends up in [`Metrics::refused`] and the summary.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
+use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Provider, Router};
 use agentls_text::{DocumentStore, ReadLimits};
 use agentls_tools::{Approver, DiskSink, ToolContext};
 use async_trait::async_trait;
@@ -32,6 +34,19 @@ impl Approver for DenyAll {
     }
 }
 
+/// Says yes to everything the policy marks `ask` (forbidden commands stay forbidden:
+/// the policy refuses them before anyone is asked).
+#[derive(Debug, Default)]
+pub struct AllowAll;
+
+#[async_trait]
+impl Approver for AllowAll {
+    async fn approve(&self, what: &str) -> bool {
+        tracing::info!("headless: approved {what}");
+        true
+    }
+}
+
 /// A tool context on `root` with edits landing on disk, no sandbox, nobody to approve.
 /// For tests and examples; [`run_headless`] adds the sandbox.
 pub fn test_context(root: &Path) -> ToolContext {
@@ -48,11 +63,11 @@ pub fn test_context(root: &Path) -> ToolContext {
         diagnostics: None,
         subagents: None,
         cancel: CancellationToken::new(),
+        progress: None,
     }
 }
 
 /// What a headless run needs.
-#[derive(Debug)]
 pub struct HeadlessOptions {
     /// The workspace root.
     pub workspace: PathBuf,
@@ -73,6 +88,21 @@ pub struct HeadlessOptions {
     pub trajectory_dir: Option<PathBuf>,
     /// Cancels the run (Ctrl-C).
     pub cancel: CancellationToken,
+    /// Who answers approvals (commands the policy marks `ask`); [`DenyAll`] when `None`.
+    /// What it refused is listed in [`Metrics::refused`].
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
+impl std::fmt::Debug for HeadlessOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HeadlessOptions")
+            .field("workspace", &self.workspace)
+            .field("task", &self.task)
+            .field("model", &self.model)
+            .field("session", &self.session)
+            .field("approver", &self.approver.as_ref().map(|_| "…"))
+            .finish_non_exhaustive()
+    }
 }
 
 /// How a headless run ended.
@@ -100,36 +130,46 @@ pub enum HeadlessError {
     Workspace(PathBuf),
 }
 
-fn resolve_provider(o: &HeadlessOptions) -> Result<Arc<dyn Provider>, HeadlessError> {
+/// The router and the models it picks from, for `auto`.
+type Routed = (Router, Vec<Arc<dyn Provider>>);
+
+/// The first model, and for `auto` with a `[router]` the router and its models.
+fn resolve_provider(
+    o: &HeadlessOptions,
+) -> Result<(Arc<dyn Provider>, Option<Routed>), HeadlessError> {
     if let Some(p) = &o.provider {
-        return Ok(p.clone());
+        return Ok((p.clone(), None));
     }
-    let name = match o.model.as_deref() {
-        Some("auto") => match o.models.router()? {
-            Some(router) => {
-                let mut input = RouteInput::new(Phase::Implement);
-                input.request_chars = o.task.len();
-                router.route(&input).model
-            }
-            None => o
-                .models
-                .models
-                .keys()
-                .next()
-                .cloned()
-                .ok_or(HeadlessError::NoModel)?,
-        },
-        Some(name) => name.to_owned(),
-        None => o
-            .models
+    let build = |name: &str| {
+        o.models
+            .provider(name, ClientOptions::default(), |k| std::env::var(k).ok())
+    };
+    let first_configured = || {
+        o.models
             .models
             .keys()
             .next()
             .cloned()
-            .ok_or(HeadlessError::NoModel)?,
+            .ok_or(HeadlessError::NoModel)
     };
-    Ok(o.models
-        .provider(&name, ClientOptions::default(), |k| std::env::var(k).ok())?)
+    let name = match o.model.as_deref() {
+        Some("auto") => match (o.models.router()?, &o.models.router) {
+            (Some(router), Some(rc)) => {
+                let fast = build(&rc.fast)?;
+                let strong = if rc.strong == rc.fast {
+                    fast.clone()
+                } else {
+                    build(&rc.strong)?
+                };
+                // The session asks the router before every call; start on fast.
+                return Ok((fast.clone(), Some((router, vec![fast, strong]))));
+            }
+            _ => first_configured()?,
+        },
+        Some(name) => name.to_owned(),
+        None => first_configured()?,
+    };
+    Ok((build(&name)?, None))
 }
 
 /// Runs one session on `options.task` to completion, calling `print` with every event
@@ -145,9 +185,12 @@ pub async fn run_headless(
     if !root.is_dir() {
         return Err(HeadlessError::Workspace(root));
     }
-    let provider = resolve_provider(&options)?;
+    let (provider, routing) = resolve_provider(&options)?;
     let mut ctx = test_context(&root);
     ctx.cancel = options.cancel.clone();
+    if let Some(approver) = &options.approver {
+        ctx.approver = approver.clone();
+    }
     if options.session.mode.allows_writes() {
         match agentls_sandbox::Sandbox::new(agentls_sandbox::SandboxConfig::new(&root)) {
             Ok(sb) => ctx.sandbox = Some(Arc::new(sb)),
@@ -172,6 +215,9 @@ pub async fn run_headless(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut session =
         Session::new(provider, tools, ctx, options.session, static_ctx).with_events(tx);
+    if let Some((router, providers)) = routing {
+        session = session.with_router(router, providers);
+    }
     let dir = options.trajectory_dir.or_else(trajectory::default_dir);
     if let Some(dir) = dir {
         match Trajectory::create(&dir, session.id(), key_values(&options.models)) {
@@ -217,8 +263,35 @@ pub fn render_event(ev: &AgentEvent) -> Option<String> {
     match ev {
         AgentEvent::Started { session, model } => Some(format!("session {session} on {model}")),
         AgentEvent::Step { step } => Some(format!("step {step}")),
+        AgentEvent::Routed { model, reason } => Some(format!("route → {model}: {reason}")),
         AgentEvent::TextDelta { .. } | AgentEvent::Usage { .. } => None,
+        AgentEvent::ToolStarted { name, args, .. } if name == "run_command" => {
+            let command = args["command"].as_str().unwrap_or_default();
+            Some(format!("  $ {command}"))
+        }
         AgentEvent::ToolStarted { .. } => None,
+        AgentEvent::ToolOutput { text, .. } => {
+            let lines: Vec<String> = text
+                .strip_suffix('\n')
+                .unwrap_or(text)
+                .split('\n')
+                .map(|l| format!("    │ {}", l.trim_end_matches('\r')))
+                .collect();
+            Some(lines.join("\n"))
+        }
+        AgentEvent::Plan { items } => {
+            let mut out = String::from("plan:");
+            for item in items {
+                let mark = match item.status.as_str() {
+                    "completed" => "[x]",
+                    "in_progress" => "[>]",
+                    _ => "[ ]",
+                };
+                out.push_str(&format!("\n  {mark} {}", item.text));
+            }
+            Some(out)
+        }
+        AgentEvent::Error { class, message } => Some(format!("error ({class}): {message}")),
         AgentEvent::ToolFinished {
             name,
             summary,

@@ -5,7 +5,9 @@
 //! Main types: [`Session`] (the loop and its transcript), [`SessionConfig`] ([`Mode`],
 //! [`Budget`], [`CompactionConfig`]), [`ToolSet`] (the tools offered, by name),
 //! [`StaticContext`] and [`system_prompt`] (the stable prompt prefix), [`AgentEvent`]
-//! (progress out through a channel), [`Metrics`], [`Trajectory`] (JSONL log), and
+//! (progress out through a channel: steps, text, tool calls with their arguments, a
+//! command's output while it runs, the plan, provider errors), [`Metrics`],
+//! [`Trajectory`] (JSONL log), and
 //! [`headless::run_headless`] (one session against the disk, for `agentls run`).
 //!
 //! **Invariants.**
@@ -19,6 +21,10 @@
 //! - The system prompt and tool list are fixed for a model, so the prefix of every
 //!   request is byte-identical and provider prompt caches hit.
 //! - Compaction never drops the user's own messages, nor splits a call from its result.
+//! - `auto` ([`Session::with_router`]) asks the router before every model call; a
+//!   change of model is a hand-over like [`Session::switch_model`] (own tools and
+//!   system prompt, a takeover note, calls to tools it lacks rendered as text), and
+//!   every route is in the trajectory and an [`AgentEvent::Routed`].
 //! - No LSP here: the server drives sessions and turns events into its protocol.
 //!
 //! ```
@@ -63,8 +69,10 @@ pub use compaction::{Artifacts, ReadArtifact};
 pub use config::{Budget, CompactionConfig, Mode, SessionConfig};
 pub use context::{StaticContext, system_prompt};
 pub use dispatch::CallOutcome;
-pub use event::{AgentEvent, EventSender};
-pub use headless::{HeadlessOptions, HeadlessOutcome, run_headless, test_context};
+pub use event::{AgentEvent, EventSender, PlanItem};
+pub use headless::{
+    AllowAll, DenyAll, HeadlessOptions, HeadlessOutcome, run_headless, test_context,
+};
 pub use metrics::Metrics;
 pub use session::{Session, new_session_id};
 pub use status::Status;

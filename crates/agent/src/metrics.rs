@@ -33,6 +33,10 @@ pub struct Metrics {
     pub cost_usd: Option<f64>,
     /// Times the transcript was compacted.
     pub compactions: u32,
+    /// What the user (or the run's approval policy) refused, in order, as asked
+    /// ("run `sh deploy.sh`").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
 }
 
 impl Metrics {
@@ -90,8 +94,13 @@ impl Metrics {
         let cost = self
             .cost_usd
             .map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}"));
+        let refused = if self.refused.is_empty() {
+            String::new()
+        } else {
+            format!("\nrefused (not approved): {}", self.refused.join(", "))
+        };
         format!(
-            "steps {} · wall {:.0} ms (model {:.0}, tools {:.0}, harness {:.1}) · tokens in {} (cached {}, hit rate {:.0}%) out {} · cost {} · calls [{}] · errors [{}]",
+            "steps {} · wall {:.0} ms (model {:.0}, tools {:.0}, harness {:.1}) · tokens in {} (cached {}, hit rate {:.0}%) out {} · cost {} · calls [{}] · errors [{}]{}",
             self.steps,
             self.wall_ms,
             self.model_ms,
@@ -104,6 +113,7 @@ impl Metrics {
             cost,
             calls.join(", "),
             errors.join(", "),
+            refused,
         )
     }
 }

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use agentls_model::{
-    Accumulator, CancellationToken, ChatRequest, Message, Part, Provider, StreamEvent,
+    Accumulator, CancellationToken, ChatRequest, Message, Part, Phase, Provider, RouteInput,
+    Router, StreamEvent,
 };
-use agentls_tools::ToolContext;
+use agentls_tools::{Approver, ToolContext};
 use futures::StreamExt;
 use serde_json::json;
 use tokio::sync::RwLock;
@@ -41,6 +42,12 @@ pub struct Session {
     events: Option<EventSender>,
     trajectory: Option<Trajectory>,
     metrics: Metrics,
+    routing: Option<Routing>,
+    approvals: Arc<RecordingApprover>,
+    /// Consecutive steps in which a tool call failed (the router escalates on them).
+    failures: usize,
+    /// Characters of the user's latest message.
+    request_chars: usize,
     artifacts: Artifacts,
     pending_note: Option<String>,
     /// The cancel token was spent by an earlier run: the next run gets a fresh one. A
@@ -67,16 +74,44 @@ pub fn new_session_id() -> String {
     format!("{millis:x}-{:04x}", fastrand::u16(..))
 }
 
+/// The session's approver: asks the one it wraps and remembers what was refused.
+struct RecordingApprover {
+    inner: Arc<dyn Approver>,
+    refused: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for RecordingApprover {
+    async fn approve(&self, what: &str) -> bool {
+        let yes = self.inner.approve(what).await;
+        if !yes && let Ok(mut r) = self.refused.lock() {
+            r.push(what.to_owned());
+        }
+        yes
+    }
+}
+
+/// `auto`: the router and the models it may pick, asked before every model call.
+struct Routing {
+    router: Router,
+    providers: Vec<Arc<dyn Provider>>,
+}
+
 impl Session {
     /// A session on `provider` with `tools`, whose calls run in `ctx`. `static_ctx`
     /// goes into the system prompt once, for the whole session.
     pub fn new(
         provider: Arc<dyn Provider>,
         tools: ToolSet,
-        ctx: ToolContext,
+        mut ctx: ToolContext,
         config: SessionConfig,
         static_ctx: StaticContext,
     ) -> Self {
+        let approvals = Arc::new(RecordingApprover {
+            inner: ctx.approver.clone(),
+            refused: Default::default(),
+        });
+        ctx.approver = approvals.clone();
         let mut session = Self {
             id: new_session_id(),
             config,
@@ -91,6 +126,10 @@ impl Session {
             events: None,
             trajectory: None,
             metrics: Metrics::default(),
+            routing: None,
+            approvals,
+            failures: 0,
+            request_chars: 0,
             artifacts: Artifacts::default(),
             pending_note: None,
             spent_cancel: false,
@@ -127,6 +166,16 @@ impl Session {
     /// Uses `p` (the cheapest model) to write compaction summaries.
     pub fn with_summarizer(mut self, p: Arc<dyn Provider>) -> Self {
         self.summarizer = Some(p);
+        self
+    }
+
+    /// Routes every model call (`auto`): before each call the router picks one of
+    /// `providers` (matched by [`Provider::name`] against the route's model) from the
+    /// phase, the failed steps in a row, the turns so far and the prompt size. A change
+    /// of model is a hand-over as in [`Session::switch_model`], with the note added at
+    /// once; each model keeps its own stable prefix (system prompt and tools).
+    pub fn with_router(mut self, router: Router, providers: Vec<Arc<dyn Provider>>) -> Self {
+        self.routing = Some(Routing { router, providers });
         self
     }
 
@@ -192,6 +241,12 @@ impl Session {
     /// Hands the session to another model: it gets its own tool set and system prompt,
     /// a note that it takes over, and calls in the history to tools it lacks become text.
     pub fn switch_model(&mut self, provider: Arc<dyn Provider>) {
+        let note = self.hand_over(provider);
+        self.pending_note = Some(note);
+    }
+
+    /// Switches to `provider` and returns the takeover note for it.
+    fn hand_over(&mut self, provider: Arc<dyn Provider>) -> String {
         let from = self.provider.name().to_owned();
         self.provider = provider;
         self.configure_for_model();
@@ -210,19 +265,89 @@ impl Session {
             for p in &mut m.parts {
                 let text = match p {
                     Part::ToolCall(c) if lacking.contains(&c.id) => {
-                        format!("[earlier call by {from}: {}({})]", c.name, c.arguments)
+                        format!("\n[earlier call by {from}: {}({})]\n", c.name, c.arguments)
                     }
                     Part::ToolResult(r) if lacking.contains(&r.call_id) => {
-                        format!("[result of that call: {}]", r.content)
+                        format!("[result of that call: {}]\n", r.content)
                     }
                     _ => continue,
                 };
                 *p = Part::Text(text);
             }
         }
-        self.pending_note = Some(format!(
-            "[Note: you are taking over this session from the model {from}. Its work so far is above.]"
-        ));
+        format!(
+            "[Note: you are taking over this session from the model {from}. Its work so far is above.]\n\n"
+        )
+    }
+
+    /// Asks the router (if any) for this call's model and hands over when it changes.
+    fn route(&mut self, step: u32) {
+        let Some(routing) = &self.routing else {
+            return;
+        };
+        let mut input = RouteInput::new(match self.config.mode {
+            crate::config::Mode::Agent => Phase::Implement,
+            crate::config::Mode::Ask => Phase::Ask,
+            crate::config::Mode::Plan => Phase::Plan,
+        });
+        input.request_chars = self.request_chars;
+        input.failures = self.failures;
+        input.history_turns = self
+            .request
+            .messages
+            .iter()
+            .filter(|m| m.role == agentls_model::Role::Assistant)
+            .count();
+        input.prompt_tokens = compaction::estimate_tokens(&self.request) as u64;
+        let route = routing.router.route(&input);
+        let reason = route.reasons.join("; ");
+        let chosen = routing
+            .providers
+            .iter()
+            .find(|p| p.name() == route.model)
+            .cloned();
+        self.log(
+            "route",
+            json!({
+                "step": step,
+                "model": route.model,
+                "tier": format!("{:?}", route.tier),
+                "score": route.score,
+                "reasons": route.reasons,
+                "failures": input.failures,
+                "prompt_tokens": input.prompt_tokens,
+            }),
+        );
+        self.send(AgentEvent::Routed {
+            model: route.model.clone(),
+            reason,
+        });
+        match chosen {
+            Some(p) if p.name() != self.provider.name() => {
+                let worked = self
+                    .request
+                    .messages
+                    .iter()
+                    .any(|m| m.role == agentls_model::Role::Assistant);
+                if !worked {
+                    // Nobody to take over from: just start on the chosen model.
+                    self.provider = p;
+                    self.configure_for_model();
+                    return;
+                }
+                let note = self.hand_over(p);
+                match self.request.messages.last_mut() {
+                    Some(m) if m.role == agentls_model::Role::User => {
+                        m.parts.push(Part::Text(note))
+                    }
+                    _ => self.request.messages.push(Message::user(note)),
+                }
+            }
+            Some(_) => {}
+            None => {
+                tracing::warn!(model = %route.model, "the router chose a model that is not available; keeping the current one")
+            }
+        }
     }
 
     fn configure_for_model(&mut self) {
@@ -242,6 +367,7 @@ impl Session {
         if let Some(note) = self.pending_note.take() {
             parts.push(Part::Text(note));
         }
+        self.request_chars = message.chars().count();
         parts.push(Part::Text(message));
         self.request.messages.push(Message {
             role: agentls_model::Role::User,
@@ -303,10 +429,11 @@ impl Session {
                     limit: limit.into(),
                 };
             }
+            let step = self.metrics.steps + 1;
+            self.route(step);
             self.maybe_compact().await;
             self.metrics.steps += 1;
             steps_this_run += 1;
-            let step = self.metrics.steps;
             self.send(AgentEvent::Step { step });
 
             let response = match self.call_model(step).await {
@@ -321,6 +448,10 @@ impl Session {
                     return if e.class == agentls_model::ErrorClass::UserAborted {
                         Status::Cancelled
                     } else {
+                        self.send(AgentEvent::Error {
+                            class: class.into(),
+                            message: e.message.clone(),
+                        });
                         Status::ProviderError {
                             class: class.into(),
                             message: e.message,
@@ -350,6 +481,20 @@ impl Session {
             self.metrics.tool_ms += ms(t0.elapsed());
             for o in &outcomes {
                 self.note_outcome(o);
+            }
+            if let Ok(mut refused) = self.approvals.refused.lock() {
+                self.metrics.refused.append(&mut refused);
+            }
+            // A refusal by the user is not the model failing.
+            let failed = |o: &CallOutcome| {
+                o.result
+                    .as_ref()
+                    .is_err_and(|e| e.class != agentls_tools::ErrorClass::UserAborted)
+            };
+            if outcomes.iter().any(failed) {
+                self.failures += 1;
+            } else {
+                self.failures = 0;
             }
             self.request.messages.push(Message::tool_results(
                 outcomes.iter().map(CallOutcome::to_tool_result).collect(),

@@ -43,6 +43,7 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
         session: SessionConfig::default(),
         trajectory_dir: Some(logs.path().to_path_buf()),
         cancel: CancellationToken::new(),
+        approver: None,
     };
     let mut events = Vec::new();
     let outcome = run_headless(options, |ev| events.push(ev.clone()))
@@ -96,6 +97,7 @@ async fn a_missing_workspace_is_an_error_not_a_panic() {
         session: SessionConfig::default(),
         trajectory_dir: None,
         cancel: CancellationToken::new(),
+        approver: None,
     };
     let err = run_headless(options, |_| {}).await.unwrap_err();
     assert!(err.to_string().contains("not a directory"), "{err}");
@@ -132,6 +134,7 @@ async fn a_trajectory_replays_its_tool_calls_with_the_same_outcomes() {
         session: SessionConfig::default(),
         trajectory_dir: Some(logs.path().to_path_buf()),
         cancel: CancellationToken::new(),
+        approver: None,
     };
     let outcome = run_headless(options, |_| {}).await.unwrap();
     // Replay on a fresh copy of the original workspace.

@@ -163,3 +163,101 @@ async fn a_failed_real_edit_is_reported_and_retried() {
             .contains("a + b")
     );
 }
+
+/// A command's output reaches the events while it runs (in the real sandbox), and the
+/// plan comes out when the todo tool changes it.
+#[tokio::test]
+async fn command_output_and_the_plan_stream_out_as_events() {
+    use agentls_agent::{AgentEvent, PlanItem};
+    use std::time::{Duration, Instant};
+
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    server.push_turn(call(
+        "p1",
+        "todo",
+        json!({"todos": [{"content": "run it", "status": "in_progress"}]}),
+    ));
+    server.push_turn(call(
+        "r1",
+        "run_command",
+        json!({"command": "echo first; sleep 0.3; echo second >&2"}),
+    ));
+    server.push_turn(Turn::text("ran"));
+    let mut ctx = test_context(ws.path());
+    ctx.sandbox = Some(Arc::new(
+        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
+    ));
+    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut s = Session::new(
+        provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
+        tools,
+        ctx,
+        SessionConfig::default(),
+        static_ctx,
+    )
+    .with_events(tx);
+    let start = Instant::now();
+    let collect = async {
+        let mut seen = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            seen.push((start.elapsed(), ev));
+        }
+        seen
+    };
+    let run = async {
+        let status = s.run("run it").await;
+        drop(s); // the session holds the sender: let the collector end
+        status
+    };
+    let (status, seen) = tokio::join!(run, collect);
+    assert_eq!(
+        status,
+        Status::Done {
+            answer: "ran".into()
+        }
+    );
+
+    let plan = seen.iter().find_map(|(_, e)| match e {
+        AgentEvent::Plan { items } => Some(items.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        plan,
+        Some(vec![PlanItem {
+            text: "run it".into(),
+            status: "in_progress".into()
+        }])
+    );
+    let output: Vec<(Duration, String, String)> = seen
+        .iter()
+        .filter_map(|(at, e)| match e {
+            AgentEvent::ToolOutput { id, stream, text } if id == "r1" => {
+                Some((*at, stream.clone(), text.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let finished_at = seen
+        .iter()
+        .find_map(|(at, e)| match e {
+            AgentEvent::ToolFinished { id, .. } if id == "r1" => Some(*at),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        output
+            .iter()
+            .map(|(_, s, t)| (s.as_str(), t.as_str()))
+            .collect::<Vec<_>>(),
+        vec![("stdout", "first\n"), ("stderr", "second\n")]
+    );
+    assert!(
+        output[0].0 + Duration::from_millis(200) < finished_at,
+        "first output at {:?}, the call finished at {finished_at:?}",
+        output[0].0
+    );
+}

@@ -102,6 +102,11 @@ async fn greps_reads_edits_fails_retries_runs_tests_and_finishes() {
         .filter(|e| matches!(e, AgentEvent::ToolFinished { .. }))
         .count();
     assert_eq!((started, finished), (6, 6));
+    let first_args = events.iter().find_map(|e| match e {
+        AgentEvent::ToolStarted { name, args, .. } if name == "grep" => Some(args.clone()),
+        _ => None,
+    });
+    assert_eq!(first_args, Some(json!({"pattern": "fn add"})));
     assert!(matches!(events.last(), Some(AgentEvent::Finished { .. })));
 
     // The trajectory has every kind of record, in order.
@@ -304,6 +309,7 @@ async fn a_provider_outage_mid_session_loses_nothing() {
     server.push_turn(call("c1", "outage", json!({})));
     server.push_turn(Turn::text("Back: the lights flickered."));
     let tools = ToolSet::new(vec![Arc::new(Outage(server.clone()))]);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut s = session(
         &server,
         ws.path(),
@@ -311,8 +317,22 @@ async fn a_provider_outage_mid_session_loses_nothing() {
         SessionConfig::default(),
         ModelProfile::default(),
     )
-    .await;
+    .await
+    .with_events(tx);
     let status = s.run("check the lights").await;
+    // The editor hears of the failure, then of the end of the run.
+    let mut events = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        events.push(ev);
+    }
+    let n = events.len();
+    assert!(n >= 2, "{events:?}");
+    assert!(
+        matches!(&events[n - 2], AgentEvent::Error { class, message } if class == "ProviderError" && message.contains("503")),
+        "{:?}",
+        events[n - 2]
+    );
+    assert!(matches!(events[n - 1], AgentEvent::Finished { .. }));
     let Status::ProviderError { class, message } = &status else {
         panic!("{status:?}")
     };

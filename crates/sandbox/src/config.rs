@@ -153,7 +153,42 @@ pub struct RunRequest {
     pub limits: Option<Limits>,
     /// Escalated access, after the user agreed.
     pub grant: Grant,
+    /// Where stdout and stderr chunks go while the command runs, as they are read
+    /// (the head/tail capture in [`crate::RunOutcome`] is kept either way).
+    pub output: Option<OutputSink>,
 }
+
+/// Which stream a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl OutputStream {
+    /// `"stdout"` or `"stderr"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputStream::Stdout => "stdout",
+            OutputStream::Stderr => "stderr",
+        }
+    }
+}
+
+/// Bytes of one stream, exactly as one read returned them (not split at lines nor at
+/// UTF-8 boundaries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputChunk {
+    /// The stream.
+    pub stream: OutputStream,
+    /// The bytes.
+    pub data: Vec<u8>,
+}
+
+/// Receives [`OutputChunk`]s while a command runs; a receiver that went away is fine.
+pub type OutputSink = tokio::sync::mpsc::UnboundedSender<OutputChunk>;
 
 impl RunRequest {
     /// Runs `argv` as is.
@@ -169,6 +204,7 @@ impl RunRequest {
             env: Vec::new(),
             limits: None,
             grant: Grant::default(),
+            output: None,
         }
     }
 
@@ -198,6 +234,12 @@ impl RunRequest {
     /// Grants extra access for this run.
     pub fn grant(mut self, grant: Grant) -> Self {
         self.grant = grant;
+        self
+    }
+
+    /// Streams the output to `sink` while the command runs.
+    pub fn output(mut self, sink: OutputSink) -> Self {
+        self.output = Some(sink);
         self
     }
 }

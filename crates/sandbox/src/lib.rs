@@ -3,7 +3,9 @@
 //! [`Sandbox::run`] takes a [`RunRequest`] (argv, working directory, the open dirty
 //! buffers, limits) and returns a [`RunOutcome`]: how it ended, stdout and stderr (head
 //! and tail), a [`ChangeSet`] of the files it created, modified or deleted, and a
-//! [`DenialHint`] when the failure looks like the sandbox said no. [`Policy`] answers
+//! [`DenialHint`] when the failure looks like the sandbox said no. With
+//! [`RunRequest::output`], stdout and stderr also stream out as [`OutputChunk`]s while
+//! the command runs (raw reads, for the caller to coalesce). [`Policy`] answers
 //! allow / ask / forbid per command prefix; the caller does the asking. [`probe`]
 //! returns the [`Capabilities`] that `agentls doctor` prints.
 //!
@@ -105,7 +107,10 @@ mod run;
 mod seccomp;
 mod shared_ns;
 
-pub use config::{DegradedMode, DirtyBuffer, Grant, Limits, RunRequest, SandboxConfig};
+pub use config::{
+    DegradedMode, DirtyBuffer, Grant, Limits, OutputChunk, OutputSink, OutputStream, RunRequest,
+    SandboxConfig,
+};
 pub use env::looks_secret;
 pub use hints::{DenialHint, DenialKind};
 pub use layers::{ChangeSet, FileChange};

@@ -18,7 +18,9 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::child::{BindPlan, ChildPlan, LandlockPlan, STEPS};
-use crate::config::{DegradedMode, Limits, RunRequest, SandboxConfig};
+use crate::config::{
+    DegradedMode, Limits, OutputChunk, OutputSink, OutputStream, RunRequest, SandboxConfig,
+};
 use crate::hints::{self, DenialHint};
 use crate::layers::{self, ChangeSet, Scratch, WriteThrough};
 use crate::output::{Capture, CapturedOutput};
@@ -188,7 +190,7 @@ impl Sandbox {
     /// Runs one command and waits for it (or its time limit, or `cancel`).
     pub async fn run(
         &self,
-        req: RunRequest,
+        mut req: RunRequest,
         cancel: &CancellationToken,
     ) -> Result<RunOutcome, SandboxError> {
         let Some(program) = req.argv.first().cloned() else {
@@ -299,14 +301,16 @@ impl Sandbox {
         let pgid = child.id().map(|p| p as libc::pid_t);
 
         let out_limit = limits.output_bytes;
-        let stdout = child
-            .stdout
-            .take()
-            .map(|s| tokio::spawn(drain(s, out_limit)));
-        let stderr = child
-            .stderr
-            .take()
-            .map(|s| tokio::spawn(drain(s, out_limit)));
+        let sink = req.output.take();
+        let stdout = child.stdout.take().map(|s| {
+            let sink = sink.clone().map(|t| (t, OutputStream::Stdout));
+            tokio::spawn(drain(s, out_limit, sink))
+        });
+        let stderr = child.stderr.take().map(|s| {
+            let sink = sink.clone().map(|t| (t, OutputStream::Stderr));
+            tokio::spawn(drain(s, out_limit, sink))
+        });
+        drop(sink);
 
         let termination = tokio::select! {
             status = child.wait() => match status {
@@ -649,13 +653,29 @@ fn landlock_ruleset(
     Ok((fd, all.bits()))
 }
 
-async fn drain<R: tokio::io::AsyncRead + Unpin>(mut r: R, limit: usize) -> CapturedOutput {
+async fn drain<R: tokio::io::AsyncRead + Unpin>(
+    mut r: R,
+    limit: usize,
+    mut sink: Option<(OutputSink, OutputStream)>,
+) -> CapturedOutput {
     let mut cap = Capture::new(limit);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match r.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => cap.push(&buf[..n]),
+            Ok(n) => {
+                cap.push(&buf[..n]);
+                if let Some((tx, stream)) = &sink {
+                    let chunk = OutputChunk {
+                        stream: *stream,
+                        data: buf[..n].to_vec(),
+                    };
+                    if tx.send(chunk).is_err() {
+                        // Nobody listens any more; keep capturing.
+                        sink = None;
+                    }
+                }
+            }
         }
     }
     cap.finish()

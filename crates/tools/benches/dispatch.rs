@@ -45,6 +45,7 @@ fn ctx() -> ToolContext {
         diagnostics: None,
         subagents: None,
         cancel: CancellationToken::new(),
+        progress: None,
     }
 }
 

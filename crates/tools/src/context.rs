@@ -23,7 +23,8 @@ pub trait EditSink: Send + Sync {
 /// of the sandbox). No answer means no.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    /// `true` when the user allowed `what`.
+    /// `true` when the user allowed `what`: what the agent wants to do, as a verb
+    /// phrase ("run `cargo publish`"), for "The agent wants to {what}".
     async fn approve(&self, what: &str) -> bool;
 }
 
@@ -70,6 +71,9 @@ pub struct ToolContext {
     pub subagents: Option<Arc<dyn SubagentRunner>>,
     /// Fires when the user cancels; running tools stop.
     pub cancel: CancellationToken,
+    /// Where this call reports progress (command output, plan changes); the
+    /// orchestrator sets one per call. `None`: nobody listens.
+    pub progress: Option<Arc<dyn crate::ToolProgress>>,
 }
 
 impl std::fmt::Debug for ToolContext {

@@ -6,6 +6,9 @@
 //! orchestrator may run it in parallel with others; [`Tool::call`] returns a
 //! [`ToolOutput`] or a classified [`ToolError`] written for the model.
 //! [`Registry::call`] takes the raw name and argument text the model emitted.
+//! A call reports progress through [`ToolContext::progress`] ([`ToolProgress`]):
+//! `run_command` streams its output there while the command runs (coalesced by
+//! [`forward_output`]), `todo` reports the new plan.
 //!
 //! Tools: reading ([`ReadFile`], [`ListDir`], [`FindFiles`], [`Grep`], [`Symbols`],
 //! [`RepoMap`], [`Diagnostics`]); editing through `agentls-edit` ([`StrReplace`],
@@ -43,6 +46,7 @@ mod context;
 mod error;
 mod land;
 mod paths;
+mod progress;
 mod registry;
 mod sinks;
 mod syntax_check;
@@ -68,6 +72,7 @@ mod write_file;
 
 pub use context::{Approver, DiagnosticsSource, EditSink, SubagentRunner, ToolContext};
 pub use error::{ErrorClass, ToolError};
+pub use progress::{OUTPUT_BATCH, OUTPUT_REPORT_LIMIT, ToolProgress, forward_output};
 pub use registry::Registry;
 pub use sinks::{DiskSink, MemorySink};
 pub use syntax_check::TreeSitterCheck;

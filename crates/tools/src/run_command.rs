@@ -1,5 +1,6 @@
 //! `run_command`: a shell command in the sandbox, seeing the editor's buffers; the files
 //! it changes come back through the same validated edit path as the agent's edits.
+//! Its output streams to [`crate::ToolContext::progress`] while it runs.
 
 use std::time::Duration;
 
@@ -83,7 +84,7 @@ impl Tool for RunCommand {
                 };
                 if !allowed {
                     return Err(ToolError::aborted(format!(
-                        "run_command: the user did not allow `{command}`; do not retry it without asking"
+                        "run_command: `{command}` was refused: it needs approval and the user (or this run's approval policy) did not allow it; do not retry it, do without it or tell the user to run it"
                     )));
                 }
             }
@@ -101,7 +102,19 @@ impl Tool for RunCommand {
             output_bytes: OUTPUT_BYTES,
             ..Limits::default()
         });
-        let outcome = sandbox.run(req, &ctx.cancel).await.map_err(|e| match e {
+        let outcome = match &ctx.progress {
+            Some(progress) => {
+                // The sender lives in the request: the forwarder ends when the run does.
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                let (outcome, ()) = tokio::join!(
+                    sandbox.run(req.output(tx), &ctx.cancel),
+                    crate::forward_output(rx, progress.as_ref())
+                );
+                outcome
+            }
+            None => sandbox.run(req, &ctx.cancel).await,
+        };
+        let outcome = outcome.map_err(|e| match e {
             SandboxError::InvalidRequest(m) => {
                 ToolError::invalid_arguments(format!("run_command: {m}"))
             }

@@ -20,6 +20,17 @@ pub enum TodoStatus {
     Completed,
 }
 
+impl TodoStatus {
+    /// `pending`, `in_progress` or `completed`, as the model writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => "pending",
+            TodoStatus::InProgress => "in_progress",
+            TodoStatus::Completed => "completed",
+        }
+    }
+}
+
 /// One step of the plan.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -122,7 +133,7 @@ impl Tool for Todo {
         false
     }
 
-    async fn call(&self, _ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let a: TodoArgs = parse_args("todo", args)?;
         if a.todos.iter().any(|t| t.content.trim().is_empty()) {
             return Err(ToolError::invalid_arguments(
@@ -135,6 +146,9 @@ impl Tool for Todo {
             .filter(|t| t.status == TodoStatus::Completed)
             .count();
         let total = a.todos.len();
+        if let Some(progress) = &ctx.progress {
+            progress.plan(&a.todos);
+        }
         self.list.replace(a.todos)?;
         Ok(ToolOutput::with_summary(
             self.list.render(),

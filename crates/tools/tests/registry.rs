@@ -147,7 +147,9 @@ async fn a_panic_is_unknown_and_cancellation_is_user_aborted() {
 
 #[tokio::test]
 async fn todo_keeps_the_plan_where_the_session_can_show_it() {
-    let w = ws(&[]);
+    let mut w = ws(&[]);
+    let rec = Arc::new(common::Recorder::default());
+    w.ctx.progress = Some(rec.clone());
     let out = w
         .ok(
             "todo",
@@ -164,6 +166,12 @@ async fn todo_keeps_the_plan_where_the_session_can_show_it() {
     );
     let items = w.registry.todos().items();
     assert_eq!(items.len(), 3);
+    assert_eq!(
+        rec.plans.lock().unwrap().clone(),
+        vec![items.clone()],
+        "the new plan is reported"
+    );
+    assert_eq!(items[0].status.as_str(), "completed");
     assert_eq!(items[1].content, "fix it");
     // Profile subsets share the plan.
     let sub = w.registry.for_profile(EditFormat::ApplyPatch).read_only();

@@ -72,6 +72,7 @@ async fn policy_forbids_and_asks() {
     assert!(e.message.contains("forbidden"), "{}", e.message);
     let e = w.err("run_command", json!({"command": "touch x"})).await;
     assert_eq!(e.class, ErrorClass::UserAborted);
+    assert!(e.message.contains("`touch x` was refused"), "{}", e.message);
     assert!(!w.path("x").exists());
     let yes = Arc::new(FixedApprover {
         answer: true,
@@ -152,4 +153,42 @@ async fn the_users_typing_during_the_run_is_never_overwritten() {
         e.message
     );
     assert_eq!(w.disk("a.txt"), "v1\n");
+}
+
+#[tokio::test]
+async fn output_streams_to_the_progress_sink_while_the_command_runs() {
+    let mut w = with_sandbox(ws(&[]));
+    let start = std::time::Instant::now();
+    let rec = Arc::new(common::Recorder {
+        epoch: Some(start),
+        ..Default::default()
+    });
+    w.ctx.progress = Some(rec.clone());
+    let out = w
+        .ok(
+            "run_command",
+            json!({"command": "echo one; echo warn >&2; sleep 0.3; echo two"}),
+        )
+        .await;
+    let ended = start.elapsed();
+    assert!(out.contains("--- stdout ---\none\ntwo\n"), "{out}");
+    let seen = rec.output.lock().unwrap().clone();
+    let (first_at, stream, text) = seen.first().unwrap().clone();
+    assert!(
+        (stream.as_str(), text.as_str()) == ("stdout", "one\n")
+            || (stream.as_str(), text.as_str()) == ("stderr", "warn\n"),
+        "{seen:?}"
+    );
+    assert!(
+        first_at + std::time::Duration::from_millis(200) < ended,
+        "first output at {first_at:?}, the call returned at {ended:?}"
+    );
+    let joined = |s: &str| -> String {
+        seen.iter()
+            .filter(|(_, st, _)| st == s)
+            .map(|(_, _, t)| t.as_str())
+            .collect()
+    };
+    assert_eq!(joined("stdout"), "one\ntwo\n");
+    assert_eq!(joined("stderr"), "warn\n");
 }

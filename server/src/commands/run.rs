@@ -1,23 +1,42 @@
 //! `agentls run`: one agent session, headless, to completion. Edits land on disk;
 //! progress goes to stdout as plain lines (a live status line on a terminal) or, with
-//! `--json`, as one JSON event per line.
+//! `--json`, as one JSON event per line. Commands the policy marks `ask` are answered
+//! by `--approve` (or `[run] approve`): refused, asked on the terminal, or allowed; the
+//! summary lists what was refused.
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use agentls_agent::headless::render_event;
-use agentls_agent::{AgentEvent, HeadlessOptions, SessionConfig, Status, ToolSet};
+use agentls_agent::{
+    AgentEvent, AllowAll, DenyAll, HeadlessOptions, SessionConfig, Status, ToolSet,
+};
 use agentls_model::{CancellationToken, ModelsConfig};
+use agentls_tools::Approver;
 use anyhow::Context;
+use async_trait::async_trait;
 
-use crate::cli::RunArgs;
+use crate::cli::{Approve, RunArgs};
 use crate::config;
 
 /// Runs the session described by `args`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let models = load_models(args.config.as_deref())?;
+    let (models, configured) = load_config(args.config.as_deref())?;
+    let approve = args.approve.or(configured).unwrap_or_else(|| {
+        if std::io::stdin().is_terminal() {
+            Approve::Ask
+        } else {
+            Approve::Never
+        }
+    });
+    let approver: Arc<dyn Approver> = match approve {
+        Approve::Never => Arc::new(DenyAll),
+        Approve::Always => Arc::new(AllowAll),
+        Approve::Ask => Arc::new(PromptApprover::default()),
+    };
     let mode = args.mode.parse().map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -38,6 +57,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         },
         trajectory_dir: args.trajectory_dir.clone(),
         cancel: cancel.clone(),
+        approver: Some(approver),
     };
     let outcome = runtime.block_on(async move {
         let ctrl_c = cancel.clone();
@@ -46,7 +66,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 ctrl_c.cancel();
             }
         });
-        agentls_agent::run_headless(options, |ev| print_event(ev, json, live)).await
+        let mut printer = Printer {
+            json,
+            live,
+            tool: String::new(),
+            model: String::new(),
+        };
+        agentls_agent::run_headless(options, move |ev| printer.print(ev)).await
     })?;
     if let Some(path) = &outcome.trajectory {
         eprintln!("trajectory: {}", path.display());
@@ -58,47 +84,150 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn print_event(ev: &AgentEvent, json: bool, live: bool) {
-    let mut out = std::io::stdout().lock();
-    // A closed stdout (a pipe to `head`) must not stop the session.
-    let _ = if json {
-        serde_json::to_string(ev)
-            .map_err(std::io::Error::other)
-            .and_then(|line| writeln!(out, "{line}"))
-    } else if live {
-        match ev {
-            AgentEvent::Step { step } => write!(out, "\r\x1b[Kstep {step}…"),
-            AgentEvent::ToolStarted { name, .. } => write!(out, "\r\x1b[K{name}…"),
-            _ => match render_event(ev) {
-                Some(line) => writeln!(out, "\r\x1b[K{line}"),
-                None => Ok(()),
-            },
-        }
-    } else {
-        match render_event(ev) {
-            Some(line) => writeln!(out, "{line}"),
-            None => Ok(()),
-        }
-    };
-    let _ = out.flush();
+/// Prints events: JSON lines, plain lines, or a live status line on a terminal.
+struct Printer {
+    json: bool,
+    live: bool,
+    /// The tool whose output the status line shows.
+    tool: String,
+    /// The model the router chose last: only a change is worth a line.
+    model: String,
 }
 
-/// The `[models]` and `[router]` tables of `path`, else of the user config file. Never
-/// the workspace's file: keys and endpoints are the user's choice, not the repository's.
-fn load_models(path: Option<&Path>) -> anyhow::Result<ModelsConfig> {
+impl Printer {
+    fn print(&mut self, ev: &AgentEvent) {
+        if let AgentEvent::Routed { model, .. } = ev
+            && !self.json
+        {
+            if *model == self.model {
+                return;
+            }
+            self.model.clone_from(model);
+        }
+        let mut out = std::io::stdout().lock();
+        // A closed stdout (a pipe to `head`) must not stop the session.
+        let _ = if self.json {
+            serde_json::to_string(ev)
+                .map_err(std::io::Error::other)
+                .and_then(|line| writeln!(out, "{line}"))
+        } else if self.live {
+            match ev {
+                AgentEvent::Step { step } => write!(out, "\r\x1b[Kstep {step}…"),
+                AgentEvent::ToolStarted { name, .. } => {
+                    self.tool.clone_from(name);
+                    write!(out, "\r\x1b[K{name}…")
+                }
+                AgentEvent::ToolOutput { text, .. } => {
+                    match text.lines().rev().find(|l| !l.trim().is_empty()) {
+                        Some(last) => {
+                            let last: String = last.trim_end().chars().take(100).collect();
+                            write!(out, "\r\x1b[K{}: {last}", self.tool)
+                        }
+                        None => Ok(()),
+                    }
+                }
+                _ => match render_event(ev) {
+                    Some(line) => writeln!(out, "\r\x1b[K{line}"),
+                    None => Ok(()),
+                },
+            }
+        } else {
+            match render_event(ev) {
+                Some(line) => writeln!(out, "{line}"),
+                None => Ok(()),
+            }
+        };
+        let _ = out.flush();
+    }
+}
+
+/// Asks on the terminal: the question on stderr, one line from stdin; only `y` or
+/// `yes` allows. One question at a time.
+#[derive(Default)]
+struct PromptApprover {
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+#[async_trait]
+impl Approver for PromptApprover {
+    async fn approve(&self, what: &str) -> bool {
+        let _turn = self.one_at_a_time.lock().await;
+        let what = what.to_owned();
+        let answer = tokio::task::spawn_blocking(move || {
+            ask(
+                &what,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stderr().lock(),
+            )
+        })
+        .await;
+        answer.unwrap_or(false)
+    }
+}
+
+/// Asks whether to allow `what` (a verb phrase: "run `cmd`") on `output` and reads the
+/// answer from `input`: only `y` or `yes` allows; anything else, or nothing, refuses.
+fn ask(what: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
+    let thing = what.strip_prefix("run ").unwrap_or(what);
+    let _ = write!(output, "\nAllow {thing}? [y/N] ");
+    let _ = output.flush();
+    let mut line = String::new();
+    match input.read_line(&mut line) {
+        Ok(_) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
+        Err(_) => false,
+    }
+}
+
+/// The `[models]` and `[router]` tables of `path`, else of the user config file, and
+/// `[run] approve`. Never the workspace's file: keys and endpoints are the user's
+/// choice, not the repository's, and so is what runs without asking.
+fn load_config(path: Option<&Path>) -> anyhow::Result<(ModelsConfig, Option<Approve>)> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => match config::user_config_path() {
             Some(p) if p.is_file() => p,
-            _ => return Ok(ModelsConfig::default()),
+            _ => return Ok((ModelsConfig::default(), None)),
         },
     };
     let text =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let mut table: toml::Table =
         toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let approve =
+        match table.get("run").and_then(|r| r.get("approve")) {
+            Some(v) => Some(v.clone().try_into::<Approve>().with_context(|| {
+                format!("{}: [run] approve: never, ask or always", path.display())
+            })?),
+            None => None,
+        };
     table.retain(|k, _| k == "models" || k == "router");
     let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
     models.reject_inline_keys()?;
-    Ok(models)
+    Ok((models, approve))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ask;
+
+    #[test]
+    fn only_yes_allows() {
+        for (typed, allowed) in [
+            ("y\n", true),
+            ("YES\n", true),
+            (" yes \n", true),
+            ("\n", false),
+            ("n\n", false),
+            ("yep\n", false),
+            ("", false),
+        ] {
+            let mut out = Vec::new();
+            let got = ask("run `sh deploy.sh`", &mut typed.as_bytes(), &mut out);
+            assert_eq!(got, allowed, "{typed:?}");
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                "\nAllow `sh deploy.sh`? [y/N] "
+            );
+        }
+    }
 }

@@ -70,6 +70,7 @@ pub fn ws_with(files: &[(&str, &str)], sink: Arc<dyn EditSink>) -> Ws {
         diagnostics: None,
         subagents: None,
         cancel: CancellationToken::new(),
+        progress: None,
     };
     Ws {
         dir,
@@ -122,4 +123,25 @@ impl Ws {
 
 pub fn exists(p: &Path) -> bool {
     p.exists()
+}
+
+/// Records what a call reported, with the time it arrived.
+#[derive(Default)]
+pub struct Recorder {
+    pub epoch: Option<std::time::Instant>,
+    pub output: std::sync::Mutex<Vec<(std::time::Duration, String, String)>>,
+    pub plans: std::sync::Mutex<Vec<Vec<agentls_tools::TodoItem>>>,
+}
+
+impl agentls_tools::ToolProgress for Recorder {
+    fn output(&self, stream: agentls_sandbox::OutputStream, text: &str) {
+        let at = self.epoch.map(|e| e.elapsed()).unwrap_or_default();
+        self.output
+            .lock()
+            .unwrap()
+            .push((at, stream.as_str().to_owned(), text.to_owned()));
+    }
+    fn plan(&self, items: &[agentls_tools::TodoItem]) {
+        self.plans.lock().unwrap().push(items.to_vec());
+    }
 }
