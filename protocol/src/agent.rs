@@ -384,7 +384,7 @@ pub struct EventParams {
 pub struct PlanItem {
     /// What to do.
     pub text: String,
-    /// `pending`, `in_progress` or `done`.
+    /// `pending`, `in_progress` or `completed`.
     pub status: String,
 }
 
@@ -487,6 +487,13 @@ pub enum Event {
         masked: usize,
         /// Messages folded into a summary.
         summarized: usize,
+    },
+    /// Under the `auto` model: the model this step goes to, and why.
+    Routed {
+        /// The configured model name.
+        model: String,
+        /// Why the router chose it.
+        reason: String,
     },
     /// Something went wrong (the run may go on, or end with `finished`).
     Error {

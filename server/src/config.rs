@@ -266,8 +266,8 @@ fn merge_into(base: &mut Value, layer: &Value) {
 }
 
 /// Top-level tables whose contents other crates check (the model layer's `[models]`
-/// and `[router]`).
-const PASSTHROUGH: &[&str] = &["models", "router"];
+/// and `[router]`, and `[run]`, read by `agentls run`).
+const PASSTHROUGH: &[&str] = &["models", "router", "run"];
 
 fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
     let (Value::Object(known), Value::Object(layer)) = (known, layer) else {

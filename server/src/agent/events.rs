@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agentls_agent::{AgentEvent, Status};
 use agentls_model::{Message, Part, Role};
-use agentls_protocol::agent::{Event, EventParams, SessionStatus, get_transcript};
+use agentls_protocol::agent::{Event, EventParams, PlanItem, SessionStatus, get_transcript};
 use tower_lsp::Client;
 use tower_lsp::lsp_types as lsp;
 
@@ -32,10 +32,32 @@ pub fn convert(ev: &AgentEvent) -> Option<Event> {
         },
         AgentEvent::Step { step } => Event::Step { step: *step },
         AgentEvent::TextDelta { text } => Event::TextDelta { text: text.clone() },
-        AgentEvent::ToolStarted { id, name } => Event::ToolStarted {
+        AgentEvent::ToolStarted { id, name, args } => Event::ToolStarted {
             id: id.clone(),
             name: name.clone(),
-            arguments: serde_json::Value::Null,
+            arguments: args.clone(),
+        },
+        AgentEvent::ToolOutput { id, stream, text } => Event::ToolOutput {
+            id: id.clone(),
+            stream: stream.clone(),
+            text: text.clone(),
+        },
+        AgentEvent::Plan { items } => Event::Plan {
+            items: items
+                .iter()
+                .map(|i| PlanItem {
+                    text: i.text.clone(),
+                    status: i.status.clone(),
+                })
+                .collect(),
+        },
+        AgentEvent::Error { class, message } => Event::Error {
+            class: class.clone(),
+            message: message.clone(),
+        },
+        AgentEvent::Routed { model, reason } => Event::Routed {
+            model: model.clone(),
+            reason: reason.clone(),
         },
         AgentEvent::ToolFinished {
             id,
@@ -205,6 +227,12 @@ impl Reporter {
         match &event {
             Event::Step { step } => self.report(format!("step {step}")).await,
             Event::ToolStarted { name, .. } => self.report(format!("{name}…")).await,
+            Event::ToolOutput { text, .. } => {
+                // The last line a command printed, as a status line shows it.
+                if let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+                    self.report(first_chars(line, 80)).await;
+                }
+            }
             Event::ToolFinished {
                 name,
                 summary,

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use agentls_agent::{Budget, Session, SessionConfig, StaticContext, Subagents, ToolSet};
 use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
-use agentls_protocol::agent::{Mode, PlanItem, SessionStatus};
-use agentls_tools::{Registry, TodoList, ToolContext};
+use agentls_protocol::agent::{Mode, SessionStatus};
+use agentls_tools::{Registry, ToolContext};
 use tower_lsp::Client;
 
 use super::approver::LspApprover;
@@ -167,21 +167,20 @@ async fn run(
         session,
         events,
         server_events,
-        todos,
     } = live;
     let status = {
         let run = session.run(prompt);
         tokio::pin!(run);
         loop {
             tokio::select! {
-                Some(ev) = events.recv() => forward(&mut reporter, &ev, todos).await,
+                Some(ev) = events.recv() => reporter.agent_event(&ev).await,
                 Some(ev) = server_events.recv() => reporter.send(ev).await,
                 status = &mut run => break status,
             }
         }
     };
     while let Ok(ev) = events.try_recv() {
-        forward(&mut reporter, &ev, todos).await;
+        reporter.agent_event(&ev).await;
     }
     while let Ok(ev) = server_events.try_recv() {
         reporter.send(ev).await;
@@ -194,29 +193,6 @@ async fn run(
     reporter
         .finish(status, message, m.steps, m.wall_ms, tokens)
         .await;
-}
-
-async fn forward(reporter: &mut Reporter, ev: &agentls_agent::AgentEvent, todos: &TodoList) {
-    use agentls_agent::AgentEvent;
-    reporter.agent_event(ev).await;
-    // The plan lives in the todo tool's list: show it whenever the tool ran.
-    if let AgentEvent::ToolFinished {
-        name, error: None, ..
-    } = ev
-        && name == "todo"
-    {
-        let items = todos
-            .items()
-            .into_iter()
-            .map(|t| PlanItem {
-                text: t.content,
-                status: format!("{:?}", t.status).to_lowercase(),
-            })
-            .collect();
-        reporter
-            .send(agentls_protocol::agent::Event::Plan { items })
-            .await;
-    }
 }
 
 /// Builds the agent session of `entry`: provider, tools writing through the editor,
@@ -272,6 +248,7 @@ async fn build(
         diagnostics: Some(Arc::new(state.diagnostics.clone())),
         subagents: None,
         cancel: CancellationToken::new(),
+        progress: None,
     };
     let open: Vec<PathBuf> = state
         .store
@@ -280,8 +257,7 @@ async fn build(
         .filter_map(|s| s.uri.to_file_path())
         .collect();
     let static_ctx = StaticContext::gather(&root, &open).await;
-    let todos = TodoList::default();
-    let tools = ToolSet::from_registry(&Registry::with_todos(todos.clone()));
+    let tools = ToolSet::from_registry(&Registry::standard());
     if writes && tools.get("task").is_some() {
         ctx.subagents = Some(Arc::new(Subagents::new(
             provider.clone(),
@@ -326,6 +302,5 @@ async fn build(
         session,
         events,
         server_events,
-        todos,
     })
 }

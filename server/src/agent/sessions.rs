@@ -82,8 +82,6 @@ pub struct Live {
     pub events: UnboundedReceiver<agentls_agent::AgentEvent>,
     /// Events from the server's side of the run (edits landed, approvals).
     pub server_events: UnboundedReceiver<Event>,
-    /// The plan the `todo` tool keeps.
-    pub todos: agentls_tools::TodoList,
 }
 
 /// One session as the server keeps it.
