@@ -43,6 +43,7 @@
 //! assert_eq!(outline[0].children[0].kind, SymbolKind::Method);
 //! ```
 
+pub mod generated;
 mod index;
 pub mod language;
 pub mod overlay;
@@ -52,6 +53,7 @@ mod tags;
 pub mod visibility;
 pub mod watch;
 
+pub use generated::looks_generated;
 pub use index::{CrawlStats, Index, IndexOptions, IndexStats};
 pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
 pub use overlay::{LiveText, Overlay};

@@ -445,6 +445,13 @@ mod tests {
              impl Tr for (A, B) {}\nunion U { f: u8 }\nimpl Vec<u8> {}\nfn f( {"
                 .to_owned(),
         );
+        // Token trees, literals and comments the walk skips, whole and broken.
+        texts.push(
+            "fn g() { vec![Foo::new(), Bar { x: 1 }]; quote! { impl #t for Y { fn z() {} } };\n\
+             m!(a.b(), $x:ty, [Vec<T>], {struct S;}); let s = \"Foo::bar()\"; let r = r#\"T<U>\"#;\n\
+             let c = 'x'; /* Foo::baz() */ // call()\n m!(fn ( struct <> Vec<u8>:: ); }\n"
+                .to_owned(),
+        );
         texts.push(sample);
         for text in &texts {
             let Some(tree) = Language::Rust.parse(text, None) else {
