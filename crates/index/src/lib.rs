@@ -43,6 +43,7 @@
 //! assert_eq!(outline[0].children[0].kind, SymbolKind::Method);
 //! ```
 
+mod alloc;
 pub mod generated;
 mod index;
 pub mod language;

@@ -33,7 +33,7 @@ pub(crate) struct TagsConfig {
 pub(crate) fn config(lang: Language) -> Option<&'static TagsConfig> {
     static CONFIGS: [OnceLock<Option<TagsConfig>>; 9] = [const { OnceLock::new() }; 9];
     CONFIGS[lang.index()]
-        .get_or_init(|| match Query::new(&lang.grammar(), lang.tags_source()) {
+        .get_or_init(|| match new_query(lang) {
             Ok(query) => {
                 let roles = query
                     .capture_names()
@@ -62,9 +62,12 @@ pub(crate) fn config(lang: Language) -> Option<&'static TagsConfig> {
 
 /// Checks that `lang`'s tags query compiles, with the error if not.
 pub fn check_query(lang: Language) -> Result<(), String> {
+    new_query(lang).map(drop).map_err(|e| e.to_string())
+}
+
+fn new_query(lang: Language) -> Result<Query, tree_sitter::QueryError> {
+    crate::alloc::init();
     Query::new(&lang.grammar(), lang.tags_source())
-        .map(drop)
-        .map_err(|e| e.to_string())
 }
 
 /// A definition before interning: its name is `names[name.0..name.1]` of its [`FileTags`].
