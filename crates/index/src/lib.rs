@@ -7,6 +7,13 @@
 //! and remove files, query); [`Overlay`] (open buffers laid over the disk);
 //! [`Index::repo_map`]; [`FileWatcher`] and [`Index::apply_event`] for file events.
 //!
+//! The cold crawl ([`Index::crawl`]) walks first, then parses largest file first on one
+//! worker per core (so no big file is left for the end, alone on one core), and leaves
+//! out generated files ([`IndexOptions::skip_generated`], on by default: a marker from
+//! [`generated::GENERATED_MARKERS`] in the first lines, or more than 1 MiB); grep still
+//! searches them. tree-sitter allocates through mimalloc (set once per process, before
+//! the first parser; see `alloc.rs`).
+//!
 //! Positions are [`Point`]s: 0-based line and 0-based column in UTF-8 *bytes* (the unit
 //! of tree-sitter). The server converts them to the negotiated LSP encoding with the
 //! line's text (see `agentls-text`).
@@ -26,6 +33,9 @@
 //! - The tags query is the specification: where a language has a hand-written walk for
 //!   the cold crawl (Rust, the hottest; `tags/rust_walk.rs`), it yields exactly the
 //!   query's records (tested against it), and edited regions always go through the query.
+//! - No tree-sitter object is created before the allocator switch (every parser, query
+//!   and query cursor is made through this crate, after it); no other crate uses
+//!   tree-sitter directly.
 //! - Broken input never fails: a file with syntax errors yields the symbols tree-sitter
 //!   recovered.
 //!
