@@ -31,8 +31,10 @@
 //!   buffers keep their syntax tree (for incremental reparsing).
 //! - References are matched by name, not resolved: best effort, documented as such.
 //! - The tags query is the specification: where a language has a hand-written walk for
-//!   the cold crawl (Rust, the hottest; `tags/rust_walk.rs`), it yields exactly the
-//!   query's records (tested against it), and edited regions always go through the query.
+//!   the cold crawl (Rust in `tags/rust_walk.rs`; C and C++ by rule tables in
+//!   `tags/table_walk.rs`), it yields exactly the query's records (tested against it on
+//!   samples and broken variants; an ignored test compares them file by file on any
+//!   tree), and edited regions always go through the query.
 //! - No tree-sitter object is created before the allocator switch (every parser, query
 //!   and query cursor is made through this crate, after it); no other crate uses
 //!   tree-sitter directly.
