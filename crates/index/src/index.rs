@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use agentls_text::{ReadLimits, read_text_file};
@@ -12,6 +13,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use tree_sitter::{InputEdit, Tree};
 
 use crate::Language;
+use crate::generated::looks_generated;
 use crate::overlay::Overlay;
 use crate::symbol::{OutlineItem, Point, Reference, ReferenceKind, Span, Symbol, SymbolKind};
 use crate::tags::{self, FileTags, NO_PARENT};
@@ -27,6 +29,13 @@ pub struct IndexOptions {
     pub hidden: bool,
     /// Whether to honour `.gitignore`, `.ignore` and git's global excludes.
     pub respect_ignore_files: bool,
+    /// Whether the crawl and file events leave out generated files: those that say so in
+    /// their first lines (see [`crate::looks_generated`]) and those larger than
+    /// `generated_bytes`. They stay searchable by grep; an open buffer is always indexed.
+    /// The server's `index.skip_generated` setting; on by default.
+    pub skip_generated: bool,
+    /// With `skip_generated`, files larger than this count as generated (1 MiB).
+    pub generated_bytes: u64,
 }
 
 impl Default for IndexOptions {
@@ -36,6 +45,8 @@ impl Default for IndexOptions {
             threads: 0,
             hidden: false,
             respect_ignore_files: true,
+            skip_generated: true,
+            generated_bytes: 1024 * 1024,
         }
     }
 }
@@ -49,6 +60,8 @@ pub struct CrawlStats {
     pub lines: u64,
     /// Files of a known language that were skipped (too large, binary, unreadable).
     pub skipped: usize,
+    /// Files left out as generated ([`IndexOptions::skip_generated`]).
+    pub generated: usize,
 }
 
 /// Sizes of the index, with an estimate of the memory it holds.
@@ -185,49 +198,52 @@ impl Index {
             // Honour .gitignore even outside a git repository, as users expect.
             .require_git(false)
             .threads(threads);
-        let walker = builder.build_parallel();
-        let (tx, rx) = mpsc::channel::<Result<Parsed, ()>>();
+        let mut jobs = collect_jobs(builder.build_parallel(), overlay);
         let mut stats = CrawlStats::default();
+        if self.options.skip_generated {
+            let cap = self.options.generated_bytes;
+            let before = jobs.len();
+            jobs.retain(|j| j.size <= cap || j.size > limits.max_bytes);
+            stats.generated += before - jobs.len();
+        }
+        let skip_generated = self.options.skip_generated;
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel::<Crawled>();
         std::thread::scope(|scope| {
-            scope.spawn(move || {
-                walker.run(|| {
-                    let tx = tx.clone();
-                    Box::new(move |entry| {
-                        let Ok(entry) = entry else {
-                            return WalkState::Continue;
-                        };
-                        if !entry.file_type().is_some_and(|t| t.is_file()) {
-                            return WalkState::Continue;
-                        }
-                        let path = entry.path();
-                        let Some(lang) = Language::from_path(path) else {
-                            return WalkState::Continue;
-                        };
-                        if overlay.contains(path) {
-                            return WalkState::Continue;
-                        }
-                        let parsed = match read_text_file(path, &limits) {
-                            Ok(text) => parse_file(path.to_owned(), lang, &text).map(|(p, _)| p),
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (jobs, next, limits) = (&jobs, &next, &limits);
+                scope.spawn(move || {
+                    // Largest files first, so the last file a worker picks is a small one
+                    // and both cores stay busy to the end.
+                    while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let crawled = match read_text_file(&job.path, limits) {
+                            Ok(text) if skip_generated && looks_generated(&text) => {
+                                Crawled::Generated
+                            }
+                            Ok(text) => parse_file(job.path.clone(), job.lang, &text)
+                                .map_or(Crawled::Skipped, Crawled::Parsed),
                             Err(err) => {
                                 tracing::debug!(%err, "index: skipped");
-                                None
+                                Crawled::Skipped
                             }
                         };
-                        if tx.send(parsed.ok_or(())).is_err() {
-                            return WalkState::Quit;
+                        if tx.send(crawled).is_err() {
+                            return;
                         }
-                        WalkState::Continue
-                    })
+                    }
                 });
-            });
-            for parsed in rx {
-                match parsed {
-                    Ok(parsed) => {
+            }
+            drop(tx);
+            for crawled in rx {
+                match crawled {
+                    Crawled::Parsed(parsed) => {
                         stats.files += 1;
                         stats.lines += u64::from(parsed.lines);
                         self.insert(parsed, None);
                     }
-                    Err(()) => stats.skipped += 1,
+                    Crawled::Skipped => stats.skipped += 1,
+                    Crawled::Generated => stats.generated += 1,
                 }
             }
         });
@@ -244,6 +260,7 @@ impl Index {
             files = stats.files,
             lines = stats.lines,
             skipped = stats.skipped,
+            generated = stats.generated,
             "index: crawl done"
         );
         stats
@@ -324,8 +341,11 @@ impl Index {
             max_bytes: self.options.max_file_bytes,
         };
         match read_text_file(path, &limits) {
+            Ok(text) if self.options.skip_generated && self.generated(&text) => {
+                self.remove_file(path);
+            }
             Ok(text) => {
-                if let Some((parsed, _)) = parse_file(path.to_owned(), lang, &text) {
+                if let Some(parsed) = parse_file(path.to_owned(), lang, &text) {
                     self.insert(parsed, None);
                 }
             }
@@ -334,6 +354,11 @@ impl Index {
                 self.remove_file(path);
             }
         }
+    }
+
+    /// Whether `text` (read from disk) counts as generated under the options.
+    fn generated(&self, text: &str) -> bool {
+        text.len() as u64 > self.options.generated_bytes || looks_generated(text)
     }
 
     /// The buffer of `path` was closed: drop its tree and index the disk version again.
@@ -713,19 +738,68 @@ impl Index {
     }
 }
 
-/// Parses `text` and runs the tags query.
-fn parse_file(path: PathBuf, lang: Language, text: &str) -> Option<(Parsed, Tree)> {
+/// What a crawl worker made of one file.
+enum Crawled {
+    Parsed(Parsed),
+    Skipped,
+    Generated,
+}
+
+/// Parses `text` and extracts its tags.
+fn parse_file(path: PathBuf, lang: Language, text: &str) -> Option<Parsed> {
     let tree = lang.parse(text, None)?;
     let tags = tags::extract(lang, &tree, text);
-    Some((
-        Parsed {
-            path,
-            lang,
-            lines: count_lines(text),
-            tags,
-        },
-        tree,
-    ))
+    Some(Parsed {
+        path,
+        lang,
+        lines: count_lines(text),
+        tags,
+    })
+}
+
+/// A file the crawl will index.
+struct Job {
+    path: PathBuf,
+    lang: Language,
+    size: u64,
+}
+
+/// Walks first (a fraction of a second even on large trees), so the parse can be
+/// scheduled largest file first.
+fn collect_jobs(walker: ignore::WalkParallel, overlay: &Overlay) -> Vec<Job> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    walker.run(|| {
+        let tx = tx.clone();
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let path = entry.path();
+            let Some(lang) = Language::from_path(path) else {
+                return WalkState::Continue;
+            };
+            if overlay.contains(path) {
+                return WalkState::Continue;
+            }
+            let size = entry.metadata().map_or(0, |m| m.len());
+            let job = Job {
+                path: entry.into_path(),
+                lang,
+                size,
+            };
+            if tx.send(job).is_err() {
+                return WalkState::Quit;
+            }
+            WalkState::Continue
+        })
+    });
+    drop(tx);
+    let mut jobs: Vec<Job> = rx.into_iter().collect();
+    jobs.sort_unstable_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
+    jobs
 }
 
 fn count_lines(text: &str) -> u32 {

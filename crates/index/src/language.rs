@@ -135,6 +135,7 @@ impl Language {
 
     /// A fresh parser for this language.
     pub fn parser(self) -> Parser {
+        crate::alloc::init();
         let mut parser = Parser::new();
         if let Err(err) = parser.set_language(&self.grammar()) {
             // Only an ABI mismatch between tree-sitter and a grammar crate gets here.

@@ -7,6 +7,13 @@
 //! and remove files, query); [`Overlay`] (open buffers laid over the disk);
 //! [`Index::repo_map`]; [`FileWatcher`] and [`Index::apply_event`] for file events.
 //!
+//! The cold crawl ([`Index::crawl`]) walks first, then parses largest file first on one
+//! worker per core (so no big file is left for the end, alone on one core), and leaves
+//! out generated files ([`IndexOptions::skip_generated`], on by default: a marker from
+//! [`generated::GENERATED_MARKERS`] in the first lines, or more than 1 MiB); grep still
+//! searches them. tree-sitter allocates through mimalloc (set once per process, before
+//! the first parser; see `alloc.rs`).
+//!
 //! Positions are [`Point`]s: 0-based line and 0-based column in UTF-8 *bytes* (the unit
 //! of tree-sitter). The server converts them to the negotiated LSP encoding with the
 //! line's text (see `agentls-text`).
@@ -24,8 +31,13 @@
 //!   buffers keep their syntax tree (for incremental reparsing).
 //! - References are matched by name, not resolved: best effort, documented as such.
 //! - The tags query is the specification: where a language has a hand-written walk for
-//!   the cold crawl (Rust, the hottest; `tags/rust_walk.rs`), it yields exactly the
-//!   query's records (tested against it), and edited regions always go through the query.
+//!   the cold crawl (Rust in `tags/rust_walk.rs`; C and C++ by rule tables in
+//!   `tags/table_walk.rs`), it yields exactly the query's records (tested against it on
+//!   samples and broken variants; an ignored test compares them file by file on any
+//!   tree), and edited regions always go through the query.
+//! - No tree-sitter object is created before the allocator switch (every parser, query
+//!   and query cursor is made through this crate, after it); no other crate uses
+//!   tree-sitter directly.
 //! - Broken input never fails: a file with syntax errors yields the symbols tree-sitter
 //!   recovered.
 //!
@@ -43,6 +55,8 @@
 //! assert_eq!(outline[0].children[0].kind, SymbolKind::Method);
 //! ```
 
+mod alloc;
+pub mod generated;
 mod index;
 pub mod language;
 pub mod overlay;
@@ -52,6 +66,7 @@ mod tags;
 pub mod visibility;
 pub mod watch;
 
+pub use generated::looks_generated;
 pub use index::{CrawlStats, Index, IndexOptions, IndexStats};
 pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
 pub use overlay::{LiveText, Overlay};

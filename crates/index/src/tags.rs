@@ -10,6 +10,7 @@ use crate::Language;
 use crate::symbol::{Point, ReferenceKind, Span, SymbolKind};
 
 mod rust_walk;
+mod table_walk;
 
 /// Marks "no parent" in [`RawDef::parent`].
 pub(crate) const NO_PARENT: u32 = u32::MAX;
@@ -33,7 +34,7 @@ pub(crate) struct TagsConfig {
 pub(crate) fn config(lang: Language) -> Option<&'static TagsConfig> {
     static CONFIGS: [OnceLock<Option<TagsConfig>>; 9] = [const { OnceLock::new() }; 9];
     CONFIGS[lang.index()]
-        .get_or_init(|| match Query::new(&lang.grammar(), lang.tags_source()) {
+        .get_or_init(|| match new_query(lang) {
             Ok(query) => {
                 let roles = query
                     .capture_names()
@@ -62,9 +63,12 @@ pub(crate) fn config(lang: Language) -> Option<&'static TagsConfig> {
 
 /// Checks that `lang`'s tags query compiles, with the error if not.
 pub fn check_query(lang: Language) -> Result<(), String> {
+    new_query(lang).map(drop).map_err(|e| e.to_string())
+}
+
+fn new_query(lang: Language) -> Result<Query, tree_sitter::QueryError> {
+    crate::alloc::init();
     Query::new(&lang.grammar(), lang.tags_source())
-        .map(drop)
-        .map_err(|e| e.to_string())
 }
 
 /// A definition before interning: its name is `names[name.0..name.1]` of its [`FileTags`].
@@ -174,17 +178,26 @@ impl FileTags {
 }
 
 /// Runs the tags query of `lang` over `tree` (parsed from `text`).
-/// For Rust, a hand-written walk that yields the same records as the query, faster (see
-/// `rust_walk`); the query still serves edited regions.
+/// For Rust, C and C++, a hand-written walk that yields the same records as the query,
+/// faster (see `rust_walk` and `table_walk`); the query still serves edited regions.
 pub(crate) fn extract(lang: Language, tree: &Tree, text: &str) -> FileTags {
     static RUST: OnceLock<Option<rust_walk::RustKinds>> = OnceLock::new();
-    let fast = match lang {
-        Language::Rust => RUST.get_or_init(rust_walk::RustKinds::new).as_ref(),
-        _ => None,
+    static C: OnceLock<Option<table_walk::TableKinds>> = OnceLock::new();
+    static CPP: OnceLock<Option<table_walk::TableKinds>> = OnceLock::new();
+    let table = |cell: &'static OnceLock<Option<table_walk::TableKinds>>| {
+        cell.get_or_init(|| table_walk::TableKinds::new(lang))
+            .as_ref()
     };
-    let mut out = match fast {
-        Some(kinds) => rust_walk::collect(kinds, tree, text),
-        None => collect(lang, tree, text, None),
+    let mut out = match lang {
+        Language::Rust => match RUST.get_or_init(rust_walk::RustKinds::new) {
+            Some(kinds) => rust_walk::collect(kinds, tree, text),
+            None => collect(lang, tree, text, None),
+        },
+        Language::C | Language::Cpp => match table(if lang == Language::C { &C } else { &CPP }) {
+            Some(kinds) => table_walk::collect(kinds, tree, text),
+            None => collect(lang, tree, text, None),
+        },
+        _ => collect(lang, tree, text, None),
     };
     finalize(&mut out);
     out
@@ -445,6 +458,13 @@ mod tests {
              impl Tr for (A, B) {}\nunion U { f: u8 }\nimpl Vec<u8> {}\nfn f( {"
                 .to_owned(),
         );
+        // Token trees, literals and comments the walk skips, whole and broken.
+        texts.push(
+            "fn g() { vec![Foo::new(), Bar { x: 1 }]; quote! { impl #t for Y { fn z() {} } };\n\
+             m!(a.b(), $x:ty, [Vec<T>], {struct S;}); let s = \"Foo::bar()\"; let r = r#\"T<U>\"#;\n\
+             let c = 'x'; /* Foo::baz() */ // call()\n m!(fn ( struct <> Vec<u8>:: ); }\n"
+                .to_owned(),
+        );
         texts.push(sample);
         for text in &texts {
             let Some(tree) = Language::Rust.parse(text, None) else {
@@ -456,5 +476,130 @@ mod tests {
             finalize(&mut queried);
             assert_eq!(records(&walked), records(&queried));
         }
+    }
+
+    /// Whole texts, prefixes cut at many points and every other line dropped: the walks
+    /// must agree with the query on broken trees too.
+    fn with_broken_variants(texts: &[String]) -> Vec<String> {
+        let mut out = texts.to_vec();
+        for text in texts {
+            for cut in (0..text.len()).step_by(text.len() / 60 + 1) {
+                if let Some(prefix) = text.get(..cut) {
+                    out.push(prefix.to_owned());
+                }
+            }
+            out.push(text.lines().step_by(2).collect::<Vec<_>>().join("\n"));
+            out.push(
+                text.lines()
+                    .skip(1)
+                    .step_by(3)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+        out
+    }
+
+    fn assert_table_walk_equals_query(lang: Language, texts: &[String]) {
+        let Some(kinds) = table_walk::TableKinds::new(lang) else {
+            panic!("{lang:?}: no table, or a kind the rules name is missing");
+        };
+        let mut defs = 0;
+        for text in &with_broken_variants(texts) {
+            let Some(tree) = lang.parse(text, None) else {
+                continue;
+            };
+            let mut walked = table_walk::collect(&kinds, &tree, text);
+            finalize(&mut walked);
+            let mut queried = collect(lang, &tree, text, None);
+            finalize(&mut queried);
+            assert_eq!(records(&walked), records(&queried), "{lang:?}:\n{text}");
+            defs += walked.defs.len();
+        }
+        assert!(
+            defs > 100,
+            "{lang:?}: too few definitions compared ({defs})"
+        );
+    }
+
+    fn read_all(paths: &[&str]) -> Vec<String> {
+        paths
+            .iter()
+            .map(|p| {
+                let path = format!("{}/{p}", env!("CARGO_MANIFEST_DIR"));
+                std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn c_walk_equals_the_query() {
+        assert_table_walk_equals_query(
+            Language::C,
+            &read_all(&[
+                "tests/walk/sample.c",
+                "../../fixtures/workspaces/c/util.h",
+                "../../fixtures/workspaces/c/util.c",
+                "../../fixtures/workspaces/c/main.c",
+            ]),
+        );
+    }
+
+    #[test]
+    fn cpp_walk_equals_the_query() {
+        let mut texts = read_all(&[
+            "tests/walk/sample.cpp",
+            "../../fixtures/workspaces/cpp/shape.hpp",
+            "../../fixtures/workspaces/cpp/shape.cpp",
+            "../../fixtures/workspaces/cpp/main.cpp",
+        ]);
+        // C is (mostly) C++ too.
+        texts.extend(read_all(&["tests/walk/sample.c"]));
+        assert_table_walk_equals_query(Language::Cpp, &texts);
+    }
+
+    /// Every Rust, C and C++ file under `$AGENTLS_WALK_CORPUS` (for instance the cargo
+    /// registry sources): the walks equal the query file by file. Slow; run by hand with
+    /// `cargo test --release -p agentls-index -- --ignored walks_equal`.
+    #[test]
+    #[ignore = "needs AGENTLS_WALK_CORPUS; minutes on a large tree"]
+    fn walks_equal_the_query_on_a_corpus() {
+        let Some(root) = std::env::var_os("AGENTLS_WALK_CORPUS") else {
+            panic!("set AGENTLS_WALK_CORPUS to a directory");
+        };
+        let rust = rust_walk::RustKinds::new().unwrap();
+        let c = table_walk::TableKinds::new(Language::C).unwrap();
+        let cpp = table_walk::TableKinds::new(Language::Cpp).unwrap();
+        let mut files = 0;
+        for entry in ignore::WalkBuilder::new(root).build().flatten() {
+            let Some(lang) = Language::from_path(entry.path()) else {
+                continue;
+            };
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            if text.len() > 2 << 20 {
+                continue;
+            }
+            let Some(tree) = lang.parse(&text, None) else {
+                continue;
+            };
+            let mut walked = match lang {
+                Language::Rust => rust_walk::collect(&rust, &tree, &text),
+                Language::C => table_walk::collect(&c, &tree, &text),
+                Language::Cpp => table_walk::collect(&cpp, &tree, &text),
+                _ => continue,
+            };
+            finalize(&mut walked);
+            let mut queried = collect(lang, &tree, &text, None);
+            finalize(&mut queried);
+            assert!(
+                records(&walked) == records(&queried),
+                "{}: walk and query differ",
+                entry.path().display()
+            );
+            files += 1;
+        }
+        assert!(files > 0, "no Rust, C or C++ files found");
     }
 }

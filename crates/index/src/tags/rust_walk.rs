@@ -35,6 +35,9 @@ enum Action {
 /// Node kind ids and field ids of the Rust grammar, resolved once.
 pub(super) struct RustKinds {
     actions: Vec<Action>,
+    /// Kinds whose error-free subtrees hold nothing the query matches (token trees,
+    /// literals, comments): the walk does not descend into them.
+    opaque: Vec<bool>,
     identifier: u16,
     type_identifier: u16,
     field_identifier: u16,
@@ -102,8 +105,21 @@ impl RustKinds {
         set("scoped_identifier", Action::Scoped)?;
         set("macro_invocation", Action::Macro)?;
         set("type_identifier", Action::TypeRef)?;
+        let mut opaque = vec![false; lang.node_kind_count()];
+        for name in [
+            "token_tree",
+            "token_repetition",
+            "string_literal",
+            "raw_string_literal",
+            "char_literal",
+            "line_comment",
+            "block_comment",
+        ] {
+            *opaque.get_mut(usize::from(kind(name)?))? = true;
+        }
         Some(Self {
             actions,
+            opaque,
             identifier,
             type_identifier,
             field_identifier,
@@ -131,8 +147,10 @@ pub(super) fn collect(kinds: &RustKinds, tree: &Tree, text: &str) -> FileTags {
     };
     let mut cursor = tree.walk();
     'walk: loop {
-        w.visit(cursor.node());
-        if cursor.goto_first_child() {
+        let node = cursor.node();
+        w.visit(node);
+        let opaque = kinds.opaque.get(usize::from(node.kind_id())) == Some(&true);
+        if (!opaque || node.has_error()) && cursor.goto_first_child() {
             continue;
         }
         loop {
