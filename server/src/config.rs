@@ -31,6 +31,8 @@ pub struct Config {
     pub files: FilesConfig,
     /// `[agent]`: sessions started from the editor.
     pub agent: AgentSettings,
+    /// `[index]`: the symbol index.
+    pub index: IndexSettings,
     /// `[models.NAME]`: model endpoints, read by the agent (agentls-model's
     /// `ModelsConfig`); kept as data here so the server does not call them unknown.
     /// Only taken from the user file or `--config`, never from the workspace.
@@ -81,6 +83,23 @@ impl Default for AgentSettings {
             review: ReviewMode::Direct,
             approval_timeout_secs: 120,
             max_steps: 50,
+        }
+    }
+}
+
+/// `[index]`: what the symbol index takes in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct IndexSettings {
+    /// Leave out generated files (a generated marker in the first lines, or over 1 MiB);
+    /// grep still finds them and an open buffer is always indexed.
+    pub skip_generated: bool,
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        Self {
+            skip_generated: true,
         }
     }
 }

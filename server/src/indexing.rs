@@ -23,9 +23,13 @@ pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
     )
     .await;
     let crawl_state = state.clone();
+    let options = agentls_index::IndexOptions {
+        skip_generated: state.config().config.index.skip_generated,
+        ..agentls_index::IndexOptions::default()
+    };
     let result = tokio::task::spawn_blocking(move || {
         let started = std::time::Instant::now();
-        let mut index = Index::default();
+        let mut index = Index::new(options);
         let stats = index.crawl(&root, &Overlay::from_store(&crawl_state.store));
         (index, stats, started.elapsed())
     })
