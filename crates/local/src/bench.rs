@@ -369,16 +369,18 @@ pub async fn bench_model(path: &Path, opts: &BenchOptions) -> Result<BenchReport
     });
     drop(engine);
 
-    let plain = LocalProvider::load_with("bench", path, &eopts)
-        .map_err(|e| BenchError::Call(e.message))?
-        .with_speculation(None);
-    let spec = plain.clone().with_speculation(Some(Lookup::default()));
+    // A fresh engine for every call: both sides start from an empty cache.
+    let fresh = |lookup: Option<Lookup>| {
+        LocalProvider::load_with("bench", path, &eopts)
+            .map(|p| p.with_speculation(lookup))
+            .map_err(|e| BenchError::Call(e.message))
+    };
     for (label, req) in [
         ("edit-like output", edit_request(opts.spec_tokens)),
         ("free text", free_request(opts.spec_tokens)),
     ] {
-        let (a, na, ttft, off) = timed_call(&plain, &req).await?;
-        let (b, _, _, on) = timed_call(&spec, &req).await?;
+        let (a, na, ttft, off) = timed_call(&fresh(None)?, &req).await?;
+        let (b, _, _, on) = timed_call(&fresh(Some(Lookup::default()))?, &req).await?;
         rows.push(Row {
             what: format!("{label}: speculative on vs off ({na} tokens)"),
             ours: format!("{on:.1} tok/s"),

@@ -9,7 +9,8 @@
 //!   next prompt reuses up to their longest common prefix.
 //! - [`speculate`] drafts tokens by prompt lookup (the next tokens after an earlier
 //!   occurrence of the last few); the provider verifies a draft in one batched
-//!   forward pass and keeps the longest prefix greedy decoding would have produced.
+//!   forward pass and keeps the longest prefix greedy decoding would have produced
+//!   (opt-in: [`LocalProvider::with_speculation`]).
 //! - [`Template`] renders a [`agentls_model::ChatRequest`] as ChatML, with the
 //!   Qwen2.5 tool-calling layout.
 //! - [`CallGrammar`] constrains tool calls: once the model opens `<tool_call>`, the
@@ -23,8 +24,9 @@
 //! **Invariants.**
 //! - Special tokens come only from the template, by id: text (a user's, a file's)
 //!   never turns into a turn boundary.
-//! - Temperature 0 (the default) is greedy and deterministic; speculative decoding
-//!   (greedy only) never changes the output, only its speed.
+//! - Temperature 0 (the default) is greedy and deterministic. Speculative decoding
+//!   (opt-in, greedy only) keeps only drafted tokens greedy decoding picks from the
+//!   batch's logits (see [`speculate`] for the limits of that guarantee).
 //! - Cancellation is checked before every generated token: a cancelled call stops
 //!   within one token and ends with a `UserAborted` error.
 //! - The model is never downloaded at run time: weights come from [`fetch()`] or a

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use agentls_model::{
-    ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Provider, StopReason,
-    StreamEvent, Usage, lenient,
+    ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Part, Provider, Role,
+    StopReason, StreamEvent, Usage, lenient,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +32,7 @@ pub struct LocalProvider {
     engine: Arc<Mutex<Engine>>,
     constrain: bool,
     speculate: Option<Lookup>,
+    call_first: bool,
 }
 
 impl std::fmt::Debug for LocalProvider {
@@ -82,12 +83,24 @@ impl LocalProvider {
             profile,
             engine: Arc::new(Mutex::new(engine)),
             constrain: true,
-            speculate: Some(Lookup::default()),
+            // Off until it pays: see `speculate`'s module doc.
+            speculate: None,
+            call_first: true,
         }
     }
 
-    /// Sets prompt-lookup drafting (on by default; `None` turns it off). It only
-    /// applies at temperature 0 and never changes the output.
+    /// Whether an answer to a new user message (no tool results in it) must open
+    /// with a tool call when tools are offered (on by default). Small models asked
+    /// for an action often describe the call in prose or a fenced block instead of
+    /// making it; opening the call for them puts the grammar in charge at once.
+    pub fn with_call_first(mut self, on: bool) -> Self {
+        self.call_first = on;
+        self
+    }
+
+    /// Sets prompt-lookup drafting (off by default). It only applies at temperature
+    /// 0; drafts are checked against the greedy choice (see `speculate`'s module doc
+    /// for what is and is not guaranteed).
     pub fn with_speculation(mut self, lookup: Option<Lookup>) -> Self {
         self.speculate = lookup;
         self
@@ -119,6 +132,7 @@ impl Provider for LocalProvider {
             max_output: self.profile.max_output,
             constrain: self.constrain,
             speculate: self.speculate,
+            call_first: self.call_first,
             cancel,
             span: info_span!("local_model_call", model = %self.name),
         };
@@ -149,6 +163,7 @@ struct Job {
     max_output: u32,
     constrain: bool,
     speculate: Option<Lookup>,
+    call_first: bool,
     cancel: CancellationToken,
     span: tracing::Span,
 }
@@ -187,10 +202,21 @@ impl Job {
             return Ok(Err(ModelError::aborted()));
         }
         let pieces = engine.info.template.render(&self.req);
-        let prompt = match engine.encode_pieces(&pieces) {
+        let mut prompt = match engine.encode_pieces(&pieces) {
             Ok(p) => p,
             Err(e) => return Ok(Err(engine_error(e))),
         };
+        let opened = self.call_first && !self.req.tools.is_empty() && new_user_turn(&self.req);
+        if opened {
+            let open = format!("{TOOL_CALL_OPEN}\n");
+            match engine.tokenizer.token_id(TOOL_CALL_OPEN) {
+                Some(id) => {
+                    prompt.push(id);
+                    prompt.extend(engine.tokenizer.encode("\n"));
+                }
+                None => prompt.extend(engine.tokenizer.encode(&open)),
+            }
+        }
         let context = engine.info.context_length;
         if prompt.len() >= context {
             return Ok(Err(ModelError::new(
@@ -218,6 +244,9 @@ impl Job {
         let top_p = self.req.sampling.top_p.unwrap_or(1.0);
         let mut sampler = Sampler::new(temperature, top_p, SEED);
         let mut out = Output::new(!self.req.tools.is_empty(), &self.req.stop);
+        if opened {
+            out.text = format!("{TOOL_CALL_OPEN}\n");
+        }
         // Tool calls are constrained to the offered tools and their schemas.
         let grammar = (self.constrain && !self.req.tools.is_empty()).then(|| {
             CallGrammar::new(
@@ -355,6 +384,13 @@ impl Job {
         send(tx, StreamEvent::Stop(stop))?;
         Ok(Ok(()))
     }
+}
+
+/// Whether the request ends with a user message that answers no tool call.
+fn new_user_turn(req: &ChatRequest) -> bool {
+    req.messages.last().is_some_and(|m| {
+        m.role == Role::User && !m.parts.iter().any(|p| matches!(p, Part::ToolResult(_)))
+    })
 }
 
 /// Picks the next token: within a tool call, only one that keeps the call valid.
