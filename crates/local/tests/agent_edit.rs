@@ -21,16 +21,17 @@ fn model_path() -> Option<PathBuf> {
     present.then_some(p)
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &to.join(e.file_name()));
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()))?;
         } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            std::fs::copy(e.path(), to.join(e.file_name()))?;
         }
     }
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -46,7 +47,8 @@ async fn a_constrained_call_reaches_the_real_tool_and_the_edit_lands() {
     copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/workspaces/rust"),
         &ws,
-    );
+    )
+    .unwrap();
     let provider = LocalProvider::load("qwen-0.5b", &path).unwrap();
     let options = HeadlessOptions {
         workspace: ws.clone(),
