@@ -38,9 +38,48 @@ pub enum Command {
     /// Run one agent session on a task, headless, to completion: edits land on disk,
     /// progress and a final summary with metrics are printed.
     Run(RunArgs),
+    /// The embedded local model: fetch one, list them (needs the `local` feature).
+    Model(ModelArgs),
+    /// Offline demo: fetch the default local model if absent and let it finish a
+    /// small task in a copy of a sample workspace (needs the `local` feature).
+    Demo(DemoArgs),
     /// Re-run a trajectory's tool calls against a workspace (edits land on disk) and
     /// report whether each call ended as recorded.
     Replay(ReplayArgs),
+}
+
+/// Options of `agentls model`.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: ModelAction,
+}
+
+/// `agentls model` actions.
+#[derive(Debug, Subcommand)]
+pub enum ModelAction {
+    /// Download a model of the catalog into the data directory (checks size and sha256).
+    Fetch {
+        /// Catalog name, e.g. `smollm2-135m`; the default model when absent.
+        name: Option<String>,
+    },
+    /// The catalog, and which models are on disk.
+    List,
+}
+
+/// Options of `agentls demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Catalog model to run; the demo's default when absent.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// A GGUF file to run instead of a catalog model.
+    #[arg(long, value_name = "FILE")]
+    pub path: Option<PathBuf>,
+    /// Keep the workspace copy here instead of a temporary directory.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
 }
 
 /// Options of `agentls replay`.
@@ -119,6 +158,19 @@ pub enum BenchTarget {
         /// The tree to index; the cargo registry sources by default.
         #[arg(long, value_name = "DIR")]
         corpus: Option<PathBuf>,
+    },
+    /// The embedded model (prompt and generation tok/s vs llama.cpp called directly,
+    /// prefix cache, speculative decoding, time to first token; needs `local`).
+    Model {
+        /// Catalog model; `smollm2-135m` when neither this nor --path is given.
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+        /// A GGUF file instead.
+        #[arg(long, value_name = "FILE")]
+        path: Option<PathBuf>,
+        /// CPU threads; all cores when absent.
+        #[arg(long)]
+        threads: Option<usize>,
     },
 }
 

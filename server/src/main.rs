@@ -64,7 +64,14 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 write!(std::io::stdout().lock(), "{report}")?;
                 Ok(ExitCode::SUCCESS)
             }
+            cli::BenchTarget::Model {
+                model,
+                path,
+                threads,
+            } => commands::model::bench(model, path, threads),
         },
+        Some(cli::Command::Model(args)) => commands::model::run(args),
+        Some(cli::Command::Demo(args)) => commands::model::demo(args),
         Some(cli::Command::ApplyPatch(args)) => commands::edit::run(
             agentls_edit::Format::ApplyPatch,
             &args.root,

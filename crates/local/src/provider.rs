@@ -7,16 +7,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use agentls_model::{
-    ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Provider, StopReason,
-    StreamEvent, Usage, lenient,
+    ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Part, Provider, Role,
+    StopReason, StreamEvent, Usage, lenient,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info_span, warn};
 
 use crate::constrain::{CallGrammar, Check};
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::sampler::Sampler;
+use crate::speculate::Lookup;
 use crate::template::TOOL_CALL_OPEN;
 use crate::tokenizer::Utf8Stream;
 
@@ -30,6 +31,8 @@ pub struct LocalProvider {
     profile: ModelProfile,
     engine: Arc<Mutex<Engine>>,
     constrain: bool,
+    speculate: Option<Lookup>,
+    call_first: bool,
 }
 
 impl std::fmt::Debug for LocalProvider {
@@ -45,7 +48,7 @@ fn engine_error(e: EngineError) -> ModelError {
         EngineError::Open { .. } | EngineError::Unsupported(_) | EngineError::Tokenizer(_) => {
             ErrorClass::UnexpectedEnvironment
         }
-        EngineError::Candle(_) => ErrorClass::ProviderError,
+        EngineError::Llama(_) => ErrorClass::ProviderError,
     };
     ModelError::new(class, format!("local model: {e}"))
 }
@@ -53,7 +56,16 @@ fn engine_error(e: EngineError) -> ModelError {
 impl LocalProvider {
     /// Loads the GGUF at `path` (blocking: seconds for large files).
     pub fn load(name: impl Into<String>, path: &Path) -> Result<Self, ModelError> {
-        let engine = Engine::load(path).map_err(engine_error)?;
+        Self::load_with(name, path, &EngineOptions::default())
+    }
+
+    /// Loads the GGUF at `path` with the given engine options.
+    pub fn load_with(
+        name: impl Into<String>,
+        path: &Path,
+        opts: &EngineOptions,
+    ) -> Result<Self, ModelError> {
+        let engine = Engine::load_with(path, opts).map_err(engine_error)?;
         Ok(Self::from_engine(name, engine))
     }
 
@@ -71,7 +83,27 @@ impl LocalProvider {
             profile,
             engine: Arc::new(Mutex::new(engine)),
             constrain: true,
+            // Off until it pays: see `speculate`'s module doc.
+            speculate: None,
+            call_first: true,
         }
+    }
+
+    /// Whether an answer to a new user message (no tool results in it) must open
+    /// with a tool call when tools are offered (on by default). Small models asked
+    /// for an action often describe the call in prose or a fenced block instead of
+    /// making it; opening the call for them puts the grammar in charge at once.
+    pub fn with_call_first(mut self, on: bool) -> Self {
+        self.call_first = on;
+        self
+    }
+
+    /// Sets prompt-lookup drafting (off by default). It only applies at temperature
+    /// 0; drafts are checked against the greedy choice (see `speculate`'s module doc
+    /// for what is and is not guaranteed).
+    pub fn with_speculation(mut self, lookup: Option<Lookup>) -> Self {
+        self.speculate = lookup;
+        self
     }
 
     /// Turns constrained tool calls off (for measuring what they buy).
@@ -99,6 +131,8 @@ impl Provider for LocalProvider {
             req: req.clone(),
             max_output: self.profile.max_output,
             constrain: self.constrain,
+            speculate: self.speculate,
+            call_first: self.call_first,
             cancel,
             span: info_span!("local_model_call", model = %self.name),
         };
@@ -128,6 +162,8 @@ struct Job {
     req: ChatRequest,
     max_output: u32,
     constrain: bool,
+    speculate: Option<Lookup>,
+    call_first: bool,
     cancel: CancellationToken,
     span: tracing::Span,
 }
@@ -166,10 +202,21 @@ impl Job {
             return Ok(Err(ModelError::aborted()));
         }
         let pieces = engine.info.template.render(&self.req);
-        let prompt = match engine.encode_pieces(&pieces) {
+        let mut prompt = match engine.encode_pieces(&pieces) {
             Ok(p) => p,
             Err(e) => return Ok(Err(engine_error(e))),
         };
+        let opened = self.call_first && !self.req.tools.is_empty() && new_user_turn(&self.req);
+        if opened {
+            let open = format!("{TOOL_CALL_OPEN}\n");
+            match engine.tokenizer.token_id(TOOL_CALL_OPEN) {
+                Some(id) => {
+                    prompt.push(id);
+                    prompt.extend(engine.tokenizer.encode("\n"));
+                }
+                None => prompt.extend(engine.tokenizer.encode(&open)),
+            }
+        }
         let context = engine.info.context_length;
         if prompt.len() >= context {
             return Ok(Err(ModelError::new(
@@ -196,8 +243,10 @@ impl Job {
         let temperature = self.req.sampling.temperature.unwrap_or(0.0);
         let top_p = self.req.sampling.top_p.unwrap_or(1.0);
         let mut sampler = Sampler::new(temperature, top_p, SEED);
-        let mut utf8 = Utf8Stream::default();
         let mut out = Output::new(!self.req.tools.is_empty(), &self.req.stop);
+        if opened {
+            out.text = format!("{TOOL_CALL_OPEN}\n");
+        }
         // Tool calls are constrained to the offered tools and their schemas.
         let grammar = (self.constrain && !self.req.tools.is_empty()).then(|| {
             CallGrammar::new(
@@ -208,58 +257,87 @@ impl Job {
                     .collect(),
             )
         });
-        let mut generated = 0usize;
+        // Drafts are verified against greedy choices only: sampling would change the
+        // output's distribution.
+        let lookup = self.speculate.filter(|_| temperature <= 0.0);
+        let mut history = prompt.clone();
+        let mut dec = Gen {
+            utf8: Utf8Stream::default(),
+            generated: 0,
+            stops: &self.req.stop,
+        };
+        let (mut drafted, mut accepted_total) = (0usize, 0usize);
         let mut stop = StopReason::MaxTokens;
-        while generated < max_new {
+        'generate: while dec.generated < max_new {
             if self.cancel.is_cancelled() {
                 return Ok(Err(ModelError::aborted()));
             }
             if tx.is_closed() {
                 return Err(Gone);
             }
-            let token = match (&grammar, out.call_tail()) {
-                (Some(g), Some(tail)) if g.check(tail) != Check::Invalid => {
-                    let eng = &*engine;
-                    sampler.sample_constrained(&logits, &mut |id| {
-                        if eng.info.end_ids.contains(&id) {
-                            return g.check(tail) == Check::Complete;
-                        }
-                        let bytes = eng.tokenizer.token_bytes(id);
-                        let mut next = String::with_capacity(tail.len() + bytes.len());
-                        next.push_str(tail);
-                        next.push_str(&String::from_utf8_lossy(&bytes));
-                        g.check(&next) != Check::Invalid
-                    })
-                }
-                _ => sampler.sample(&logits),
-            };
-            let Some(token) = token else {
+            let Some(token) = choose(&mut sampler, &logits, grammar.as_ref(), &out, &engine) else {
                 return Ok(Err(ModelError::provider("local model: no token to sample")));
             };
-            generated += 1;
-            if engine.info.end_ids.contains(&token) {
-                stop = StopReason::EndTurn;
+            history.push(token);
+            if let Some(reason) = dec.push(token, &engine, &mut out, tx)? {
+                stop = reason;
                 break;
             }
-            let text = utf8.push(&engine.tokenizer.token_bytes(token));
-            out.text.push_str(&text);
-            if let Some(at) = find_stop(&out.text, &self.req.stop) {
-                out.text.truncate(at);
-                stop = StopReason::StopSequence;
+            if dec.generated >= max_new {
                 break;
             }
-            if let Some(delta) = out.release() {
-                send(tx, StreamEvent::TextDelta(delta))?;
-            }
-            if generated < max_new {
+            let mut draft = lookup.map(|l| l.draft(&history)).unwrap_or_default();
+            draft.truncate(max_new - dec.generated);
+            if draft.is_empty() {
                 logits = match engine.step(token) {
                     Ok(l) => l,
                     Err(e) => return Ok(Err(engine_error(e))),
                 };
+                continue;
             }
+            // One forward pass over the token and its draft; keep the drafted
+            // tokens greedy decoding would have chosen, drop the rest.
+            let base = engine.cached_len();
+            let mut batch = Vec::with_capacity(draft.len() + 1);
+            batch.push(token);
+            batch.extend_from_slice(&draft);
+            let mut all = match engine.eval(&batch) {
+                Ok(l) => l,
+                Err(e) => return Ok(Err(engine_error(e))),
+            };
+            drafted += draft.len();
+            let mut accepted = 0;
+            let mut ended = None;
+            for (i, &d) in draft.iter().enumerate() {
+                if self.cancel.is_cancelled() {
+                    return Ok(Err(ModelError::aborted()));
+                }
+                if choose(&mut sampler, &all[i], grammar.as_ref(), &out, &engine) != Some(d) {
+                    break;
+                }
+                accepted += 1;
+                history.push(d);
+                ended = dec.push(d, &engine, &mut out, tx)?;
+                if ended.is_some() || dec.generated >= max_new {
+                    break;
+                }
+            }
+            accepted_total += accepted;
+            if let Err(e) = engine.truncate(base + 1 + accepted) {
+                return Ok(Err(engine_error(e)));
+            }
+            if let Some(reason) = ended {
+                stop = reason;
+                break 'generate;
+            }
+            logits = all.swap_remove(accepted);
         }
+        if drafted > 0 {
+            debug!(drafted, accepted = accepted_total, "prompt-lookup drafts");
+        }
+        let generated = dec.generated;
         if stop != StopReason::StopSequence {
-            out.text.push_str(&utf8.finish());
+            out.text.push_str(&dec.utf8.finish());
         }
         let offered: Vec<&str> = self.req.tools.iter().map(|t| t.name.as_str()).collect();
         let (rest, calls) = out.finish(&offered);
@@ -305,6 +383,72 @@ impl Job {
         )?;
         send(tx, StreamEvent::Stop(stop))?;
         Ok(Ok(()))
+    }
+}
+
+/// Whether the request ends with a user message that answers no tool call.
+fn new_user_turn(req: &ChatRequest) -> bool {
+    req.messages.last().is_some_and(|m| {
+        m.role == Role::User && !m.parts.iter().any(|p| matches!(p, Part::ToolResult(_)))
+    })
+}
+
+/// Picks the next token: within a tool call, only one that keeps the call valid.
+fn choose(
+    sampler: &mut Sampler,
+    logits: &[f32],
+    grammar: Option<&CallGrammar>,
+    out: &Output,
+    engine: &Engine,
+) -> Option<u32> {
+    match (grammar, out.call_tail()) {
+        (Some(g), Some(tail)) if g.check(tail) != Check::Invalid => {
+            sampler.sample_constrained(logits, &mut |id| {
+                if engine.info.end_ids.contains(&id) {
+                    return g.check(tail) == Check::Complete;
+                }
+                let bytes = engine.tokenizer.token_bytes(id);
+                let mut next = String::with_capacity(tail.len() + bytes.len());
+                next.push_str(tail);
+                next.push_str(&String::from_utf8_lossy(&bytes));
+                g.check(&next) != Check::Invalid
+            })
+        }
+        _ => sampler.sample(logits),
+    }
+}
+
+/// Per-call decoding state: bytes to characters, and the count of tokens produced.
+struct Gen<'a> {
+    utf8: Utf8Stream,
+    generated: usize,
+    stops: &'a [String],
+}
+
+impl Gen<'_> {
+    /// Takes one chosen token: streams what may be streamed, and says why to stop,
+    /// if it ends the answer.
+    fn push(
+        &mut self,
+        token: u32,
+        engine: &Engine,
+        out: &mut Output,
+        tx: &Tx,
+    ) -> Result<Option<StopReason>, Gone> {
+        self.generated += 1;
+        if engine.info.end_ids.contains(&token) {
+            return Ok(Some(StopReason::EndTurn));
+        }
+        let text = self.utf8.push(&engine.tokenizer.token_bytes(token));
+        out.text.push_str(&text);
+        if let Some(at) = find_stop(&out.text, self.stops) {
+            out.text.truncate(at);
+            return Ok(Some(StopReason::StopSequence));
+        }
+        if let Some(delta) = out.release() {
+            send(tx, StreamEvent::TextDelta(delta))?;
+        }
+        Ok(None)
     }
 }
 

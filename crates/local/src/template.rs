@@ -89,6 +89,40 @@ fn turn(out: &mut Vec<Piece>, role: &str, body: String) {
     out.push(Piece::Text("\n".into()));
 }
 
+/// A JSON schema with its top-level `properties` listed required ones first, in the
+/// `required` order: a model writes arguments in the order it reads them, and one
+/// that writes `new_string` before `old_string` (serde_json sorts keys) invents both.
+fn required_first(schema: &serde_json::Value) -> String {
+    let (Some(obj), Some(props)) = (
+        schema.as_object(),
+        schema.get("properties").and_then(|p| p.as_object()),
+    ) else {
+        return schema.to_string();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let mut keys: Vec<&String> = props.keys().collect();
+    keys.sort_by_key(|k| required.iter().position(|r| r == k).unwrap_or(usize::MAX));
+    let props_text: Vec<String> = keys
+        .iter()
+        .map(|k| format!("{}:{}", json!(k), props[k.as_str()]))
+        .collect();
+    let fields: Vec<String> = obj
+        .iter()
+        .map(|(k, v)| {
+            if k == "properties" {
+                format!("{}:{{{}}}", json!(k), props_text.join(","))
+            } else {
+                format!("{}:{v}", json!(k))
+            }
+        })
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
 fn tools_block(req: &ChatRequest) -> String {
     let mut s = String::from(
         "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
@@ -100,7 +134,7 @@ fn tools_block(req: &ChatRequest) -> String {
             "\n{{\"type\": \"function\", \"function\": {{\"name\": {}, \"description\": {}, \"parameters\": {}}}}}",
             json!(t.name),
             json!(t.description),
-            t.parameters
+            required_first(&t.parameters)
         ));
     }
     s.push_str(
@@ -168,6 +202,26 @@ mod tests {
                 Piece::Text(t) => t.clone(),
             })
             .collect()
+    }
+
+    #[test]
+    fn required_parameters_come_first_in_their_order() {
+        let schema = json!({"type": "object", "properties": {
+            "line_hint": {"type": "integer"}, "new_string": {"type": "string"},
+            "old_string": {"type": "string"}, "path": {"type": "string"}},
+            "required": ["path", "old_string", "new_string"]});
+        let text = required_first(&schema);
+        let at = |k: &str| text.find(k).unwrap();
+        assert!(
+            at("\"path\"") < at("\"old_string\"") && at("\"old_string\"") < at("\"new_string\"")
+        );
+        assert!(at("\"new_string\"") < at("\"line_hint\""), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, schema);
+        assert_eq!(
+            required_first(&json!({"type": "object"})),
+            "{\"type\":\"object\"}"
+        );
     }
 
     #[test]

@@ -2,5 +2,6 @@
 
 pub mod doctor;
 pub mod edit;
+pub mod model;
 pub mod replay;
 pub mod run;

