@@ -214,6 +214,7 @@ mod with_local {
             session: SessionConfig::default(),
             trajectory_dir: Some(workspace.join(".agentls-trajectory")),
             cancel: CancellationToken::new(),
+            approver: None,
         };
         let outcome =
             runtime.block_on(agentls_agent::run_headless(options, |ev: &AgentEvent| {
