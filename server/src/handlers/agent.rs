@@ -208,22 +208,17 @@ pub async fn review(
     let sink = LspEditSink::new(client.clone(), state.clone());
     let limits = state.config().config.read_limits();
     for c in taken {
-        let current = match DocUri::from_file_path(&c.path).and_then(|u| state.store.snapshot(&u)) {
-            Some(s) => Source {
-                rope: s.rope,
-                version: Some(s.version),
+        // The live buffer with its version, else the file on disk.
+        let current = match state.store.read(&c.path, &limits) {
+            Ok(t) => Source {
+                rope: t.rope,
+                version: t.version,
             },
-            None => match state.store.read(&c.path, &limits) {
-                Ok(t) => Source {
-                    rope: t.rope,
-                    version: None,
-                },
-                Err(e) => {
-                    result.failed.push((c.id, e.to_string()));
-                    entry.pending().push(c);
-                    continue;
-                }
-            },
+            Err(e) => {
+                result.failed.push((c.id, e.to_string()));
+                entry.pending().push(c);
+                continue;
+            }
         };
         let outcome = match crate::agent::reject_plan(&c, &current) {
             Ok(plan) => sink.land(plan, "reject").await.map_err(|e| e.message),
