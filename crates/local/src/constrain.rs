@@ -36,9 +36,21 @@ pub struct CallGrammar {
 /// Result of a prefix parse: the position after the parsed item, or why not.
 enum P {
     Ok(usize),
-    /// The input ended inside the item: still a valid prefix.
-    Eof,
+    /// The input ended inside the item: still a valid prefix, which the text held
+    /// here completes (the shortest such text, for this item only).
+    Eof(String),
     Bad,
+}
+
+/// Appends the text that completes what follows an item cut short.
+fn then(p: P, rest: impl FnOnce() -> String) -> P {
+    match p {
+        P::Eof(mut c) => {
+            c.push_str(&rest());
+            P::Eof(c)
+        }
+        other => other,
+    }
 }
 
 macro_rules! step {
@@ -46,6 +58,12 @@ macro_rules! step {
         match $e {
             P::Ok(i) => i,
             other => return other,
+        }
+    };
+    ($e:expr, $rest:expr) => {
+        match $e {
+            P::Ok(i) => i,
+            other => return then(other, $rest),
         }
     };
 }
@@ -58,46 +76,84 @@ impl CallGrammar {
 
     /// Checks the text written after `<tool_call>`.
     pub fn check(&self, text: &str) -> Check {
-        let s: Vec<char> = text.chars().collect();
-        match self.call(&s) {
+        match self.parse(text) {
             P::Bad => Check::Invalid,
-            P::Eof => Check::Partial,
-            P::Ok(i) => {
-                // After the object: whitespace, then the closing tag, then nothing.
-                let i = ws(&s, i);
-                let rest: String = s[i..].iter().collect();
-                if rest == TOOL_CALL_CLOSE {
-                    Check::Complete
-                } else if TOOL_CALL_CLOSE.starts_with(&rest) {
-                    Check::Partial
-                } else {
-                    Check::Invalid
-                }
-            }
+            P::Eof(_) => Check::Partial,
+            P::Ok(_) => Check::Complete,
+        }
+    }
+
+    /// The shortest text that makes `text` (written after `<tool_call>`) a whole
+    /// valid call, closing tag included; `None` when it cannot become one, empty
+    /// when it already is. Lets a call cut short by the token budget still end
+    /// valid.
+    pub fn completion(&self, text: &str) -> Option<String> {
+        match self.parse(text) {
+            P::Bad => None,
+            P::Eof(c) => Some(c),
+            P::Ok(_) => Some(String::new()),
+        }
+    }
+
+    fn parse(&self, text: &str) -> P {
+        let s: Vec<char> = text.chars().collect();
+        let i = step!(self.call(&s), || TOOL_CALL_CLOSE.to_owned());
+        // After the object: whitespace, then the closing tag, then nothing.
+        let i = ws(&s, i);
+        let rest: String = s[i..].iter().collect();
+        if rest == TOOL_CALL_CLOSE {
+            P::Ok(s.len())
+        } else if let Some(left) = TOOL_CALL_CLOSE.strip_prefix(rest.as_str()) {
+            P::Eof(left.to_owned())
+        } else {
+            P::Bad
         }
     }
 
     fn call(&self, s: &[char]) -> P {
-        let mut i = ws(s, 0);
-        i = step!(lit(s, i, "{"));
-        i = ws(s, i);
-        i = step!(lit(s, i, "\"name\""));
-        i = ws(s, i);
-        i = step!(lit(s, i, ":"));
-        i = ws(s, i);
         let names: Vec<String> = self.tools.iter().map(|(n, _)| json_str(n)).collect();
+        let first = names.first().cloned().unwrap_or_default();
+        let args = |which: usize| min_value(&self.tools[which].1);
+        let after_name = |which: usize| format!(", \"arguments\": {}}}", args(which));
+        let mut i = ws(s, 0);
+        i = step!(lit(s, i, "{"), || format!(
+            "\"name\": {first}{}",
+            after_name(0)
+        ));
+        i = ws(s, i);
+        i = step!(lit(s, i, "\"name\""), || format!(
+            ": {first}{}",
+            after_name(0)
+        ));
+        i = ws(s, i);
+        i = step!(lit(s, i, ":"), || format!(" {first}{}", after_name(0)));
+        i = ws(s, i);
         let (mut i, which) = match one_of(s, i, &names) {
             Ok(x) => x,
+            Err(P::Eof(c)) => {
+                // The name is cut short: complete it (as the first name that fits,
+                // whose rest `one_of` returned), then its arguments.
+                let which = names
+                    .iter()
+                    .position(|n| matches!(lit(s, i, n), P::Eof(_)))
+                    .unwrap_or_default();
+                return P::Eof(format!("{c}{}", after_name(which)));
+            }
             Err(p) => return p,
         };
         i = ws(s, i);
-        i = step!(lit(s, i, ","));
+        i = step!(lit(s, i, ","), || after_name(which)
+            .trim_start_matches(',')
+            .to_owned());
         i = ws(s, i);
-        i = step!(lit(s, i, "\"arguments\""));
+        i = step!(lit(s, i, "\"arguments\""), || format!(
+            ": {}}}",
+            args(which)
+        ));
         i = ws(s, i);
-        i = step!(lit(s, i, ":"));
+        i = step!(lit(s, i, ":"), || format!(" {}}}", args(which)));
         i = ws(s, i);
-        i = step!(value(s, i, &self.tools[which].1));
+        i = step!(value(s, i, &self.tools[which].1), || "}".to_owned());
         i = ws(s, i);
         lit(s, i, "}")
     }
@@ -116,9 +172,9 @@ fn ws(s: &[char], mut i: usize) -> usize {
 
 fn lit(s: &[char], i: usize, word: &str) -> P {
     let mut j = i;
-    for c in word.chars() {
+    for (k, c) in word.chars().enumerate() {
         match s.get(j) {
-            None => return P::Eof,
+            None => return P::Eof(word.chars().skip(k).collect()),
             Some(&d) if d == c => j += 1,
             Some(_) => return P::Bad,
         }
@@ -126,17 +182,20 @@ fn lit(s: &[char], i: usize, word: &str) -> P {
     P::Ok(j)
 }
 
-/// Matches one of several literals; the index of the one matched.
+/// Matches one of several literals; the index of the one matched. Cut short, the
+/// completion is the rest of the first literal that fits.
 fn one_of(s: &[char], i: usize, options: &[String]) -> Result<(usize, usize), P> {
-    let mut any_prefix = false;
+    let mut completion = None;
     for (k, o) in options.iter().enumerate() {
         match lit(s, i, o) {
             P::Ok(j) => return Ok((j, k)),
-            P::Eof => any_prefix = true,
+            P::Eof(c) => {
+                completion.get_or_insert(c);
+            }
             P::Bad => {}
         }
     }
-    Err(if any_prefix { P::Eof } else { P::Bad })
+    Err(completion.map_or(P::Bad, P::Eof))
 }
 
 fn types_of(schema: &Value) -> Vec<&str> {
@@ -147,9 +206,64 @@ fn types_of(schema: &Value) -> Vec<&str> {
     }
 }
 
+fn required_of(schema: &Value) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The shortest JSON text valid against `schema`.
+fn min_value(schema: &Value) -> String {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|o| o.first())
+    {
+        return first.to_string();
+    }
+    let types = types_of(schema);
+    let pick = [
+        "null", "integer", "number", "boolean", "string", "array", "object",
+    ]
+    .into_iter()
+    .find(|t| types.is_empty() || types.contains(t));
+    match pick {
+        Some("null") => "null".into(),
+        Some("integer" | "number") => "0".into(),
+        Some("boolean") => "false".into(),
+        Some("string") => "\"\"".into(),
+        Some("array") => "[]".into(),
+        Some("object") => format!("{{{}}}", missing_members(schema, &[], true)),
+        _ => "null".into(),
+    }
+}
+
+/// `"key": value` for every required key not yet `seen`, comma separated; with a
+/// leading comma unless `first`.
+fn missing_members(schema: &Value, seen: &[String], first: bool) -> String {
+    let any = Value::Object(Default::default());
+    let props = schema.get("properties").and_then(Value::as_object);
+    let mut out = String::new();
+    let mut first = first;
+    for key in required_of(schema) {
+        if seen.iter().any(|k| k == key) {
+            continue;
+        }
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        let sub = props.and_then(|p| p.get(key)).unwrap_or(&any);
+        out.push_str(&format!("{}: {}", json_str(key), min_value(sub)));
+    }
+    out
+}
+
 fn value(s: &[char], i: usize, schema: &Value) -> P {
     if i >= s.len() {
-        return P::Eof;
+        return P::Eof(min_value(schema));
     }
     if let Some(Value::Array(options)) = schema.get("enum") {
         let lits: Vec<String> = options.iter().map(Value::to_string).collect();
@@ -175,11 +289,7 @@ fn value(s: &[char], i: usize, schema: &Value) -> P {
 
 fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
     let props = schema.get("properties").and_then(Value::as_object);
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = required_of(schema);
     // Without `properties`, or with `additionalProperties` allowed, keys are free.
     let open = free
         || props.is_none()
@@ -188,10 +298,20 @@ fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
             .is_some_and(|a| a != &Value::Bool(false));
     let any = Value::Object(Default::default());
     let mut seen: Vec<String> = Vec::new();
-    let mut i = step!(lit(s, i, "{"));
+    let mut i = step!(lit(s, i, "{"), || format!(
+        "{}}}",
+        missing_members(schema, &[], true)
+    ));
     loop {
         i = ws(s, i);
-        let Some(&c) = s.get(i) else { return P::Eof };
+        // What closes the object once the member being read is done.
+        let close = |seen: &[String]| format!("{}}}", missing_members(schema, seen, false));
+        let Some(&c) = s.get(i) else {
+            return P::Eof(format!(
+                "{}}}",
+                missing_members(schema, &seen, seen.is_empty())
+            ));
+        };
         if c == '}' {
             return if required.iter().all(|r| seen.iter().any(|k| k == r)) {
                 P::Ok(i + 1)
@@ -200,12 +320,45 @@ fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
             };
         }
         if !seen.is_empty() {
-            i = step!(lit(s, i, ","));
+            i = step!(lit(s, i, ","), || close(&seen)
+                .trim_start_matches(',')
+                .to_owned());
             i = ws(s, i);
+            if i >= s.len() {
+                // After a comma a member must follow: the first missing required
+                // one, else any allowed one.
+                let member = missing_members(schema, &seen, true);
+                if !member.is_empty() {
+                    return P::Eof(format!("{member}}}"));
+                }
+                let key = props
+                    .and_then(|p| p.iter().find(|(k, _)| !seen.contains(k)))
+                    .map(|(k, v)| format!("{}: {}", json_str(k), min_value(v)))
+                    .or_else(|| open.then(|| "\"_\": null".to_owned()));
+                return key.map_or(P::Bad, |m| P::Eof(format!("{m}}}")));
+            }
         }
         // The key.
         let (j, key) = if open {
-            let j = step!(string(s, i));
+            let j = match string(s, i) {
+                P::Ok(j) => j,
+                P::Eof(c) => {
+                    // A free key cut short: close it, give it a value.
+                    let written: String = s[i..].iter().collect();
+                    let key = serde_json::from_str::<String>(&format!("{written}{c}"))
+                        .unwrap_or_default();
+                    if seen.contains(&key) {
+                        // Closing it now would repeat a key: lengthen it instead.
+                        let open_part = c.strip_suffix('"').unwrap_or(&c);
+                        return P::Eof(format!("{open_part}_\": null{}", close(&seen)));
+                    }
+                    let sub = props.and_then(|p| p.get(&key)).unwrap_or(&any);
+                    let mut seen = seen.clone();
+                    seen.push(key);
+                    return P::Eof(format!("{c}: {}{}", min_value(sub), close(&seen)));
+                }
+                P::Bad => return P::Bad,
+            };
             let raw: String = s[i..j].iter().collect();
             match serde_json::from_str::<String>(&raw) {
                 Ok(k) => (j, k),
@@ -229,57 +382,74 @@ fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
                         Err(_) => return P::Bad,
                     }
                 }
+                Err(P::Eof(c)) => {
+                    let written: String = s[i..].iter().collect();
+                    let full = format!("{written}{c}");
+                    let key = serde_json::from_str::<String>(&full).unwrap_or_default();
+                    let sub = props.and_then(|p| p.get(&key)).unwrap_or(&any);
+                    let mut seen = seen.clone();
+                    seen.push(key);
+                    return P::Eof(format!("{c}: {}{}", min_value(sub), close(&seen)));
+                }
                 Err(p) => return p,
             }
         };
         if seen.contains(&key) {
             return P::Bad;
         }
-        i = ws(s, j);
-        i = step!(lit(s, i, ":"));
-        i = ws(s, i);
         let sub = props.and_then(|p| p.get(&key)).unwrap_or(&any);
-        i = step!(value(s, i, sub));
         seen.push(key);
+        i = ws(s, j);
+        i = step!(lit(s, i, ":"), || format!(
+            " {}{}",
+            min_value(sub),
+            close(&seen)
+        ));
+        i = ws(s, i);
+        i = step!(value(s, i, sub), || close(&seen));
     }
 }
 
 fn array(s: &[char], i: usize, schema: &Value) -> P {
     let any = Value::Object(Default::default());
     let items = schema.get("items").unwrap_or(&any);
-    let mut i = step!(lit(s, i, "["));
+    let mut i = step!(lit(s, i, "["), || "]".to_owned());
     let mut first = true;
     loop {
         i = ws(s, i);
-        let Some(&c) = s.get(i) else { return P::Eof };
+        let Some(&c) = s.get(i) else {
+            return P::Eof("]".to_owned());
+        };
         if c == ']' {
             return P::Ok(i + 1);
         }
         if !first {
-            i = step!(lit(s, i, ","));
+            i = step!(lit(s, i, ","), || "]".to_owned());
             i = ws(s, i);
         }
-        i = step!(value(s, i, items));
+        i = step!(value(s, i, items), || "]".to_owned());
         first = false;
     }
 }
 
 fn string(s: &[char], i: usize) -> P {
-    let mut i = step!(lit(s, i, "\""));
+    let mut i = step!(lit(s, i, "\""), || "\"".to_owned());
     loop {
-        let Some(&c) = s.get(i) else { return P::Eof };
+        let Some(&c) = s.get(i) else {
+            return P::Eof("\"".to_owned());
+        };
         match c {
             '"' => return P::Ok(i + 1),
             '\\' => {
                 let Some(&e) = s.get(i + 1) else {
-                    return P::Eof;
+                    return P::Eof("n\"".to_owned());
                 };
                 match e {
                     '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' => i += 2,
                     'u' => {
                         for k in 0..4 {
                             match s.get(i + 2 + k) {
-                                None => return P::Eof,
+                                None => return P::Eof(format!("{}\"", "0".repeat(4 - k))),
                                 Some(h) if h.is_ascii_hexdigit() => {}
                                 Some(_) => return P::Bad,
                             }
@@ -296,8 +466,9 @@ fn string(s: &[char], i: usize) -> P {
 }
 
 /// A JSON number. At the end of input a number is only ever partial: more digits
-/// could follow.
+/// could follow; its completion is empty once it has a digit where one is needed.
 fn number(s: &[char], mut i: usize, integer: bool) -> P {
+    let need_digit = || P::Eof("0".to_owned());
     if s.get(i) == Some(&'-') {
         i += 1;
     }
@@ -309,7 +480,7 @@ fn number(s: &[char], mut i: usize, integer: bool) -> P {
         (i, i - start)
     };
     match s.get(i) {
-        None => return P::Eof,
+        None => return need_digit(),
         Some('0') => i += 1,
         Some(c) if c.is_ascii_digit() => i = digits(i).0,
         Some(_) => return P::Bad,
@@ -317,7 +488,11 @@ fn number(s: &[char], mut i: usize, integer: bool) -> P {
     if !integer && s.get(i) == Some(&'.') {
         let (j, n) = digits(i + 1);
         if j >= s.len() {
-            return P::Eof;
+            return if n == 0 {
+                need_digit()
+            } else {
+                P::Eof(String::new())
+            };
         }
         if n == 0 {
             return P::Bad;
@@ -331,7 +506,11 @@ fn number(s: &[char], mut i: usize, integer: bool) -> P {
         }
         let (j, n) = digits(i);
         if j >= s.len() {
-            return P::Eof;
+            return if n == 0 {
+                need_digit()
+            } else {
+                P::Eof(String::new())
+            };
         }
         if n == 0 {
             return P::Bad;
@@ -339,7 +518,7 @@ fn number(s: &[char], mut i: usize, integer: bool) -> P {
         i = j;
     }
     if i >= s.len() {
-        return P::Eof;
+        return P::Eof(String::new());
     }
     P::Ok(i)
 }
@@ -381,6 +560,74 @@ mod tests {
         for (i, _) in call.char_indices() {
             check(&call[..i], Check::Partial);
         }
+    }
+
+    /// Every prefix of `call` completes to a whole valid call.
+    #[track_caller]
+    fn completes_every_prefix(g: &CallGrammar, call: &str) {
+        assert_eq!(g.check(call), Check::Complete, "{call:?}");
+        for (i, _) in call.char_indices() {
+            let prefix = &call[..i];
+            let Some(c) = g.completion(prefix) else {
+                panic!("no completion for {prefix:?}");
+            };
+            let whole = format!("{prefix}{c}");
+            assert_eq!(g.check(&whole), Check::Complete, "{prefix:?} + {c:?}");
+            // The arguments parse as JSON, as the provider's parser needs.
+            let body = whole
+                .trim()
+                .strip_suffix(TOOL_CALL_CLOSE)
+                .map(str::trim)
+                .unwrap_or_default();
+            assert!(
+                serde_json::from_str::<Value>(body).is_ok(),
+                "{whole:?} is not JSON"
+            );
+        }
+    }
+
+    #[test]
+    fn every_prefix_of_a_call_has_a_shortest_completion() {
+        let g = grammar();
+        completes_every_prefix(
+            &g,
+            "\n{\"name\": \"read_file\", \"arguments\": {\"offset\": -12, \"path\": \"a\\u00e9\\n\\\"b\"}}\n</tool_call>",
+        );
+        completes_every_prefix(
+            &g,
+            "{\"name\": \"run\", \"arguments\": {\"cmd\": [\"ls\", \"-l\"], \"ratio\": -1.5e+3, \"mode\": \"full\", \"dry\": false}}</tool_call>",
+        );
+        let nested = CallGrammar::new(vec![(
+            "edit".into(),
+            json!({"type": "object", "properties": {
+                "path": {"type": "string"},
+                "ops": {"type": "array", "items": {"type": "object",
+                    "properties": {"line": {"type": "integer"}, "text": {"type": ["string", "null"]}},
+                    "required": ["line", "text"]}},
+                "meta": {}},
+                "required": ["path", "ops"], "additionalProperties": true}),
+        )]);
+        completes_every_prefix(
+            &nested,
+            "{\"name\": \"edit\", \"arguments\": {\"ops\": [{\"text\": null, \"line\": 3}, {\"line\": 4, \"text\": \"x\"}], \"meta\": {\"k\": [1, true]}, \"path\": \"p\", \"extra\": 1}}</tool_call>",
+        );
+        // What the shortest completion looks like.
+        assert_eq!(
+            g.completion("{\"name\": \"read_").as_deref(),
+            Some("file\", \"arguments\": {\"path\": \"\"}}</tool_call>")
+        );
+        assert_eq!(
+            nested
+                .completion("{\"name\": \"edit\", \"arguments\": {\"ops\": [{")
+                .as_deref(),
+            Some("\"line\": 0, \"text\": null}], \"path\": \"\"}}</tool_call>")
+        );
+        assert_eq!(g.completion("{\"name\": \"nope"), None);
+        // A free key cut short that would repeat one is lengthened instead.
+        let repeat = "{\"name\": \"edit\", \"arguments\": {\"meta\": 1, \"meta";
+        let c = nested.completion(repeat).unwrap_or_default();
+        assert_eq!(c, "_\": null, \"path\": \"\", \"ops\": []}}</tool_call>");
+        assert_eq!(nested.check(&format!("{repeat}{c}")), Check::Complete);
     }
 
     #[test]

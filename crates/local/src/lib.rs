@@ -7,15 +7,17 @@
 //!   `llama-cpp-sys-2`: building needs cmake and libclang), builds the byte-level BPE
 //!   [`Tokenizer`] from the GGUF metadata ([`gguf`]), and keeps a KV cache that the
 //!   next prompt reuses up to their longest common prefix.
-//! - [`speculate`] drafts tokens by prompt lookup (the next tokens after an earlier
-//!   occurrence of the last few); the provider verifies a draft in one batched
-//!   forward pass and keeps the longest prefix greedy decoding would have produced
-//!   (opt-in: [`LocalProvider::with_speculation`]).
+//! - [`speculate`] drafts tokens by prompt lookup (following the copy of the prompt
+//!   the answer is making, found again by the longest earlier match of its last
+//!   tokens); the provider verifies a draft in one batched forward pass and keeps
+//!   the drafted tokens greedy decoding picks (on by default at temperature 0:
+//!   [`LocalProvider::with_speculation`]).
 //! - [`Template`] renders a [`agentls_model::ChatRequest`] as ChatML, with the
 //!   Qwen2.5 tool-calling layout.
 //! - [`CallGrammar`] constrains tool calls: once the model opens `<tool_call>`, the
 //!   sampler only takes tokens that keep the call an offered tool with arguments
-//!   valid against its schema.
+//!   valid against its schema, and a call about to run out of tokens is closed
+//!   with its shortest valid ending ([`CallGrammar::completion`]).
 //! - [`bench_model`] measures it all in one run against llama.cpp called directly.
 //! - [`LocalProvider`] streams text deltas, tool calls, [`agentls_model::Usage`]
 //!   (prompt tokens served from the KV cache count as `cached_input`) and a stop
@@ -25,8 +27,11 @@
 //! - Special tokens come only from the template, by id: text (a user's, a file's)
 //!   never turns into a turn boundary.
 //! - Temperature 0 (the default) is greedy and deterministic. Speculative decoding
-//!   (opt-in, greedy only) keeps only drafted tokens greedy decoding picks from the
-//!   batch's logits (see [`speculate`] for the limits of that guarantee).
+//!   (greedy only) keeps only drafted tokens greedy decoding picks from the batch's
+//!   logits (see [`speculate`] for the limits of that guarantee).
+//! - Every tool call the model opens, when calls are constrained, ends as a call to
+//!   an offered tool with valid arguments, even when the token budget runs out
+//!   (its shortest ending may then overrun a budget too small to hold any call).
 //! - Cancellation is checked before every generated token: a cancelled call stops
 //!   within one token and ends with a `UserAborted` error.
 //! - The model is never downloaded at run time: weights come from [`fetch()`] or a

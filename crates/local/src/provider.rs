@@ -17,12 +17,16 @@ use tracing::{debug, info_span, warn};
 use crate::constrain::{CallGrammar, Check};
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::sampler::Sampler;
-use crate::speculate::Lookup;
+use crate::speculate::{Drafter, Lookup};
 use crate::template::TOOL_CALL_OPEN;
 use crate::tokenizer::Utf8Stream;
 
 /// Seed for temperature > 0; fixed so that runs can be replayed.
 const SEED: u64 = 0x5eed;
+
+/// Tokens left in the budget from which an open tool call is watched, to be closed
+/// in time (its shortest valid ending is a few tokens in practice).
+const CLOSE_WITHIN: usize = 256;
 
 /// A GGUF model running in process.
 #[derive(Clone)]
@@ -83,8 +87,9 @@ impl LocalProvider {
             profile,
             engine: Arc::new(Mutex::new(engine)),
             constrain: true,
-            // Off until it pays: see `speculate`'s module doc.
-            speculate: None,
+            // Greedy calls only; pays on copies, costs nothing measurable on free
+            // text (see `speculate`'s module doc and `bench model`).
+            speculate: Some(Lookup::default()),
             call_first: true,
         }
     }
@@ -98,8 +103,8 @@ impl LocalProvider {
         self
     }
 
-    /// Sets prompt-lookup drafting (off by default). It only applies at temperature
-    /// 0; drafts are checked against the greedy choice (see `speculate`'s module doc
+    /// Sets prompt-lookup drafting (on by default; `None` turns it off). It only
+    /// applies at temperature 0; drafts are checked against the greedy choice (see `speculate`'s module doc
     /// for what is and is not guaranteed).
     pub fn with_speculation(mut self, lookup: Option<Lookup>) -> Self {
         self.speculate = lookup;
@@ -259,15 +264,26 @@ impl Job {
         });
         // Drafts are verified against greedy choices only: sampling would change the
         // output's distribution.
-        let lookup = self.speculate.filter(|_| temperature <= 0.0);
-        let mut history = prompt.clone();
+        let mut drafter = self
+            .speculate
+            .filter(|_| temperature <= 0.0)
+            .map(Drafter::new);
+        // What drafts are copied from: a predicted output if the caller has one
+        // (never fed to the model), the prompt, then the answer as it grows.
+        let mut history = self
+            .req
+            .prediction
+            .as_deref()
+            .map(|p| engine.tokenizer.encode(p))
+            .unwrap_or_default();
+        history.extend_from_slice(&prompt);
         let mut dec = Gen {
             utf8: Utf8Stream::default(),
             generated: 0,
             stops: &self.req.stop,
         };
-        let (mut drafted, mut accepted_total) = (0usize, 0usize);
         let mut stop = StopReason::MaxTokens;
+        let mut batch = Vec::new();
         'generate: while dec.generated < max_new {
             if self.cancel.is_cancelled() {
                 return Ok(Err(ModelError::aborted()));
@@ -275,8 +291,35 @@ impl Job {
             if tx.is_closed() {
                 return Err(Gone);
             }
-            let Some(token) = choose(&mut sampler, &logits, grammar.as_ref(), &out, &engine) else {
-                return Ok(Err(ModelError::provider("local model: no token to sample")));
+            let left = max_new - dec.generated;
+            // A call near the end of the budget is closed in time with the shortest
+            // valid ending, so that every call the model opens parses and validates.
+            let closing = match (grammar.as_ref(), out.call_tail()) {
+                (Some(g), Some(tail)) if left <= CLOSE_WITHIN => g
+                    .completion(tail)
+                    .map(|c| engine.tokenizer.encode(&c))
+                    .filter(|ids| ids.len() + 1 >= left),
+                _ => None,
+            };
+            let chosen = match closing {
+                Some(_) => None,
+                None => choose(&mut sampler, &logits, grammar.as_ref(), &out, &engine),
+            };
+            let Some(token) = chosen else {
+                // Forced, or no token keeps the call valid: end it the shortest way.
+                let ending = grammar
+                    .as_ref()
+                    .zip(out.call_tail())
+                    .and_then(|(g, tail)| g.completion(tail));
+                let Some(ending) = ending else {
+                    return Ok(Err(ModelError::provider("local model: no token to sample")));
+                };
+                debug!(ending = %ending, left, "tool call closed by its shortest ending");
+                for id in engine.tokenizer.encode(&ending) {
+                    dec.push(id, &engine, &mut out, tx)?;
+                }
+                stop = StopReason::EndTurn;
+                break;
             };
             history.push(token);
             if let Some(reason) = dec.push(token, &engine, &mut out, tx)? {
@@ -286,9 +329,16 @@ impl Job {
             if dec.generated >= max_new {
                 break;
             }
-            let mut draft = lookup.map(|l| l.draft(&history)).unwrap_or_default();
-            draft.truncate(max_new - dec.generated);
-            if draft.is_empty() {
+            batch.clear();
+            batch.push(token);
+            // No drafts near the budget's end inside a call: the closing must fit.
+            let near_end = out.call_tail().is_some() && max_new - dec.generated <= CLOSE_WITHIN;
+            if let Some(d) = drafter.as_mut().filter(|_| !near_end) {
+                let room = (max_new - dec.generated).min(context - engine.cached_len() - 1);
+                let draft = d.draft(&history);
+                batch.extend_from_slice(&draft[..draft.len().min(room)]);
+            }
+            if batch.len() == 1 {
                 logits = match engine.step(token) {
                     Ok(l) => l,
                     Err(e) => return Ok(Err(engine_error(e))),
@@ -296,23 +346,20 @@ impl Job {
                 continue;
             }
             // One forward pass over the token and its draft; keep the drafted
-            // tokens greedy decoding would have chosen, drop the rest.
+            // tokens greedy decoding picks from the batch's logits, drop the rest.
             let base = engine.cached_len();
-            let mut batch = Vec::with_capacity(draft.len() + 1);
-            batch.push(token);
-            batch.extend_from_slice(&draft);
-            let mut all = match engine.eval(&batch) {
-                Ok(l) => l,
-                Err(e) => return Ok(Err(engine_error(e))),
-            };
-            drafted += draft.len();
+            if let Err(e) = engine.eval_in_place(&batch) {
+                return Ok(Err(engine_error(e)));
+            }
+            let drafted = batch.len() - 1;
             let mut accepted = 0;
             let mut ended = None;
-            for (i, &d) in draft.iter().enumerate() {
+            for (i, &d) in batch[1..].iter().enumerate() {
                 if self.cancel.is_cancelled() {
                     return Ok(Err(ModelError::aborted()));
                 }
-                if choose(&mut sampler, &all[i], grammar.as_ref(), &out, &engine) != Some(d) {
+                let at = engine.batch_logits(i);
+                if choose(&mut sampler, at, grammar.as_ref(), &out, &engine) != Some(d) {
                     break;
                 }
                 accepted += 1;
@@ -322,7 +369,10 @@ impl Job {
                     break;
                 }
             }
-            accepted_total += accepted;
+            if let Some(d) = drafter.as_mut() {
+                d.outcome(drafted, accepted);
+            }
+            logits = engine.batch_logits(accepted).to_vec();
             if let Err(e) = engine.truncate(base + 1 + accepted) {
                 return Ok(Err(engine_error(e)));
             }
@@ -330,10 +380,13 @@ impl Job {
                 stop = reason;
                 break 'generate;
             }
-            logits = all.swap_remove(accepted);
         }
-        if drafted > 0 {
-            debug!(drafted, accepted = accepted_total, "prompt-lookup drafts");
+        if let Some(d) = drafter.as_ref().filter(|d| d.drafted > 0) {
+            debug!(
+                drafted = d.drafted,
+                accepted = d.accepted,
+                "prompt-lookup drafts"
+            );
         }
         let generated = dec.generated;
         if stop != StopReason::StopSequence {

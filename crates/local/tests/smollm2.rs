@@ -171,10 +171,8 @@ async fn speculative_decoding_keeps_a_copied_answer_identical() {
     let list: String = (1..=30)
         .map(|i| format!("item_{i} = {}\n", i * 7))
         .collect();
-    // Only the copy-heavy case: on "Tell me about the sea." the two outputs part
-    // after ~80 tokens at a near tie ("the physical and the spiritual" vs "and
-    // spiritual"), so batch and single-token logits still differ somewhere (see the
-    // `speculate` module doc). That is why drafting is off by default.
+    // Only the copy-heavy case: batched and one-token logits may differ in the last
+    // bits (see the `speculate` module doc), so free text may part at a near tie.
     for user in [format!("Repeat this list exactly:\n{list}")] {
         let req = request(&user, 120);
         let a = collect(plain.stream(&req, CancellationToken::new()))
@@ -219,4 +217,52 @@ async fn a_changed_turn_keeps_the_common_prefix_and_matches_a_cold_answer() {
         .unwrap();
     assert_eq!(c.usage.cached_input, 0);
     assert_eq!(b.text, c.text);
+}
+
+#[tokio::test]
+async fn a_call_cut_short_by_the_budget_still_ends_valid() {
+    let Some(p) = provider("a_call_cut_short_by_the_budget_still_ends_valid") else {
+        return;
+    };
+    let schema = serde_json::json!({"type": "object", "properties": {
+        "path": {"type": "string"},
+        "old_str": {"type": "string"},
+        "new_str": {"type": "string"}}, "required": ["path", "old_str", "new_str"]});
+    let grammar = agentls_local::CallGrammar::new(vec![("str_replace".to_owned(), schema.clone())]);
+    // 2 and 8 tokens cannot hold even the shortest call (~30 tokens): the call is
+    // still finished, past the budget. From 40 on, the model's own call (a long
+    // comment) does not fit: it is closed in time, within the budget. Without the
+    // closing each of these would stop on the budget with a broken call.
+    for budget in [2, 8, 40, 48, 64] {
+        let mut req = ChatRequest::new(
+            Some("You are a coding agent. Use the tools.".into()),
+            "In src/main.rs replace the whole body of `fn main` with a long comment explaining in detail what the program does, step by step.",
+        );
+        req.tools = vec![agentls_model::ToolDef {
+            name: "str_replace".into(),
+            description: "Replace old_str with new_str in a file.".into(),
+            parameters: schema.clone(),
+        }];
+        req.max_tokens = Some(budget);
+        let r = collect(p.stream(&req, CancellationToken::new()))
+            .await
+            .unwrap();
+        assert_eq!(r.tool_calls.len(), 1, "budget {budget}: {r:?}");
+        let call = &r.tool_calls[0];
+        let args = call.parse_arguments().unwrap();
+        let text = format!("{{\"name\": \"str_replace\", \"arguments\": {args}}}</tool_call>");
+        assert_eq!(
+            grammar.check(&text),
+            agentls_local::Check::Complete,
+            "budget {budget}: {text}"
+        );
+        assert_eq!(r.stop, StopReason::ToolUse, "budget {budget}");
+        if budget >= 40 {
+            assert!(
+                r.usage.output <= u64::from(budget),
+                "budget {budget}: {:?}",
+                r.usage
+            );
+        }
+    }
 }
