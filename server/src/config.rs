@@ -41,6 +41,9 @@ pub struct Config {
     /// `[router]`: the `auto` model's fast and strong models (agentls-model).
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
     pub router: serde_json::Value,
+    /// `summarizer`: the model that writes compaction summaries (agentls-model).
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub summarizer: serde_json::Value,
 }
 
 /// `[files]`: reading files from disk.
@@ -116,16 +119,23 @@ pub enum ReviewMode {
 }
 
 impl Config {
-    /// The `[models]` and `[router]` tables as the model layer reads them.
+    /// The `[models]` and `[router]` tables and `summarizer` as the model layer reads
+    /// them, checked (every model's keys against its wire).
     pub fn models(&self) -> Result<agentls_model::ModelsConfig, String> {
         let mut table = serde_json::Map::new();
-        if !self.models.is_null() {
-            table.insert("models".to_owned(), self.models.clone());
+        for (key, value) in [
+            ("models", &self.models),
+            ("router", &self.router),
+            ("summarizer", &self.summarizer),
+        ] {
+            if !value.is_null() {
+                table.insert(key.to_owned(), value.clone());
+            }
         }
-        if !self.router.is_null() {
-            table.insert("router".to_owned(), self.router.clone());
-        }
-        serde_json::from_value(Value::Object(table)).map_err(|e| format!("[models]: {e}"))
+        let models: agentls_model::ModelsConfig =
+            serde_json::from_value(Value::Object(table)).map_err(|e| format!("[models]: {e}"))?;
+        models.validate().map_err(|e| e.message)?;
+        Ok(models)
     }
 
     /// The read limits these settings ask for.
@@ -284,9 +294,9 @@ fn merge_into(base: &mut Value, layer: &Value) {
     }
 }
 
-/// Top-level tables whose contents other crates check (the model layer's `[models]`
-/// and `[router]`, and `[run]`, read by `agentls run`).
-const PASSTHROUGH: &[&str] = &["models", "router", "run"];
+/// Top-level keys whose contents other crates check (the model layer's `[models]`,
+/// `[router]` and `summarizer`, and `[run]`, read by `agentls run`).
+const PASSTHROUGH: &[&str] = &["models", "router", "summarizer", "run"];
 
 fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
     let (Value::Object(known), Value::Object(layer)) = (known, layer) else {

@@ -120,15 +120,22 @@ pub struct HeadlessOutcome {
 /// Why a headless run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum HeadlessError {
-    /// The model could not be resolved or built.
+    /// The model could not be resolved or built. (Not a `#[source]`: the message
+    /// already holds it, and `{:#}` would print it twice.)
     #[error("model: {0}")]
-    Model(#[from] agentls_model::ModelError),
+    Model(agentls_model::ModelError),
     /// No model was named and none is configured.
     #[error("no model configured: add a [models.NAME] table to the config or pass --model")]
     NoModel,
     /// The workspace is not a directory.
     #[error("workspace {0} is not a directory")]
     Workspace(PathBuf),
+}
+
+impl From<agentls_model::ModelError> for HeadlessError {
+    fn from(e: agentls_model::ModelError) -> Self {
+        HeadlessError::Model(e)
+    }
 }
 
 /// The router and the models it picks from, for `auto`.
