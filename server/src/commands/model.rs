@@ -207,21 +207,6 @@ mod with_local {
         Ok(())
     }
 
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn the_snippet_is_a_valid_local_model() {
-            let config = ModelsConfig::from_toml(&config_snippet("smollm2-135m")).unwrap();
-            let spec = config.models["local"].local_spec("local").unwrap();
-            assert_eq!(
-                spec.source,
-                agentls_model::LocalSource::Catalog("smollm2-135m".into())
-            );
-        }
-    }
-
     /// `agentls demo`.
     pub fn demo(args: DemoArgs) -> anyhow::Result<ExitCode> {
         let path = resolve(args.model.as_deref(), args.path, DEMO_MODEL)?;
@@ -280,5 +265,20 @@ mod with_local {
             Status::Done { .. } if landed => ExitCode::SUCCESS,
             _ => ExitCode::FAILURE,
         })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_snippet_is_a_valid_local_model() {
+            let config = ModelsConfig::from_toml(&config_snippet("smollm2-135m")).unwrap();
+            let spec = config.models["local"].local_spec("local").unwrap();
+            assert_eq!(
+                spec.source,
+                agentls_model::LocalSource::Catalog("smollm2-135m".into())
+            );
+        }
     }
 }
