@@ -12,6 +12,29 @@
 //!
 //! A source that does not parse, or whose values have the wrong type, is skipped whole
 //! and reported; the others still apply. Unknown keys are reported, not fatal.
+//!
+//! The model tables are kept as data here and read by the model layer
+//! (`agentls_model::ModelsConfig`), which checks them:
+//!
+//! ```toml
+//! summarizer = "local"          # compaction summaries; default: the router's fast model
+//!
+//! [agent]
+//! model = "local"
+//!
+//! [models.local]
+//! wire = "local"                # the embedded model (a build with `--features local`)
+//! model = "qwen2.5-coder-0.5b"  # or path = "/x.gguf"; threads, context optional
+//!
+//! [models.sonnet]
+//! wire = "anthropic"
+//! base_url = "https://api.anthropic.com/v1"
+//! api_key_env = "ANTHROPIC_API_KEY"
+//!
+//! [router]
+//! fast = "local"
+//! strong = "sonnet"
+//! ```
 
 use std::path::{Path, PathBuf};
 
@@ -385,6 +408,27 @@ mod tests {
         m.load_file(Source::Workspace(ws.clone()), &ws);
         assert_eq!(m.config, Config::default());
         assert!(m.problems[0].contains("not valid TOML"), "{:?}", m.problems);
+    }
+
+    #[test]
+    fn the_documented_example_is_read_without_problems() {
+        let src = include_str!("config.rs");
+        let start = src.find("//! ```toml\n").unwrap() + "//! ```toml\n".len();
+        let end = start + src[start..].find("//! ```").unwrap();
+        let text: String = src[start..end]
+            .lines()
+            .map(|l| format!("{}\n", l.trim_start_matches("//!").trim_start()))
+            .collect();
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        let mut m = Merged::default();
+        m.set_layer(
+            Source::User("u.toml".into()),
+            serde_json::to_value(table).unwrap(),
+        );
+        assert_eq!(m.problems, Vec::<String>::new());
+        let models = m.config.models().unwrap();
+        assert_eq!(models.summarizer_name(), Some("local"));
+        assert_eq!(m.config.agent.model.as_deref(), Some("local"));
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! Model configuration as users write it (TOML), and turning it into providers.
 //!
 //! ```toml
+//! # Who writes compaction summaries; default: the router's fast model, if any.
+//! # (Top-level keys come before the first table.)
+//! summarizer = "local"
+//!
 //! [models.ollama]
 //! wire = "openai_chat"
 //! base_url = "http://127.0.0.1:11434/v1"
@@ -25,9 +29,6 @@
 //! fast = "local"
 //! strong = "sonnet"
 //! mode = "plan_strong_implement_fast"
-//!
-//! # Who writes compaction summaries; default: the router's fast model, if any.
-//! summarizer = "local"
 //! ```
 //!
 //! HTTP models need `base_url`; local models need `model` (a catalog name) or `path`,
@@ -386,6 +387,34 @@ mod tests {
 
     fn err(toml: &str) -> ModelError {
         ModelsConfig::from_toml(toml).unwrap_err()
+    }
+
+    /// The first ```toml block after `after` in `text`, `//! ` prefixes removed.
+    fn toml_block(text: &str, after: &str) -> String {
+        let rest = &text[text.find(after).unwrap()..];
+        let start = rest.find("```toml\n").unwrap() + "```toml\n".len();
+        let end = start + rest[start..].find("```").unwrap();
+        rest[start..end]
+            .lines()
+            .map(|l| {
+                l.trim_start_matches("//!")
+                    .strip_prefix(' ')
+                    .unwrap_or(l.trim_start_matches("//!"))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_documented_examples_are_valid() {
+        let doc = toml_block(include_str!("config.rs"), "//! Model configuration");
+        let config = ModelsConfig::from_toml(&doc).unwrap();
+        assert_eq!(config.summarizer_name(), Some("local"));
+        assert_eq!(config.models["local"].wire, WireFormat::Local);
+        let readme = toml_block(include_str!("../../../README.md"), "## Models");
+        let config = ModelsConfig::from_toml(&readme).unwrap();
+        assert_eq!(config.summarizer_name(), Some("local"));
+        assert!(config.router().unwrap().is_some());
     }
 
     #[test]
