@@ -12,6 +12,29 @@
 //!
 //! A source that does not parse, or whose values have the wrong type, is skipped whole
 //! and reported; the others still apply. Unknown keys are reported, not fatal.
+//!
+//! The model tables are kept as data here and read by the model layer
+//! (`agentls_model::ModelsConfig`), which checks them:
+//!
+//! ```toml
+//! summarizer = "local"          # compaction summaries; default: the router's fast model
+//!
+//! [agent]
+//! model = "local"
+//!
+//! [models.local]
+//! wire = "local"                # the embedded model (a build with `--features local`)
+//! model = "qwen2.5-coder-0.5b"  # or path = "/x.gguf"; threads, context optional
+//!
+//! [models.sonnet]
+//! wire = "anthropic"
+//! base_url = "https://api.anthropic.com/v1"
+//! api_key_env = "ANTHROPIC_API_KEY"
+//!
+//! [router]
+//! fast = "local"
+//! strong = "sonnet"
+//! ```
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +64,9 @@ pub struct Config {
     /// `[router]`: the `auto` model's fast and strong models (agentls-model).
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
     pub router: serde_json::Value,
+    /// `summarizer`: the model that writes compaction summaries (agentls-model).
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub summarizer: serde_json::Value,
 }
 
 /// `[files]`: reading files from disk.
@@ -116,16 +142,23 @@ pub enum ReviewMode {
 }
 
 impl Config {
-    /// The `[models]` and `[router]` tables as the model layer reads them.
+    /// The `[models]` and `[router]` tables and `summarizer` as the model layer reads
+    /// them, checked (every model's keys against its wire).
     pub fn models(&self) -> Result<agentls_model::ModelsConfig, String> {
         let mut table = serde_json::Map::new();
-        if !self.models.is_null() {
-            table.insert("models".to_owned(), self.models.clone());
+        for (key, value) in [
+            ("models", &self.models),
+            ("router", &self.router),
+            ("summarizer", &self.summarizer),
+        ] {
+            if !value.is_null() {
+                table.insert(key.to_owned(), value.clone());
+            }
         }
-        if !self.router.is_null() {
-            table.insert("router".to_owned(), self.router.clone());
-        }
-        serde_json::from_value(Value::Object(table)).map_err(|e| format!("[models]: {e}"))
+        let models: agentls_model::ModelsConfig =
+            serde_json::from_value(Value::Object(table)).map_err(|e| format!("[models]: {e}"))?;
+        models.validate().map_err(|e| e.message)?;
+        Ok(models)
     }
 
     /// The read limits these settings ask for.
@@ -284,9 +317,9 @@ fn merge_into(base: &mut Value, layer: &Value) {
     }
 }
 
-/// Top-level tables whose contents other crates check (the model layer's `[models]`
-/// and `[router]`, and `[run]`, read by `agentls run`).
-const PASSTHROUGH: &[&str] = &["models", "router", "run"];
+/// Top-level keys whose contents other crates check (the model layer's `[models]`,
+/// `[router]` and `summarizer`, and `[run]`, read by `agentls run`).
+const PASSTHROUGH: &[&str] = &["models", "router", "summarizer", "run"];
 
 fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
     let (Value::Object(known), Value::Object(layer)) = (known, layer) else {
@@ -375,6 +408,27 @@ mod tests {
         m.load_file(Source::Workspace(ws.clone()), &ws);
         assert_eq!(m.config, Config::default());
         assert!(m.problems[0].contains("not valid TOML"), "{:?}", m.problems);
+    }
+
+    #[test]
+    fn the_documented_example_is_read_without_problems() {
+        let src = include_str!("config.rs");
+        let start = src.find("//! ```toml\n").unwrap() + "//! ```toml\n".len();
+        let end = start + src[start..].find("//! ```").unwrap();
+        let text: String = src[start..end]
+            .lines()
+            .map(|l| format!("{}\n", l.trim_start_matches("//!").trim_start()))
+            .collect();
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        let mut m = Merged::default();
+        m.set_layer(
+            Source::User("u.toml".into()),
+            serde_json::to_value(table).unwrap(),
+        );
+        assert_eq!(m.problems, Vec::<String>::new());
+        let models = m.config.models().unwrap();
+        assert_eq!(models.summarizer_name(), Some("local"));
+        assert_eq!(m.config.agent.model.as_deref(), Some("local"));
     }
 
     #[test]

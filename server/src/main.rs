@@ -44,6 +44,10 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    // `wire = "local"` models, for the server and every subcommand alike; without the
+    // feature they fail with a message saying how to rebuild.
+    #[cfg(feature = "local")]
+    agentls_local::register();
     match cli.command {
         None => serve(cli.serve),
         Some(cli::Command::Serve(args)) => serve(args),

@@ -290,3 +290,46 @@ async fn model_auto_routes_each_call_through_the_configured_router() {
     assert_eq!(routes, ["quick", "quick", "smart"]);
     assert_eq!((fast.requests().len(), strong.requests().len()), (2, 1));
 }
+
+/// A `wire = "local"` model in a build without the embedded engine (the default, and
+/// CI's): a clear message saying how to rebuild, exit code 1, nothing run.
+#[cfg(not(feature = "local"))]
+#[tokio::test]
+async fn a_local_model_without_the_engine_says_how_to_rebuild() {
+    let ws = tempfile::tempdir().unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        "[models.local]\nwire = \"local\"\nmodel = \"qwen2.5-coder-0.5b\"\n",
+    )
+    .unwrap();
+    let out = agentls_run(ws.path(), &cfg, &["--model", "local"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "agentls: model: UnexpectedEnvironment: model local: this agentls was built without \
+         the embedded model; rebuild with `--features local` (needs cmake and libclang)\n"
+    );
+}
+
+/// Keys that do not fit the wire are refused before anything runs, naming the model.
+#[tokio::test]
+async fn a_local_model_with_a_base_url_is_a_config_error() {
+    let ws = tempfile::tempdir().unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        "[models.local]\nwire = \"local\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let out = agentls_run(ws.path(), &cfg, &["--model", "local"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "model local: base_url does not apply to wire = \"local\" (the model runs inside agentls)"
+        ),
+        "{stderr}"
+    );
+}

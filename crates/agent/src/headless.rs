@@ -76,7 +76,8 @@ pub struct HeadlessOptions {
     /// Model name from `models`, or `auto` (the router); the first configured model when
     /// `None`.
     pub model: Option<String>,
-    /// The `[models]` configuration.
+    /// The `[models]` configuration; its summarizer (see
+    /// [`ModelsConfig::summarizer_name`]) writes compaction summaries.
     pub models: ModelsConfig,
     /// A provider to use instead of resolving `model` (tests, embedding).
     pub provider: Option<Arc<dyn Provider>>,
@@ -119,9 +120,10 @@ pub struct HeadlessOutcome {
 /// Why a headless run could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum HeadlessError {
-    /// The model could not be resolved or built.
+    /// The model could not be resolved or built. (Not a `#[source]`: the message
+    /// already holds it, and `{:#}` would print it twice.)
     #[error("model: {0}")]
-    Model(#[from] agentls_model::ModelError),
+    Model(agentls_model::ModelError),
     /// No model was named and none is configured.
     #[error("no model configured: add a [models.NAME] table to the config or pass --model")]
     NoModel,
@@ -130,46 +132,101 @@ pub enum HeadlessError {
     Workspace(PathBuf),
 }
 
+impl From<agentls_model::ModelError> for HeadlessError {
+    fn from(e: agentls_model::ModelError) -> Self {
+        HeadlessError::Model(e)
+    }
+}
+
 /// The router and the models it picks from, for `auto`.
 type Routed = (Router, Vec<Arc<dyn Provider>>);
 
-/// The first model, and for `auto` with a `[router]` the router and its models.
-fn resolve_provider(
-    o: &HeadlessOptions,
-) -> Result<(Arc<dyn Provider>, Option<Routed>), HeadlessError> {
-    if let Some(p) = &o.provider {
-        return Ok((p.clone(), None));
+/// The models a run uses.
+struct Resolved {
+    /// The first model.
+    provider: Arc<dyn Provider>,
+    /// For `auto` with a `[router]`: the router and its models.
+    routing: Option<Routed>,
+    /// The compaction summarizer ([`ModelsConfig::summarizer_name`]).
+    summarizer: Option<Arc<dyn Provider>>,
+}
+
+/// Builds each named model once: a name used twice (the router's fast model as the
+/// summarizer) gets the same provider.
+struct Built<'a> {
+    models: &'a ModelsConfig,
+    done: Vec<(String, Arc<dyn Provider>)>,
+}
+
+impl Built<'_> {
+    fn get(&mut self, name: &str) -> Result<Arc<dyn Provider>, HeadlessError> {
+        if let Some((_, p)) = self.done.iter().find(|(n, _)| n == name) {
+            return Ok(p.clone());
+        }
+        let p = self
+            .models
+            .provider(name, ClientOptions::default(), |k| std::env::var(k).ok())?;
+        self.done.push((name.to_owned(), p.clone()));
+        Ok(p)
     }
-    let build = |name: &str| {
-        o.models
-            .provider(name, ClientOptions::default(), |k| std::env::var(k).ok())
+}
+
+/// The first model (`given`, else `model`, else the first configured), for `auto`
+/// with a `[router]` the router and its models, and the summarizer. Blocking: a local
+/// model loads its weights here.
+fn resolve(
+    models: &ModelsConfig,
+    model: Option<&str>,
+    given: Option<Arc<dyn Provider>>,
+) -> Result<Resolved, HeadlessError> {
+    let mut built = Built {
+        models,
+        done: Vec::new(),
     };
     let first_configured = || {
-        o.models
+        models
             .models
             .keys()
             .next()
             .cloned()
             .ok_or(HeadlessError::NoModel)
     };
-    let name = match o.model.as_deref() {
-        Some("auto") => match (o.models.router()?, &o.models.router) {
+    let (provider, routing) = match (given, model) {
+        (Some(p), _) => (p, None),
+        (None, Some("auto")) => match (models.router()?, &models.router) {
             (Some(router), Some(rc)) => {
-                let fast = build(&rc.fast)?;
-                let strong = if rc.strong == rc.fast {
-                    fast.clone()
-                } else {
-                    build(&rc.strong)?
-                };
+                let fast = built.get(&rc.fast)?;
+                let strong = built.get(&rc.strong)?;
                 // The session asks the router before every call; start on fast.
-                return Ok((fast.clone(), Some((router, vec![fast, strong]))));
+                (fast.clone(), Some((router, vec![fast, strong])))
             }
-            _ => first_configured()?,
+            _ => (built.get(&first_configured()?)?, None),
         },
-        Some(name) => name.to_owned(),
-        None => first_configured()?,
+        (None, Some(name)) => (built.get(name)?, None),
+        (None, None) => (built.get(&first_configured()?)?, None),
     };
-    Ok((build(&name)?, None))
+    let summarizer = match models.summarizer_name() {
+        Some(name) => Some(built.get(name)?),
+        None => None,
+    };
+    Ok(Resolved {
+        provider,
+        routing,
+        summarizer,
+    })
+}
+
+/// [`resolve`] on a blocking thread: loading a local model's weights takes seconds.
+async fn resolve_off_thread(o: &HeadlessOptions) -> Result<Resolved, HeadlessError> {
+    let (models, model, given) = (o.models.clone(), o.model.clone(), o.provider.clone());
+    tokio::task::spawn_blocking(move || resolve(&models, model.as_deref(), given))
+        .await
+        .map_err(|e| {
+            HeadlessError::Model(agentls_model::ModelError::new(
+                agentls_model::ErrorClass::Unknown,
+                format!("building the model failed: {e}"),
+            ))
+        })?
 }
 
 /// Runs one session on `options.task` to completion, calling `print` with every event
@@ -185,7 +242,11 @@ pub async fn run_headless(
     if !root.is_dir() {
         return Err(HeadlessError::Workspace(root));
     }
-    let (provider, routing) = resolve_provider(&options)?;
+    let Resolved {
+        provider,
+        routing,
+        summarizer,
+    } = resolve_off_thread(&options).await?;
     let mut ctx = test_context(&root);
     ctx.cancel = options.cancel.clone();
     if let Some(approver) = &options.approver {
@@ -217,6 +278,9 @@ pub async fn run_headless(
         Session::new(provider, tools, ctx, options.session, static_ctx).with_events(tx);
     if let Some((router, providers)) = routing {
         session = session.with_router(router, providers);
+    }
+    if let Some(summarizer) = summarizer {
+        session = session.with_summarizer(summarizer);
     }
     let dir = options.trajectory_dir.or_else(trajectory::default_dir);
     if let Some(dir) = dir {

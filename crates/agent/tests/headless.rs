@@ -154,3 +154,106 @@ async fn a_trajectory_replays_its_tool_calls_with_the_same_outcomes() {
             .contains("a + b")
     );
 }
+
+/// `[models]` with a main model at `main` (a small window, so that compaction starts
+/// soon) and a cheap one at `cheap`, plus `extra` lines (`summarizer`, `[router]`).
+fn two_models(main: &ModelServer, cheap: &ModelServer, extra: &str) -> ModelsConfig {
+    ModelsConfig::from_toml(&format!(
+        "{extra}\n[models.main]\nwire = \"openai_chat\"\nbase_url = \"{}\"\nprofile = {{ context_window = 1500 }}\n\n[models.cheap]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+        main.url(),
+        cheap.url()
+    ))
+    .unwrap()
+}
+
+/// A long run on `main` whose early turns get folded: 20 reads of a 300-byte file in a
+/// 1500-token window.
+async fn long_run(main: &ModelServer, cheap: &ModelServer, models: ModelsConfig) -> Status {
+    let ws = workspace();
+    std::fs::write(ws.path().join("small.txt"), "x".repeat(300)).unwrap();
+    for i in 1..=20 {
+        main.push_turn(call(
+            &format!("c{i}"),
+            "read_file",
+            json!({"path": "small.txt"}),
+        ));
+    }
+    main.push_turn(Turn::text("finished"));
+    for _ in 0..30 {
+        cheap.push_turn(Turn::text("Goal: read. Next steps: SUMMARY-BY-CHEAP"));
+    }
+    let options = HeadlessOptions {
+        workspace: ws.path().to_path_buf(),
+        task: "Read small.txt many times.".into(),
+        model: Some("main".into()),
+        models,
+        provider: None,
+        tools: ToolSet::default(),
+        session: SessionConfig::default(),
+        trajectory_dir: None,
+        cancel: CancellationToken::new(),
+        approver: None,
+    };
+    run_headless(options, |_| {}).await.unwrap().status
+}
+
+#[tokio::test]
+async fn the_configured_summarizer_writes_the_compaction_summaries() {
+    let main = ModelServer::start().await.unwrap();
+    let cheap = ModelServer::start().await.unwrap();
+    let models = two_models(&main, &cheap, "summarizer = \"cheap\"");
+    let status = long_run(&main, &cheap, models).await;
+    assert_eq!(
+        status,
+        Status::Done {
+            answer: "finished".into()
+        }
+    );
+    let asked = cheap.requests();
+    assert!(!asked.is_empty(), "the summarizer was never called");
+    assert!(asked[0].body.to_string().contains("You summarise"));
+    let last = main.requests().last().unwrap().body.to_string();
+    assert!(
+        last.contains("SUMMARY-BY-CHEAP"),
+        "the summary reached main"
+    );
+}
+
+#[tokio::test]
+async fn without_a_summarizer_compaction_keeps_the_harness_notes_only() {
+    let main = ModelServer::start().await.unwrap();
+    let cheap = ModelServer::start().await.unwrap();
+    let models = two_models(&main, &cheap, "");
+    let status = long_run(&main, &cheap, models).await;
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(cheap.requests().is_empty());
+    let last = main.requests().last().unwrap().body.to_string();
+    assert!(!last.contains("SUMMARY-BY-CHEAP"));
+    assert!(
+        last.contains(agentls_agent::compaction::SUMMARY_MARK),
+        "compaction still happened: {last}"
+    );
+}
+
+#[tokio::test]
+async fn the_routers_fast_model_summarizes_by_default() {
+    let main = ModelServer::start().await.unwrap();
+    let cheap = ModelServer::start().await.unwrap();
+    let models = two_models(
+        &main,
+        &cheap,
+        "[router]\nfast = \"cheap\"\nstrong = \"main\"\n",
+    );
+    let status = long_run(&main, &cheap, models).await;
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(
+        !cheap.requests().is_empty(),
+        "fast was not asked to summarise"
+    );
+    assert!(
+        cheap.requests()[0]
+            .body
+            .to_string()
+            .contains("You summarise")
+    );
+}

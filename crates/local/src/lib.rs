@@ -55,6 +55,7 @@
 //! ```
 
 pub mod bench;
+pub mod configured;
 pub mod constrain;
 pub mod engine;
 pub mod fetch;
@@ -66,6 +67,7 @@ pub mod template;
 pub mod tokenizer;
 
 pub use bench::{BenchOptions, BenchReport, bench_model};
+pub use configured::{configured_provider, register};
 pub use constrain::{CallGrammar, Check};
 pub use engine::{Engine, EngineError, EngineOptions, ModelInfo};
 pub use fetch::{

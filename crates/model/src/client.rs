@@ -113,6 +113,9 @@ fn install_crypto_provider() {
 impl HttpProvider {
     /// A client for `spec`.
     pub fn new(spec: ProviderSpec, options: ClientOptions) -> Result<Self, ModelError> {
+        if !spec.wire.is_http() {
+            return Err(wire::not_http());
+        }
         install_crypto_provider();
         let loopback = reqwest::Url::parse(&spec.base_url)
             .map_err(|e| {
@@ -325,7 +328,7 @@ impl Job {
             let retryable = should_retry.unwrap_or(err.retryable);
             return Err(err.retryable(retryable).into());
         }
-        let mut decoder: Box<dyn Decoder> = wire::decoder(self.wire);
+        let mut decoder: Box<dyn Decoder> = wire::decoder(self.wire)?;
         let mut parser = SseParser::new();
         let mut body = resp.bytes_stream();
         loop {

@@ -11,6 +11,12 @@
 //! can do and costs; [`Router`] picks a model for `auto`; [`lenient`] reads tool calls
 //! that small models write as text.
 //!
+//! `wire = "local"` models run in process on the embedded engine (crate
+//! `agentls-local`), which depends on this crate: the binary hands its constructor in
+//! once with [`local::register`], and [`ModelsConfig::provider`] calls it. Without
+//! the registration (a build without the `local` feature) a local model is a clear
+//! UnexpectedEnvironment error.
+//!
 //! **Invariants.**
 //! - Every failure is a [`ModelError`] classified as ProviderError, Timeout,
 //!   UserAborted (or InvalidArguments / UnexpectedEnvironment for configuration), with
@@ -22,7 +28,7 @@
 //!   log line: [`Secret`] prints as `[redacted]`, header values are marked sensitive,
 //!   and provider messages that echo a key are redacted.
 //! - No LSP types here, and nothing of the agent: the request types are the whole
-//!   interface.
+//!   interface. No inference engine either: only the [`local`] hook.
 //!
 //! A call, end to end, against the fixture model server that all tests use:
 //!
@@ -78,6 +84,7 @@ pub mod config;
 pub mod error;
 pub mod event;
 pub mod lenient;
+pub mod local;
 pub mod profile;
 pub mod response;
 pub mod retry;
@@ -92,6 +99,7 @@ pub use client::{ClientOptions, EventStream, HttpProvider, Provider, ProviderSpe
 pub use config::{ModelConfig, ModelsConfig};
 pub use error::{ErrorClass, ModelError};
 pub use event::{StopReason, StreamEvent};
+pub use local::{LocalModelSpec, LocalSource};
 pub use profile::{EditFormat, ModelProfile, ProfileOverrides, PromptVariant, WireFormat};
 pub use response::{Accumulator, Response, collect};
 pub use retry::RetryPolicy;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::usage::{Price, Usage};
 
-/// The HTTP API a model is reached through.
+/// How a model is reached: one of the HTTP APIs, or the embedded engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WireFormat {
@@ -16,6 +16,15 @@ pub enum WireFormat {
     OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
+    /// No wire: the embedded model runs in process (see [`crate::local`]).
+    Local,
+}
+
+impl WireFormat {
+    /// Whether requests go over HTTP (every format but [`WireFormat::Local`]).
+    pub fn is_http(self) -> bool {
+        self != WireFormat::Local
+    }
 }
 
 /// The edit tool a model is given.

@@ -69,21 +69,48 @@ pub fn check_model(models: &ModelsConfig, name: &str) -> Result<(), String> {
     }
 }
 
-fn provider(models: &ModelsConfig, name: &str, prompt: &str) -> Result<Arc<dyn Provider>, String> {
-    let name = if name == "auto" {
-        let router = models
-            .router()
-            .map_err(|e| e.to_string())?
-            .ok_or("`auto` needs a [router] table")?;
-        let mut input = RouteInput::new(Phase::Implement);
-        input.request_chars = prompt.len();
-        router.route(&input).model
-    } else {
-        name.to_owned()
-    };
+/// The model `name` stands for: itself, or for `auto` the router's pick for `prompt`.
+fn resolve_name(models: &ModelsConfig, name: &str, prompt: &str) -> Result<String, String> {
+    if name != "auto" {
+        return Ok(name.to_owned());
+    }
+    let router = models
+        .router()
+        .map_err(|e| e.to_string())?
+        .ok_or("`auto` needs a [router] table")?;
+    let mut input = RouteInput::new(Phase::Implement);
+    input.request_chars = prompt.len();
+    Ok(router.route(&input).model)
+}
+
+fn build_provider(models: &ModelsConfig, name: &str) -> Result<Arc<dyn Provider>, String> {
     models
-        .provider(&name, ClientOptions::default(), |k| std::env::var(k).ok())
+        .provider(name, ClientOptions::default(), |k| std::env::var(k).ok())
         .map_err(|e| e.to_string())
+}
+
+/// The session's model and, if `with_summarizer`, its compaction summarizer (the
+/// same provider when the summarizer is that model). Runs on a blocking thread: a
+/// local model loads its weights for seconds the first time, which must not stall the
+/// LSP handlers.
+async fn providers(
+    models: ModelsConfig,
+    name: String,
+    prompt: String,
+    with_summarizer: bool,
+) -> Result<(Arc<dyn Provider>, Option<Arc<dyn Provider>>), String> {
+    tokio::task::spawn_blocking(move || {
+        let name = resolve_name(&models, &name, &prompt)?;
+        let main = build_provider(&models, &name)?;
+        let summarizer = match models.summarizer_name().filter(|_| with_summarizer) {
+            Some(s) if s == name => Some(main.clone()),
+            Some(s) => Some(build_provider(&models, s)?),
+            None => None,
+        };
+        Ok((main, summarizer))
+    })
+    .await
+    .map_err(|e| format!("building the model failed: {e}"))?
 }
 
 /// Starts a run of `entry` on `prompt` and returns at once with the progress token the
@@ -152,13 +179,12 @@ async fn run(
         .unwrap_or_else(|p| p.into_inner())
         .take();
     if let Some(name) = switch {
-        match state
-            .config()
-            .config
-            .models()
-            .and_then(|m| provider(&m, &name, &prompt))
-        {
-            Ok(p) => live.session.switch_model(p),
+        let built = match state.config().config.models() {
+            Ok(models) => providers(models, name.clone(), prompt.clone(), false).await,
+            Err(e) => Err(e),
+        };
+        match built {
+            Ok((p, _)) => live.session.switch_model(p),
             Err(e) => tracing::warn!("session {}: cannot switch to {name}: {e}", entry.id),
         }
     }
@@ -208,7 +234,8 @@ async fn build(
         .ok_or("no workspace folder: the agent needs the client to name one")?;
     let config = state.config().config;
     let models = config.models()?;
-    let provider = provider(&models, &entry.model(), prompt)?;
+    let (provider, summarizer) =
+        providers(models.clone(), entry.model(), prompt.to_owned(), true).await?;
     let review = config.agent.review == ReviewMode::Review;
     let mut inner = LspEditSink::new(client.clone(), state.clone());
     if review {
@@ -283,6 +310,9 @@ async fn build(
     let mut session = Session::new(provider, tools, ctx, session_config, static_ctx)
         .with_id(entry.id.clone())
         .with_events(tx);
+    if let Some(summarizer) = summarizer {
+        session = session.with_summarizer(summarizer);
+    }
     if let Some(dir) = agentls_agent::trajectory::default_dir() {
         let secrets = models
             .models

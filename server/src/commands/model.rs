@@ -99,6 +99,7 @@ mod with_local {
             ModelAction::List => {
                 let dir = data_dir()?;
                 let mut out = std::io::stdout().lock();
+                let mut installed = Vec::new();
                 for e in CATALOG {
                     let (path, present) = installed_path(e, &dir);
                     let mark = if e.name == agentls_local::DEFAULT_MODEL {
@@ -106,6 +107,9 @@ mod with_local {
                     } else {
                         ""
                     };
+                    if present {
+                        installed.push(e.name);
+                    }
                     let state = if present {
                         path.display().to_string()
                     } else {
@@ -118,9 +122,32 @@ mod with_local {
                         e.size / 1_000_000
                     )?;
                 }
+                // The default when fetched, else the first fetched, else the default.
+                let pick = installed
+                    .iter()
+                    .copied()
+                    .find(|n| *n == agentls_local::DEFAULT_MODEL)
+                    .or_else(|| installed.first().copied())
+                    .unwrap_or(agentls_local::DEFAULT_MODEL);
+                let file = crate::config::user_config_path().map_or_else(
+                    || "your agentls config".to_owned(),
+                    |p| p.display().to_string(),
+                );
+                write!(
+                    out,
+                    "\nTo use it in sessions, add to {file}:\n\n{}",
+                    config_snippet(pick)
+                )?;
             }
         }
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// A `[models.local]` table for catalog model `name`, ready to paste.
+    pub fn config_snippet(name: &str) -> String {
+        format!(
+            "[models.local]\nwire = \"local\"\nmodel = \"{name}\"\n# threads = 4        # default: all cores\n# context = 8192     # tokens\n"
+        )
     }
 
     fn resolve(
@@ -238,5 +265,20 @@ mod with_local {
             Status::Done { .. } if landed => ExitCode::SUCCESS,
             _ => ExitCode::FAILURE,
         })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_snippet_is_a_valid_local_model() {
+            let config = ModelsConfig::from_toml(&config_snippet("smollm2-135m")).unwrap();
+            let spec = config.models["local"].local_spec("local").unwrap();
+            assert_eq!(
+                spec.source,
+                agentls_model::LocalSource::Catalog("smollm2-135m".into())
+            );
+        }
     }
 }

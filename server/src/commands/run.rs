@@ -178,8 +178,8 @@ fn ask(what: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
     }
 }
 
-/// The `[models]` and `[router]` tables of `path`, else of the user config file, and
-/// `[run] approve`. Never the workspace's file: keys and endpoints are the user's
+/// The `[models]` and `[router]` tables and `summarizer` of `path`, else of the user
+/// config file, and `[run] approve`. Never the workspace's file: keys and endpoints are the user's
 /// choice, not the repository's, and so is what runs without asking.
 fn load_config(path: Option<&Path>) -> anyhow::Result<(ModelsConfig, Option<Approve>)> {
     let path = match path {
@@ -200,7 +200,7 @@ fn load_config(path: Option<&Path>) -> anyhow::Result<(ModelsConfig, Option<Appr
             })?),
             None => None,
         };
-    table.retain(|k, _| k == "models" || k == "router");
+    table.retain(|k, _| matches!(k, "models" | "router" | "summarizer"));
     let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
     models.reject_inline_keys()?;
     Ok((models, approve))

@@ -63,6 +63,7 @@ pub(crate) fn build(
                 anthropic::body(model_id, profile, req),
             )
         }
+        WireFormat::Local => return Err(not_http()),
     };
     headers.insert("accept", HeaderValue::from_static("text/event-stream"));
     if let Some(key) = key {
@@ -83,19 +84,29 @@ pub(crate) fn build(
     Ok(WireRequest { url, headers, body })
 }
 
+/// The embedded model has no wire: asking for its HTTP request or decoder is a bug of
+/// the caller.
+pub(crate) fn not_http() -> ModelError {
+    ModelError::new(
+        crate::ErrorClass::InvalidArguments,
+        "wire \"local\" is the embedded model, not an HTTP API",
+    )
+}
+
 /// A fresh decoder for `wire`.
-pub(crate) fn decoder(wire: WireFormat) -> Box<dyn Decoder> {
-    match wire {
+pub(crate) fn decoder(wire: WireFormat) -> Result<Box<dyn Decoder>, ModelError> {
+    Ok(match wire {
         WireFormat::OpenaiChat => Box::<chat::ChatDecoder>::default(),
         WireFormat::OpenaiResponses => Box::<responses::ResponsesDecoder>::default(),
         WireFormat::Anthropic => Box::<anthropic::AnthropicDecoder>::default(),
-    }
+        WireFormat::Local => return Err(not_http()),
+    })
 }
 
 /// Decodes a whole recorded SSE body of `wire` into events, as the streaming client
 /// would (for replaying recorded provider answers offline, and for benchmarks).
 pub fn decode_sse_body(wire: WireFormat, body: &[u8]) -> Result<Vec<StreamEvent>, ModelError> {
-    let mut decoder = decoder(wire);
+    let mut decoder = decoder(wire)?;
     let mut parser = crate::sse::SseParser::new();
     let mut out = Vec::new();
     for ev in parser.feed(body) {

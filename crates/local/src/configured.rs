@@ -1,0 +1,260 @@
+//! `wire = "local"` models from the user's config: [`configured_provider`] resolves the
+//! weights (a catalog name in the data directory, or a path), loads them once per
+//! process, and hands out providers that share the loaded engine. [`register`] plugs it
+//! into the model layer's hook, so that `ModelsConfig::provider` builds local models.
+//!
+//! One engine per (file, threads, context): every session, the router and the
+//! compaction summarizer naming the same model share its weights and its KV cache
+//! (the engine's mutex serialises their calls). Loaded engines stay for the life of
+//! the process.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+use agentls_model::local::{DEFAULT_CONTEXT, LocalModelSpec, LocalSource};
+use agentls_model::{
+    CancellationToken, ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Provider,
+};
+use tracing::info;
+
+use crate::engine::EngineOptions;
+use crate::fetch::{CATALOG, catalog_entry, default_data_dir, installed_path};
+use crate::provider::LocalProvider;
+
+/// Registers [`configured_provider`] with the model layer for this process. Returns
+/// `false` if an engine was registered before.
+pub fn register() -> bool {
+    agentls_model::local::register(configured_provider)
+}
+
+/// A provider for a configured local model: the weights resolved and loaded (blocking,
+/// seconds, the first time), or taken from the process-wide cache. Its name is the
+/// configured one; its profile is the engine's (context window as loaded, compact
+/// prompt, `str_replace`) with the user's overrides on top.
+pub fn configured_provider(spec: &LocalModelSpec) -> Result<Arc<dyn Provider>, ModelError> {
+    let path = resolve(spec, default_data_dir().as_deref())?;
+    let opts = EngineOptions {
+        threads: spec
+            .threads
+            .unwrap_or_else(|| EngineOptions::default().threads)
+            .max(1),
+        context: spec.context.unwrap_or(DEFAULT_CONTEXT).max(1),
+        ..EngineOptions::default()
+    };
+    let engine = shared_engine(&spec.name, &path, &opts)?;
+    let profile = engine.profile().clone().with_overrides(&spec.overrides);
+    Ok(Arc::new(Configured {
+        name: spec.name.clone(),
+        profile,
+        engine,
+    }))
+}
+
+/// How many distinct engines this process has loaded (for diagnostics and tests).
+pub fn loaded_engines() -> usize {
+    cache().len()
+}
+
+type Key = (PathBuf, usize, u32);
+
+fn cache() -> MutexGuard<'static, HashMap<Key, LocalProvider>> {
+    static CACHE: LazyLock<Mutex<HashMap<Key, LocalProvider>>> = LazyLock::new(Default::default);
+    // A panic while loading leaves nothing half-inserted: keep using the map.
+    CACHE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn shared_engine(
+    name: &str,
+    path: &Path,
+    opts: &EngineOptions,
+) -> Result<LocalProvider, ModelError> {
+    let file = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let key = (file, opts.threads, opts.context);
+    // Held while loading: a second session asking for the same model waits for this
+    // load instead of loading the weights twice.
+    let mut cache = cache();
+    if let Some(p) = cache.get(&key) {
+        return Ok(p.clone());
+    }
+    info!(model = name, path = %path.display(), threads = opts.threads, context = opts.context, "loading local model");
+    let loaded = LocalProvider::load_with(name, path, opts).map_err(|e| ModelError {
+        message: format!("model {name}: {}", e.message),
+        ..e
+    })?;
+    cache.insert(key, loaded.clone());
+    Ok(loaded)
+}
+
+/// The GGUF file `spec` names: a fetched catalog model under `data_dir`, or a path
+/// (a leading `~/` is the home directory).
+pub fn resolve(spec: &LocalModelSpec, data_dir: Option<&Path>) -> Result<PathBuf, ModelError> {
+    let name = &spec.name;
+    let env_error = |m: String| ModelError::new(ErrorClass::UnexpectedEnvironment, m);
+    match &spec.source {
+        LocalSource::Catalog(model) => {
+            let Some(entry) = catalog_entry(model) else {
+                let known: Vec<&str> = CATALOG.iter().map(|e| e.name).collect();
+                return Err(ModelError::new(
+                    ErrorClass::InvalidArguments,
+                    format!(
+                        "model {name}: unknown local model {model:?}; known: {}; or set path = \"/file.gguf\"",
+                        known.join(", ")
+                    ),
+                ));
+            };
+            let dir = data_dir.ok_or_else(|| {
+                env_error(format!(
+                    "model {name}: no data directory to find {model} in (set HOME or XDG_DATA_HOME)"
+                ))
+            })?;
+            let (path, present) = installed_path(entry, dir);
+            if present {
+                Ok(path)
+            } else {
+                Err(env_error(format!(
+                    "model {name}: {model} is not on disk (looked for {}); run `agentls model fetch {model}`",
+                    path.display()
+                )))
+            }
+        }
+        LocalSource::Path(p) => {
+            let path = expand_home(p);
+            if path.is_file() {
+                Ok(path)
+            } else {
+                Err(env_error(format!(
+                    "model {name}: no GGUF file at {}",
+                    path.display()
+                )))
+            }
+        }
+    }
+}
+
+fn expand_home(p: &Path) -> PathBuf {
+    match (p.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// A shared engine under a configured name and profile.
+#[derive(Debug)]
+struct Configured {
+    name: String,
+    profile: ModelProfile,
+    engine: LocalProvider,
+}
+
+impl Provider for Configured {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn profile(&self) -> &ModelProfile {
+        &self.profile
+    }
+
+    fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
+        // The engine's own limit is its default profile's; a `max_output` override
+        // reaches it through the request.
+        if req.max_tokens.is_none() && self.profile.max_output != self.engine.profile().max_output {
+            let mut req = req.clone();
+            req.max_tokens = Some(self.profile.max_output);
+            return self.engine.stream(&req, cancel);
+        }
+        self.engine.stream(req, cancel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentls_model::ProfileOverrides;
+
+    fn spec(source: LocalSource) -> LocalModelSpec {
+        LocalModelSpec {
+            name: "small".into(),
+            source,
+            threads: None,
+            context: None,
+            overrides: ProfileOverrides::default(),
+        }
+    }
+
+    #[test]
+    fn catalog_names_resolve_in_the_data_dir_or_say_how_to_fetch() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = spec(LocalSource::Catalog("smollm2-135m".into()));
+        let e = resolve(&s, Some(dir.path())).unwrap_err();
+        assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+        assert!(
+            e.message
+                .starts_with("model small: smollm2-135m is not on disk")
+                && e.message
+                    .ends_with("run `agentls model fetch smollm2-135m`"),
+            "{}",
+            e.message
+        );
+        // A file of the pinned size is what `installed_path` calls present.
+        let entry = catalog_entry("smollm2-135m").unwrap();
+        let (path, _) = installed_path(entry, dir.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(entry.size)
+            .unwrap();
+        assert_eq!(resolve(&s, Some(dir.path())).unwrap(), path);
+
+        let e = resolve(&s, None).unwrap_err();
+        assert!(e.message.contains("no data directory"), "{}", e.message);
+
+        let e = resolve(
+            &spec(LocalSource::Catalog("gpt-9".into())),
+            Some(dir.path()),
+        )
+        .unwrap_err();
+        assert_eq!(e.class, ErrorClass::InvalidArguments);
+        assert!(
+            e.message
+                .starts_with("model small: unknown local model \"gpt-9\"; known: smollm2-135m, "),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn paths_must_exist_and_may_start_at_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.gguf");
+        let s = spec(LocalSource::Path(file.clone()));
+        let e = resolve(&s, None).unwrap_err();
+        assert_eq!(
+            (e.class, e.message),
+            (
+                ErrorClass::UnexpectedEnvironment,
+                format!("model small: no GGUF file at {}", file.display())
+            )
+        );
+        std::fs::write(&file, b"GGUF").unwrap();
+        assert_eq!(resolve(&s, None).unwrap(), file);
+        if let Some(home) = std::env::var_os("HOME") {
+            assert_eq!(
+                expand_home(Path::new("~/models/x.gguf")),
+                PathBuf::from(home).join("models/x.gguf")
+            );
+        }
+        assert_eq!(expand_home(Path::new("/a/~/b")), PathBuf::from("/a/~/b"));
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_model_fails_to_load_with_the_model_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("junk.gguf");
+        std::fs::write(&file, b"not a gguf").unwrap();
+        let e = configured_provider(&spec(LocalSource::Path(file))).unwrap_err();
+        assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);
+        assert!(e.message.starts_with("model small: "), "{}", e.message);
+    }
+}

@@ -1,0 +1,95 @@
+//! The hook through which `wire = "local"` models reach the embedded engine.
+//!
+//! The engine (crate `agentls-local`, llama.cpp) depends on this crate, so this crate
+//! cannot call it. Instead the binary registers the engine's constructor once at
+//! startup with [`register`]; [`crate::ModelsConfig::provider`] calls it for every
+//! local model. A build without the engine registers nothing, and a local model then
+//! fails with [`not_built`]: a clear UnexpectedEnvironment error, never a panic.
+//!
+//! A process-wide registration rather than a factory handed to every caller: a
+//! provider is built from at least five places (editor sessions, model switches,
+//! `agentls run`, the router's two models, the summarizer, subagents reuse them), and
+//! all of them must see the same engine. One line in `main` covers them all, and a
+//! caller that forgot to pass a factory cannot silently lose local models.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use crate::client::Provider;
+use crate::error::{ErrorClass, ModelError};
+use crate::profile::{ModelProfile, ProfileOverrides};
+
+/// The context size a local model runs with unless `context` says otherwise.
+pub const DEFAULT_CONTEXT: u32 = 8_192;
+
+/// Where the weights of a local model come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocalSource {
+    /// A catalog name (`qwen2.5-coder-0.5b`), fetched with `agentls model fetch NAME`
+    /// into the user's data directory.
+    Catalog(String),
+    /// A GGUF file (a leading `~/` means the home directory).
+    Path(PathBuf),
+}
+
+/// One `wire = "local"` model as configured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalModelSpec {
+    /// The configured name (`[models.NAME]`): what [`Provider::name`] answers.
+    pub name: String,
+    /// The weights.
+    pub source: LocalSource,
+    /// CPU threads; all cores when `None`.
+    pub threads: Option<usize>,
+    /// Context size in tokens; [`DEFAULT_CONTEXT`] when `None` (capped by what the
+    /// model was trained for).
+    pub context: Option<u32>,
+    /// Profile overrides on top of what the engine reports.
+    pub overrides: ProfileOverrides,
+}
+
+/// The profile a small embedded model gets at `context` tokens: the compact prompt,
+/// `str_replace` edits, one tool call at a time. The engine's provider reports its
+/// own (with the context it actually runs at); this is the estimate before loading.
+pub fn profile(context: u32) -> ModelProfile {
+    ModelProfile {
+        context_window: context,
+        max_output: 2_048,
+        ..ModelProfile::builtin("qwen2.5-coder")
+    }
+}
+
+/// Builds a provider for a local model (blocking: loading weights takes seconds).
+pub type Factory = fn(&LocalModelSpec) -> Result<Arc<dyn Provider>, ModelError>;
+
+static FACTORY: OnceLock<Factory> = OnceLock::new();
+
+/// Registers the embedded engine's constructor for this process. Returns `false` if a
+/// factory was registered before (the first one stays).
+pub fn register(factory: Factory) -> bool {
+    FACTORY.set(factory).is_ok()
+}
+
+/// Whether an engine is registered (the binary was built with the `local` feature).
+pub fn is_registered() -> bool {
+    FACTORY.get().is_some()
+}
+
+/// The error for a local model in a build without the engine.
+pub fn not_built(name: &str) -> ModelError {
+    ModelError::new(
+        ErrorClass::UnexpectedEnvironment,
+        format!(
+            "model {name}: this agentls was built without the embedded model; rebuild with \
+             `--features local` (needs cmake and libclang)"
+        ),
+    )
+}
+
+/// A provider for `spec` from the registered engine.
+pub(crate) fn provider(spec: &LocalModelSpec) -> Result<Arc<dyn Provider>, ModelError> {
+    match FACTORY.get() {
+        Some(factory) => factory(spec),
+        None => Err(not_built(&spec.name)),
+    }
+}
