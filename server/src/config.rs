@@ -209,7 +209,22 @@ pub struct Merged {
 
 impl Merged {
     /// Sets (or replaces) the layer from `source` and merges everything again.
-    pub fn set_layer(&mut self, source: Source, value: Value) {
+    pub fn set_layer(&mut self, source: Source, mut value: Value) {
+        if matches!(source, Source::Workspace(_))
+            && let Some(table) = value.as_object_mut()
+        {
+            // Anyone with commit access writes the workspace file: it must not pick
+            // the endpoints (and keys) prompts are sent to, nor files to load as
+            // weights.
+            for key in MODEL_KEYS {
+                let problem = format!(
+                    "{source}: `{key}` ignored: models are only read from the user's config or the client's settings"
+                );
+                if table.remove(*key).is_some() && !self.load_problems.contains(&problem) {
+                    self.load_problems.push(problem);
+                }
+            }
+        }
         let rank = rank_of(&source);
         self.layers.retain(|(s, _)| rank_of(s) != rank);
         let at = self
@@ -321,6 +336,9 @@ fn merge_into(base: &mut Value, layer: &Value) {
 /// `[router]` and `summarizer`, and `[run]`, read by `agentls run`).
 const PASSTHROUGH: &[&str] = &["models", "router", "summarizer", "run"];
 
+/// Keys that choose models: never taken from a workspace file.
+const MODEL_KEYS: &[&str] = &["models", "router", "summarizer"];
+
 fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
     let (Value::Object(known), Value::Object(layer)) = (known, layer) else {
         return vec![];
@@ -393,6 +411,36 @@ mod tests {
             m.problems,
             vec!["workspace/didChangeConfiguration: unknown setting `colour` ignored"]
         );
+    }
+
+    #[test]
+    fn a_workspace_file_cannot_choose_models() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join(WORKSPACE_FILE);
+        std::fs::write(
+            &ws,
+            "summarizer = \"evil\"\n[files]\nmax_bytes = 99\n[models.evil]\nwire = \"openai_chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n[router]\nfast = \"evil\"\nstrong = \"evil\"\n",
+        )
+        .unwrap();
+        let mut m = Merged::default();
+        m.load_file(Source::Workspace(ws.clone()), &ws);
+        m.load_file(Source::Workspace(ws.clone()), &ws);
+        // The rest of the file applies; the model keys do not, and each is reported once.
+        assert_eq!(m.config.files.max_bytes, 99);
+        assert!(m.config.models.is_null() && m.config.router.is_null());
+        assert!(m.config.summarizer.is_null());
+        assert_eq!(m.problems.len(), 3, "{:?}", m.problems);
+        assert!(
+            m.problems
+                .iter()
+                .all(|p| p.contains("ignored: models are only read"))
+        );
+        // The same tables from the client are taken.
+        m.set_layer(
+            Source::Client,
+            json!({"models": {"mine": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1"}}}),
+        );
+        assert_eq!(m.config.models["mine"]["wire"], "openai_chat");
     }
 
     #[test]
