@@ -5,14 +5,25 @@
 //! thread count and prompt tokens, in the same process: the ratio is the overhead of
 //! this crate's layer over the library it runs on.
 //!
-//! Measured 2026-11-21 (2 shared cores, load ~6, SmolLM2-135M Q4_1, threads 2, one
-//! run): prompt 157.7 vs 181.8 tok/s (0.87x), generation 57.8 vs 58.4 tok/s
-//! (0.99x); a 4-turn session 2.47 s with the prefix cache vs 7.51 s without (285 vs
-//! 1,134 prompt tokens computed; time to first token on turns 2-4 126-148 ms vs
-//! 1.4-2.1 s). The candle engine this replaced generated 3.1 tok/s on the same file.
-//! Prompt-lookup drafting, fresh engine per call: free text 45.0 vs 77.6 tok/s
-//! (slower), the edit-like request 30.3 vs 33.8 tok/s (this model answers it in prose
-//! rather than copying the file), hence off by default.
+//! Each throughput figure is the median of three rounds that interleave ours and
+//! the reference and rotate their order (whichever ran first after another context
+//! was ~8% slower). A second reference row uses the other attention kernel: ours
+//! runs with flash attention off because llama.cpp's CPU kernel verifies drafts
+//! slowly (batches of 2 to 63 queries are read one query at a time).
+//!
+//! Measured 2026-11-21 (2 cores, quiet machine, threads 2, flash attention off):
+//! - SmolLM2-135M Q4_1: prompt 148.3 vs 149.6 tok/s (0.99x), generation 50.3 vs 50.6
+//!   (0.99x); with flash attention on the reference reads prompts at 181.4 (ours
+//!   0.82x). 4-turn session 2.64 s with the prefix cache vs 7.56 s (285 vs 1,134
+//!   tokens computed; first token on turns 2-4 105-109 ms vs 1.5-2.1 s). Drafting:
+//!   edit-like 52.6 vs 22.5 tok/s (2.34x), free text 66.1 vs 69.1 (0.96x).
+//! - Qwen2.5-Coder-0.5B Q4_K_M: prompt 75.1 vs 77.4 (0.97x), generation 25.8 vs
+//!   28.6 (0.90x; 0.99x and 1.06x in two earlier runs); flash-attention reference
+//!   97.4 (ours 0.77x). Session 5.59 s vs 15.36 s. Drafting: edit-like (the whole
+//!   1,309-token file, same text) 38.5 vs 18.2 tok/s (2.11x), free text 30.2 vs
+//!   32.2 (0.94x, same text).
+//!
+//! The candle engine llama.cpp replaced generated 3.1 tok/s on SmolLM2.
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -343,6 +354,65 @@ pub async fn bench_model(path: &Path, opts: &BenchOptions) -> Result<BenchReport
         threads: opts.threads,
         ..EngineOptions::default()
     };
+    // The direct measurements run on a thread of their own that ends before the
+    // provider's rows: a thread that has run llama.cpp keeps its OpenMP team while
+    // it lives, and with more OpenMP threads than cores libgomp stops spinning
+    // between the many parallel regions of a token, which cut the provider's
+    // generation on its own thread from ~69 to ~29 tok/s (SmolLM2, 2 cores).
+    let direct = {
+        let (path, opts, eopts) = (path.to_path_buf(), opts.clone(), eopts.clone());
+        std::thread::spawn(move || direct_rows(&path, &opts, &eopts))
+            .join()
+            .map_err(|_| BenchError::Call("the benchmark thread panicked".into()))??
+    };
+    let BenchReport { header, mut rows } = direct;
+
+    // A fresh engine for every call: both sides start from an empty cache.
+    let fresh = |lookup: Option<Lookup>| {
+        LocalProvider::load_with("bench", path, &eopts)
+            .map(|p| p.with_speculation(lookup))
+            .map_err(|e| BenchError::Call(e.message))
+    };
+    for (label, req) in [
+        ("edit-like output", edit_request(opts.edit_tokens)),
+        ("free text", free_request(opts.spec_tokens)),
+    ] {
+        let (a, na, ttft, off) = timed_call(&fresh(None)?, &req).await?;
+        let (b, _, _, on) = timed_call(&fresh(Some(Lookup::default()))?, &req).await?;
+        rows.push(Row {
+            what: format!("{label}: speculative on vs off ({na} tokens)"),
+            ours: format!("{on:.1} tok/s"),
+            reference: format!("{off:.1} tok/s"),
+            ratio: format!(
+                "{:.2}x{}",
+                on / off.max(1e-9),
+                if a == b {
+                    ", same text"
+                } else {
+                    ", TEXT DIFFERS"
+                }
+            ),
+        });
+        if label == "free text" {
+            rows.push(Row {
+                what: "time to first token, cold short prompt".into(),
+                ours: format!("{} ms", ttft.as_millis()),
+                reference: String::new(),
+                ratio: String::new(),
+            });
+        }
+    }
+    Ok(BenchReport { header, rows })
+}
+
+/// Throughput against the reference, and the prefix cache: the measurements that
+/// drive llama.cpp from the calling thread.
+fn direct_rows(
+    path: &Path,
+    opts: &BenchOptions,
+    eopts: &EngineOptions,
+) -> Result<BenchReport, BenchError> {
+    let eopts = eopts.clone();
     let mut engine = Engine::load_with(path, &eopts)?;
     let header = format!(
         "model {} ({}), threads {}, cores {}, flash attention {}; reference: llama.cpp's decode and greedy sampler called directly, same process, file and settings",
@@ -363,13 +433,18 @@ pub async fn bench_model(path: &Path, opts: &BenchOptions) -> Result<BenchReport
         ..eopts.clone()
     };
     let mut other_kernel = Reference::load(path, &flipped, context)?;
-    // Rounds alternate between the three so that a noisy neighbour slows all alike;
-    // the median of each is kept.
+    // Rounds interleave the three so that a noisy neighbour slows all alike, and
+    // rotate their order: whichever runs first after another context was measured
+    // ~8% slower, so each takes each place in turn. The median of each is kept.
     let (mut o, mut r, mut x) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..opts.rounds.max(1) {
-        o.push(ours(&mut engine, &prompt, opts.gen_tokens)?);
-        r.push(same.run(&prompt, opts.gen_tokens)?);
-        x.push(other_kernel.run(&prompt, opts.gen_tokens)?);
+    for round in 0..opts.rounds.max(1) {
+        for which in (0..3).map(|k| (k + round) % 3) {
+            match which {
+                0 => o.push(ours(&mut engine, &prompt, opts.gen_tokens)?),
+                1 => r.push(same.run(&prompt, opts.gen_tokens)?),
+                _ => x.push(other_kernel.run(&prompt, opts.gen_tokens)?),
+            }
+        }
     }
     drop((same, other_kernel));
     let split = |v: &[(f64, f64)]| {
@@ -429,42 +504,5 @@ pub async fn bench_model(path: &Path, opts: &BenchOptions) -> Result<BenchReport
         reference: ms(&ttft_off),
         ratio: String::new(),
     });
-    drop(engine);
-
-    // A fresh engine for every call: both sides start from an empty cache.
-    let fresh = |lookup: Option<Lookup>| {
-        LocalProvider::load_with("bench", path, &eopts)
-            .map(|p| p.with_speculation(lookup))
-            .map_err(|e| BenchError::Call(e.message))
-    };
-    for (label, req) in [
-        ("edit-like output", edit_request(opts.edit_tokens)),
-        ("free text", free_request(opts.spec_tokens)),
-    ] {
-        let (a, na, ttft, off) = timed_call(&fresh(None)?, &req).await?;
-        let (b, _, _, on) = timed_call(&fresh(Some(Lookup::default()))?, &req).await?;
-        rows.push(Row {
-            what: format!("{label}: speculative on vs off ({na} tokens)"),
-            ours: format!("{on:.1} tok/s"),
-            reference: format!("{off:.1} tok/s"),
-            ratio: format!(
-                "{:.2}x{}",
-                on / off.max(1e-9),
-                if a == b {
-                    ", same text"
-                } else {
-                    ", TEXT DIFFERS"
-                }
-            ),
-        });
-        if label == "free text" {
-            rows.push(Row {
-                what: "time to first token, cold short prompt".into(),
-                ours: format!("{} ms", ttft.as_millis()),
-                reference: String::new(),
-                ratio: String::new(),
-            });
-        }
-    }
     Ok(BenchReport { header, rows })
 }
