@@ -99,27 +99,12 @@ pub struct BenchReport {
 impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}", self.header)?;
-        let w0 = self
-            .rows
-            .iter()
-            .map(|r| r.what.len())
-            .max()
-            .unwrap_or(0)
-            .max(4);
-        let w1 = self
-            .rows
-            .iter()
-            .map(|r| r.ours.len())
-            .max()
-            .unwrap_or(0)
-            .max(4);
-        let w2 = self
-            .rows
-            .iter()
-            .map(|r| r.reference.len())
-            .max()
-            .unwrap_or(0)
-            .max(9);
+        let width = |col: fn(&Row) -> &str, min: usize| {
+            self.rows.iter().map(|r| col(r).len()).fold(min, usize::max)
+        };
+        let w0 = width(|r| &r.what, 4);
+        let w1 = width(|r| &r.ours, 4);
+        let w2 = width(|r| &r.reference, 9);
         writeln!(
             f,
             "{:w0$}  {:>w1$}  {:>w2$}  ratio",

@@ -320,17 +320,9 @@ impl Engine {
         self.feed(&[token])
     }
 
-    /// Feeds several tokens in one forward pass and returns the logits after each
-    /// (for verifying a draft). Callers drop what they reject with [`Self::truncate`].
-    pub fn eval(&mut self, tokens: &[u32]) -> Result<Vec<Vec<f32>>, EngineError> {
-        self.eval_in_place(tokens)?;
-        Ok((0..tokens.len())
-            .map(|i| self.batch_logits(i).to_vec())
-            .collect())
-    }
-
-    /// Feeds at most one batch of tokens in one forward pass, keeping the logits
-    /// after each in llama.cpp's buffer: read them with [`Self::batch_logits`] until
+    /// Feeds at most one batch of tokens in one forward pass (for verifying a
+    /// draft; callers drop what they reject with [`Self::truncate`]), keeping the
+    /// logits after each in llama.cpp's buffer: read them with [`Self::batch_logits`] until
     /// the next call that feeds tokens. Verifying a draft reads them only up to the
     /// first disagreement, without copying a vocabulary-sized row per position.
     pub fn eval_in_place(&mut self, tokens: &[u32]) -> Result<(), EngineError> {

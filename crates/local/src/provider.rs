@@ -294,28 +294,31 @@ impl Job {
             let left = max_new - dec.generated;
             // A call near the end of the budget is closed in time with the shortest
             // valid ending, so that every call the model opens parses and validates.
-            let closing = match (grammar.as_ref(), out.call_tail()) {
-                (Some(g), Some(tail)) if left <= CLOSE_WITHIN => g
-                    .completion(tail)
+            let ending = || {
+                grammar
+                    .as_ref()
+                    .zip(out.call_tail())
+                    .and_then(|(g, tail)| g.completion(tail))
                     .map(|c| engine.tokenizer.encode(&c))
-                    .filter(|ids| ids.len() + 1 >= left),
-                _ => None,
             };
-            let chosen = match closing {
+            let forced = (left <= CLOSE_WITHIN)
+                .then(ending)
+                .flatten()
+                .filter(|ids| ids.len() + 1 >= left);
+            let chosen = match forced {
                 Some(_) => None,
                 None => choose(&mut sampler, &logits, grammar.as_ref(), &out, &engine),
             };
             let Some(token) = chosen else {
                 // Forced, or no token keeps the call valid: end it the shortest way.
-                let ending = grammar
-                    .as_ref()
-                    .zip(out.call_tail())
-                    .and_then(|(g, tail)| g.completion(tail));
-                let Some(ending) = ending else {
+                let Some(ids) = forced.or_else(ending) else {
                     return Ok(Err(ModelError::provider("local model: no token to sample")));
                 };
-                debug!(ending = %ending, left, "tool call closed by its shortest ending");
-                for id in engine.tokenizer.encode(&ending) {
+                debug!(
+                    tokens = ids.len(),
+                    left, "tool call closed by its shortest ending"
+                );
+                for id in ids {
                     dec.push(id, &engine, &mut out, tx)?;
                 }
                 stop = StopReason::EndTurn;
