@@ -62,6 +62,7 @@ mod rebase;
 mod report;
 mod source;
 mod syntax;
+pub mod track;
 
 pub use diff::{TextEdit, apply_edits, diff, invert};
 pub use disk::{
