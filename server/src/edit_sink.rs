@@ -1,20 +1,33 @@
-//! Landing edits in the editor: a validated plan becomes a versioned `WorkspaceEdit`,
-//! sent with `workspace/applyEdit`, and the sink waits until the client's `didChange`
-//! brings the store to the expected text (read your own writes).
+//! Landing edits in the editor: a validated plan becomes a `WorkspaceEdit`, sent with
+//! `workspace/applyEdit`, and the sink follows it through the client's `didChange`s
+//! until it can prove where it landed (read your own writes).
 //!
-//! Before sending, every document version is checked against the store; if the user
-//! typed since the plan's snapshot, each edit is rebased over their change, or refused
-//! when the two overlap. A refused `applyEdit` is rebased and retried once. The client's
-//! `workspaceEdit` capabilities decide the shape: `documentChanges` (versioned) or the
-//! unversioned `changes` map, and resource operations or, without them, creations,
-//! moves and deletions carried out on disk (files the editor does not hold open).
+//! No client is trusted to check versions. Before sending, every document version is
+//! checked against the store and each edit is rebased over what the user typed since
+//! the plan's snapshot, or refused when the two overlap. Clients that cannot refuse a
+//! stale edit (no versioned `documentChanges`, or Neovim's version-0 shortcut) get it
+//! only after their buffer has been quiet for a spell (Neovim sends every change within
+//! 150 ms of the previous send). Whatever the client answers, the sink then finds the
+//! edit in the changes the client reports ([`agentls_edit::track`]): landed where meant;
+//! landed at stale positions, repaired at once (the user's text kept) before anything
+//! else goes out; skipped (Neovim answers `applied: true` for a stale versioned edit),
+//! rebased and sent again; or unprovable, when the file's agent edits pause until the
+//! client reports its whole text. What the model is told is what the client reported.
+//!
+//! Landings are serialised server-wide: an edit and its repair go out before the next
+//! edit. The client's `workspaceEdit` capabilities decide the shape: `documentChanges`
+//! (versioned) or the unversioned `changes` map, and resource operations or, without
+//! them, creations, moves and deletions carried out on disk (files the editor does not
+//! hold open).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentls_edit::{FileChange, Plan, Source, TextChange};
+use agentls_edit::track::{self, Sighting, Verdict};
+use agentls_edit::{FileChange, Plan, Source, TextChange, apply_edits};
 use agentls_text::{DocUri, PositionEncoding, position::to_position};
+use tokio::time::Instant;
 use tower_lsp::Client;
 use tower_lsp::lsp_types as lsp;
 
@@ -23,18 +36,19 @@ use crate::state::{ClientCaps, State};
 
 /// How long to wait for the editor's `didChange` after it said it applied an edit.
 const LAND_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a buffer that moved past the edit's version may stay quiet, without the
-/// edit's text, before we take it that the editor dropped the edit (Neovim answers
-/// `applied: true` but skips edits for an older version of a buffer).
+/// How long a buffer that changed without the edit may stay quiet before we take it
+/// that the editor dropped the edit (Neovim answers `applied: true` but skips edits for
+/// an older version of a buffer, and sends changes at most 150 ms late).
 const DROPPED_AFTER: Duration = Duration::from_millis(300);
-
-/// Why an edit the editor accepted did not show up.
-enum NotLanded {
-    /// The buffers moved on without it: the editor dropped it.
-    Dropped(String),
-    /// Nothing came in time.
-    Timeout(String),
-}
+/// How long a buffer must have been quiet before an edit a client cannot check goes out:
+/// Neovim's default debounce (150 ms) has then sent whatever was typed.
+const QUIET: Duration = Duration::from_millis(160);
+/// The longest wait for that quiet; past it the edit goes out and is checked afterwards.
+const QUIET_MAX: Duration = Duration::from_millis(300);
+/// Repairs of a misplaced edit tried before the file is paused.
+const MAX_REPAIRS: usize = 2;
+/// Sends of an edit the editor dropped or refused.
+const MAX_ATTEMPTS: usize = 3;
 
 /// The id of the change annotation agent edits carry in review mode.
 const ANNOTATION_ID: &str = "agentls";
@@ -52,8 +66,11 @@ pub struct LspEditSink {
 pub struct Landed {
     /// Files whose edits were rebased over the user's typing first.
     pub rebased: Vec<String>,
-    /// Whether a first attempt was refused by the editor and retried.
+    /// Whether a first attempt was refused or dropped by the editor and retried.
     pub retried: bool,
+    /// Files where the editor applied the edit at stale positions and the sink moved it
+    /// where it was meant.
+    pub repaired: Vec<String>,
     /// The plan as it landed (rebased), for review and diffs.
     pub plan: Plan,
 }
@@ -82,6 +99,30 @@ impl From<String> for LandError {
     }
 }
 
+/// What following one document's edit found.
+enum Followed {
+    /// Landed where meant (after a repair, if `repaired`); the change as it landed.
+    Landed { change: TextChange, repaired: bool },
+    /// The editor skipped it: send it again.
+    Dropped(TextChange),
+    /// It did not land, or not provably: why, for the model.
+    Failed(String),
+}
+
+/// Open documents watched while an edit is in flight; unwatched when dropped.
+struct Watched<'a> {
+    state: &'a State,
+    uris: Vec<DocUri>,
+}
+
+impl Drop for Watched<'_> {
+    fn drop(&mut self) {
+        for uri in &self.uris {
+            self.state.journals.unwatch(uri);
+        }
+    }
+}
+
 impl LspEditSink {
     /// A sink that speaks to `client`.
     pub fn new(client: Client, state: Arc<State>) -> Self {
@@ -101,18 +142,32 @@ impl LspEditSink {
 
     /// Lands `plan` whole or not at all; the error says why, for the model or the user.
     pub async fn land(&self, plan: Plan, label: &str) -> Result<Landed, LandError> {
+        let _one_at_a_time = self.state.landing.lock().await;
         let mut landed = Landed {
             rebased: vec![],
             retried: false,
+            repaired: vec![],
             plan: Plan::default(),
         };
-        let mut plan = plan;
-        for attempt in 0..2 {
-            plan = self.rebase_onto_store(plan, &mut landed.rebased)?;
+        let meta = Plan {
+            changes: Vec::new(),
+            ..plan.clone()
+        };
+        let mut pending = plan;
+        let mut done: Vec<FileChange> = Vec::new();
+        for attempt in 0..MAX_ATTEMPTS {
             let caps = self.state.client_caps();
+            if !caps.document_changes {
+                self.wait_quiet(&pending).await;
+            }
+            let mut watched = Watched {
+                state: &self.state,
+                uris: Vec::new(),
+            };
+            pending = self.rebase_onto_store(pending, &mut landed.rebased, &mut watched)?;
             let (plan_for_editor, on_disk) =
-                if plan.has_resource_operations() && !caps.resource_operations {
-                    let (text, rest) = plan.clone().split_resource_operations();
+                if pending.has_resource_operations() && !caps.resource_operations {
+                    let (text, rest) = pending.clone().split_resource_operations();
                     (
                         Plan {
                             changes: text.into_iter().map(FileChange::Edit).collect(),
@@ -121,7 +176,7 @@ impl LspEditSink {
                         Some(rest),
                     )
                 } else {
-                    (plan.clone(), None)
+                    (pending.clone(), None)
                 };
             let annotation = self
                 .annotation
@@ -133,55 +188,154 @@ impl LspEditSink {
                 .apply_edit(edit)
                 .await
                 .map_err(|e| format!("the editor did not answer workspace/applyEdit: {e}"))?;
-            if response.applied {
-                if let Some(rest) = on_disk {
-                    // The client cannot create, move or delete files: do it on disk,
-                    // where no editor buffer holds them.
-                    agentls_edit::write_plan(&rest).map_err(|e| e.to_string())?;
+            if !response.applied {
+                drop(watched);
+                let reason = response
+                    .failure_reason
+                    .unwrap_or_else(|| "no reason given".to_owned());
+                tracing::info!(attempt, label, %reason, "the editor refused an edit");
+                if annotation.is_some() {
+                    // The editor asked the user to confirm: a refusal is their answer.
+                    return Err(LandError {
+                        message: format!("the user rejected the change ({reason})"),
+                        by_user: true,
+                    });
                 }
-                let reason = match self.wait_until_landed(&plan_for_editor).await {
-                    Ok(()) => {
-                        landed.plan = plan;
-                        return Ok(landed);
-                    }
-                    Err(NotLanded::Timeout(message)) => return Err(message.into()),
-                    Err(NotLanded::Dropped(reason)) => reason,
-                };
-                if attempt == 1 {
-                    return Err(format!("the editor dropped the edit twice: {reason}").into());
+                if attempt + 1 == MAX_ATTEMPTS {
+                    return Err(format!(
+                        "the editor refused the edit {MAX_ATTEMPTS} times: {reason}"
+                    )
+                    .into());
                 }
-                tracing::info!(attempt, label, %reason, "the editor dropped an edit");
                 landed.retried = true;
+                // The editor's `didChange` for whatever made it refuse was sent before its
+                // answer, but tower-lsp hands answers over directly while notifications wait
+                // in the handler queue: let the store catch up before rebasing.
+                self.wait_for_newer_versions(&pending).await;
                 continue;
             }
-            let reason = response
-                .failure_reason
-                .unwrap_or_else(|| "no reason given".to_owned());
-            tracing::info!(attempt, label, %reason, "the editor refused an edit");
-            if annotation.is_some() {
-                // The editor asked the user to confirm: a refusal is their answer.
-                return Err(LandError {
-                    message: format!("the user rejected the change ({reason})"),
-                    by_user: true,
-                });
+            if let Some(rest) = on_disk {
+                // The client cannot create, move or delete files: do it on disk, where no
+                // editor buffer holds them.
+                agentls_edit::write_plan(&rest).map_err(|e| e.to_string())?;
             }
-            if attempt == 1 {
-                return Err(format!("the editor refused the edit twice: {reason}").into());
+            let answered = Instant::now();
+            let mut dropped = Vec::new();
+            let mut failed = Vec::new();
+            for change in pending.changes {
+                let FileChange::Edit(t) = change else {
+                    done.push(change);
+                    continue;
+                };
+                let uri = DocUri::from_file_path(&t.path);
+                let Some(uri) = uri.filter(|u| watched.uris.contains(u)) else {
+                    // Not open in the editor: it applies the edit to the file itself.
+                    done.push(FileChange::Edit(t));
+                    continue;
+                };
+                match self.follow(&uri, t, answered, 0).await {
+                    Followed::Landed { change, repaired } => {
+                        if repaired {
+                            landed.repaired.push(change.path.display().to_string());
+                        }
+                        done.push(FileChange::Edit(change));
+                    }
+                    Followed::Dropped(t) => dropped.push(FileChange::Edit(t)),
+                    Followed::Failed(why) => failed.push(why),
+                }
             }
+            drop(watched);
+            if !failed.is_empty() {
+                let landed_files: Vec<String> = done
+                    .iter()
+                    .filter_map(|c| match c {
+                        FileChange::Edit(t) => Some(t.path.display().to_string()),
+                        _ => None,
+                    })
+                    .collect();
+                let mut message = failed.join("; ");
+                if !landed_files.is_empty() {
+                    message.push_str(&format!(
+                        " (the edits to {} did land)",
+                        landed_files.join(", ")
+                    ));
+                }
+                return Err(message.into());
+            }
+            if dropped.is_empty() {
+                landed.plan = Plan {
+                    changes: done,
+                    ..meta
+                };
+                return Ok(landed);
+            }
+            if attempt + 1 == MAX_ATTEMPTS {
+                return Err(format!(
+                    "the editor dropped the edit {MAX_ATTEMPTS} times (its buffer kept moving past the edit's version)"
+                )
+                .into());
+            }
+            tracing::info!(
+                attempt,
+                label,
+                "the editor dropped an edit; sending it again"
+            );
             landed.retried = true;
-            // The editor's `didChange` for whatever made it refuse was sent before its
-            // answer, but tower-lsp hands answers over directly while notifications wait
-            // in the handler queue: let the store catch up before rebasing.
-            self.wait_for_newer_versions(&plan).await;
+            pending = Plan {
+                changes: dropped,
+                ..Plan::default()
+            };
         }
-        Err("unreachable: two attempts".to_owned().into())
+        Err("unreachable: attempts exhausted".to_owned().into())
     }
 
-    /// Moves every versioned change onto the store's current text of its document. A
-    /// change whose document already holds its new text landed in an earlier attempt (a
-    /// client without transactional edits applies the changes before a failed one) and
-    /// is dropped.
-    fn rebase_onto_store(&self, mut plan: Plan, rebased: &mut Vec<String>) -> Result<Plan, String> {
+    /// Waits until every open document the plan edits has been quiet for [`QUIET`]
+    /// (at most [`QUIET_MAX`]): a client that cannot refuse stale edits has then sent
+    /// whatever was typed.
+    async fn wait_quiet(&self, plan: &Plan) {
+        let started = Instant::now();
+        let deadline = started + QUIET_MAX;
+        loop {
+            let last = plan
+                .changes
+                .iter()
+                .filter_map(|c| match c {
+                    FileChange::Edit(t) => DocUri::from_file_path(&t.path),
+                    _ => None,
+                })
+                .filter_map(|uri| self.state.journals.last_change(&uri))
+                .max();
+            let Some(last) = last else { break };
+            let quiet_at = Instant::from_std(last) + QUIET;
+            if quiet_at <= Instant::now() {
+                break;
+            }
+            if quiet_at > deadline {
+                tokio::time::sleep_until(deadline).await;
+                break;
+            }
+            tokio::time::sleep_until(quiet_at).await;
+        }
+        let waited = started.elapsed();
+        if waited > Duration::ZERO {
+            tracing::debug!(
+                ?waited,
+                "waited for a quiet buffer before an unversioned edit"
+            );
+        }
+    }
+
+    /// Moves every versioned change onto the store's current text of its document, and
+    /// starts following the open ones (`watched`) from exactly that text. A change whose
+    /// document already holds its new text landed in an earlier attempt (a client
+    /// without transactional edits applies the changes before a failed one) and is
+    /// dropped.
+    fn rebase_onto_store(
+        &self,
+        mut plan: Plan,
+        rebased: &mut Vec<String>,
+        watched: &mut Watched<'_>,
+    ) -> Result<Plan, String> {
         let partial = !self.state.client_caps().atomic_edits;
         plan.changes.retain(|change| {
             let FileChange::Edit(t) = change else {
@@ -201,9 +355,16 @@ impl LspEditSink {
             let Some(uri) = DocUri::from_file_path(&text_change.path) else {
                 continue;
             };
-            let Some(current) = self.state.store.snapshot(&uri) else {
+            if let Some(why) = self.state.journals.paused(&uri) {
+                return Err(format!(
+                    "{}: agent edits to this file are paused until the editor reports its whole text (save or reopen it): {why}",
+                    text_change.path.display()
+                ));
+            }
+            let Some(current) = self.state.journals.watch(&self.state.store, &uri) else {
                 continue;
             };
+            watched.uris.push(uri);
             if !current.in_sync {
                 return Err(format!(
                     "{} is out of sync with the editor; save or reopen it and try again",
@@ -231,7 +392,7 @@ impl LspEditSink {
     /// Waits (briefly) until some document the plan edits has a version other than the
     /// one the plan was made against.
     async fn wait_for_newer_versions(&self, plan: &Plan) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        let deadline = Instant::now() + Duration::from_secs(2);
         loop {
             let notified = self.state.changed.notified();
             let moved = plan.changes.iter().any(|c| match c {
@@ -246,66 +407,222 @@ impl LspEditSink {
         }
     }
 
-    /// Waits until every open document the plan edits holds the planned text.
-    async fn wait_until_landed(&self, plan: &Plan) -> Result<(), NotLanded> {
-        let expected: Vec<(DocUri, &TextChange)> = plan
-            .changes
-            .iter()
-            .filter_map(|c| match c {
-                FileChange::Edit(t) => DocUri::from_file_path(&t.path).map(|u| (u, t)),
-                _ => None,
-            })
-            .filter(|(uri, _)| self.state.store.snapshot(uri).is_some())
-            .collect();
-        let deadline = tokio::time::Instant::now() + LAND_TIMEOUT;
+    /// Follows one open document's edit, sent against the text its journal starts at,
+    /// through what the client reports, until it is proven landed, repaired, dropped or
+    /// unprovable. `depth` counts repairs.
+    async fn follow(
+        &self,
+        uri: &DocUri,
+        sent: TextChange,
+        answered: Instant,
+        depth: usize,
+    ) -> Followed {
+        let encoding = self.state.encoding();
+        let path = sent.path.display().to_string();
+        if sent.edits.is_empty() {
+            return Followed::Landed {
+                change: sent,
+                repaired: false,
+            };
+        }
+        let deadline = answered + LAND_TIMEOUT;
         loop {
             let notified = self.state.changed.notified();
-            let pending: Vec<&DocUri> = expected
-                .iter()
-                .filter(|(uri, t)| {
-                    self.state
-                        .store
-                        .snapshot(uri)
-                        .is_some_and(|s| s.rope != t.new_text.as_str())
-                })
-                .map(|(uri, _)| uri)
-                .collect();
-            if pending.is_empty() {
-                return Ok(());
-            }
-            // Every pending buffer is past the version the edit was made for: if it stays
-            // quiet, the editor skipped the edit rather than applying it late.
-            let moved_past = expected.iter().all(|(uri, t)| {
-                self.state.store.snapshot(uri).is_some_and(|s| {
-                    s.rope == t.new_text.as_str() || t.version.is_some_and(|v| s.version > v)
-                })
-            });
-            let wait_until = if moved_past {
-                deadline.min(tokio::time::Instant::now() + DROPPED_AFTER)
-            } else {
-                deadline
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let Some(journal) = self.state.journals.journal(uri) else {
+                let why = format!(
+                    "{path}: lost track of the editor's buffer while the edit was in flight (a change could not be applied); whether the edit landed is unknown"
+                );
+                self.state.journals.pause(uri, why.clone());
+                return Followed::Failed(why);
             };
-            if tokio::time::timeout_at(wait_until, notified).await.is_err() {
-                if moved_past && wait_until < deadline {
-                    return Err(NotLanded::Dropped(format!(
-                        "{} moved past the edit's version without its text",
-                        pending
-                            .iter()
-                            .map(|u| u.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )));
+            match track::sight(&journal, &sent.edits, encoding) {
+                Sighting::Applied { at, end } => {
+                    return self.judged(uri, &sent, &journal, at, end, depth).await;
                 }
-                return Err(NotLanded::Timeout(format!(
-                    "the editor said it applied the edit, but {} did not change to the expected text within {:?}",
-                    pending
-                        .iter()
-                        .map(|u| u.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    LAND_TIMEOUT
-                )));
+                Sighting::Ambiguous => {
+                    let why = format!(
+                        "{path}: the user typed text like the edit's while it was in flight, so where it landed cannot be proven; read the file before editing it again"
+                    );
+                    self.state.journals.pause(uri, why.clone());
+                    return Followed::Failed(why);
+                }
+                Sighting::NotSeen => {}
             }
+            let now = Instant::now();
+            if now >= deadline {
+                let why = format!(
+                    "the editor said it applied the edit, but {path} did not show it within {LAND_TIMEOUT:?}"
+                );
+                self.state.journals.pause(uri, why.clone());
+                return Followed::Failed(why);
+            }
+            // The buffer moved without the edit: if it stays quiet, the editor skipped it.
+            let wake = if journal.is_empty() {
+                deadline
+            } else {
+                let last = self
+                    .state
+                    .journals
+                    .last_change(uri)
+                    .map_or(answered, Instant::from_std)
+                    .max(answered);
+                let skipped_at = last + DROPPED_AFTER;
+                if skipped_at <= now {
+                    let versioned = self.state.client_caps().document_changes
+                        && sent.version.is_some_and(|v| v > 0);
+                    if versioned {
+                        tracing::info!(%path, "the editor skipped a stale edit");
+                        return Followed::Dropped(sent);
+                    }
+                    let why = format!(
+                        "the editor said it applied the edit, but the changes it reported for {path} do not contain it; whether and where it landed is unknown: read the file"
+                    );
+                    self.state.journals.pause(uri, why.clone());
+                    return Followed::Failed(why);
+                }
+                skipped_at.min(deadline)
+            };
+            let _ = tokio::time::timeout_at(wake, notified).await;
+        }
+    }
+
+    /// Acts on where the journal shows the edit applied: done, repaired, or refused.
+    async fn judged(
+        &self,
+        uri: &DocUri,
+        sent: &TextChange,
+        journal: &track::Journal,
+        at: usize,
+        end: usize,
+        depth: usize,
+    ) -> Followed {
+        let path = sent.path.display().to_string();
+        let before = journal.state(at).clone();
+        match track::judge(journal, &sent.edits, at, end, self.state.encoding()) {
+            Verdict::Exact { landed } => {
+                let new_text = apply_edits(&before, &landed).to_string();
+                Followed::Landed {
+                    change: TextChange {
+                        path: sent.path.clone(),
+                        version: None,
+                        base: before,
+                        edits: landed,
+                        new_text,
+                    },
+                    repaired: false,
+                }
+            }
+            Verdict::Misplaced {
+                repair,
+                intended,
+                applied,
+            } => {
+                tracing::warn!(
+                    %path, ?applied, ?intended,
+                    "the editor applied an edit at stale positions; repairing it"
+                );
+                if depth >= MAX_REPAIRS {
+                    let why = format!(
+                        "{path}: the editor kept applying the edit at stale positions while the user typed; it may stand at the wrong place: read the file"
+                    );
+                    self.state.journals.pause(uri, why.clone());
+                    return Followed::Failed(why);
+                }
+                let latest = journal.latest().clone();
+                let new_text = apply_edits(&latest, &repair).to_string();
+                let version = self.state.store.snapshot(uri).map(|s| s.version);
+                let fix = TextChange {
+                    path: sent.path.clone(),
+                    version,
+                    base: latest,
+                    edits: repair,
+                    new_text,
+                };
+                match Box::pin(self.resend(uri, fix, depth + 1)).await {
+                    Ok(()) => match intended {
+                        Some(edits) => {
+                            let new_text = apply_edits(&before, &edits).to_string();
+                            Followed::Landed {
+                                change: TextChange {
+                                    path: sent.path.clone(),
+                                    version: None,
+                                    base: before,
+                                    edits,
+                                    new_text,
+                                },
+                                repaired: true,
+                            }
+                        }
+                        None => Followed::Failed(format!(
+                            "{path}: the user changed the lines the edit was for while it was in flight; it was not applied (read the file and redo it)"
+                        )),
+                    },
+                    Err(why) => {
+                        self.state.journals.pause(uri, why.clone());
+                        Followed::Failed(why)
+                    }
+                }
+            }
+            Verdict::Tangled { applied } => {
+                let lines: Vec<u32> = applied
+                    .iter()
+                    .map(|e| to_position(&before, e.range.start, self.state.encoding()).line + 1)
+                    .collect();
+                let why = format!(
+                    "{path}: the editor applied the edit at stale positions (line {lines:?}) and the user has typed into it since; it was left as the user has it: read the file and fix it up"
+                );
+                self.state.journals.pause(uri, why.clone());
+                Followed::Failed(why)
+            }
+        }
+    }
+
+    /// Sends a repair (edits on the text the client last reported) and follows it.
+    async fn resend(&self, uri: &DocUri, fix: TextChange, depth: usize) -> Result<(), String> {
+        let path = fix.path.display().to_string();
+        let mut rebased = Vec::new();
+        let mut watched = Watched {
+            state: &self.state,
+            uris: Vec::new(),
+        };
+        let plan = self
+            .rebase_onto_store(
+                Plan {
+                    changes: vec![FileChange::Edit(fix)],
+                    ..Plan::default()
+                },
+                &mut rebased,
+                &mut watched,
+            )
+            .map_err(|e| {
+                format!("{path}: the edit landed at stale positions and could not be moved: {e}")
+            })?;
+        let Some(FileChange::Edit(fix)) = plan.changes.into_iter().next() else {
+            return Ok(());
+        };
+        let caps = self.state.client_caps();
+        let single = Plan {
+            changes: vec![FileChange::Edit(fix.clone())],
+            ..Plan::default()
+        };
+        let edit = workspace_edit(&single, self.state.encoding(), caps, None);
+        let response = self.client.apply_edit(edit).await.map_err(|e| {
+            format!("{path}: the editor did not answer the repair of a misplaced edit: {e}")
+        })?;
+        if !response.applied {
+            return Err(format!(
+                "{path}: the edit landed at stale positions and the editor refused its repair ({}); read the file",
+                response.failure_reason.unwrap_or_default()
+            ));
+        }
+        match self.follow(uri, fix, Instant::now(), depth).await {
+            Followed::Landed { .. } => Ok(()),
+            Followed::Dropped(_) => Err(format!(
+                "{path}: the edit landed at stale positions and the editor skipped its repair; read the file"
+            )),
+            Followed::Failed(why) => Err(why),
         }
     }
 }

@@ -12,6 +12,7 @@ mod convert;
 mod edit_sink;
 mod handlers;
 mod indexing;
+mod journal;
 mod logging;
 mod panic_guard;
 mod server;

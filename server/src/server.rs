@@ -257,6 +257,7 @@ impl LanguageServer for Server {
         guard_notification("textDocument/didOpen", async {
             let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_open(&self.state, params);
+            self.state.journals.resynced(&uri);
             self.state.changed.notify_waiters();
             indexing::schedule_update(&self.state, uri);
             self.say(outcome).await;
@@ -267,7 +268,31 @@ impl LanguageServer for Server {
     async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
         guard_notification("textDocument/didChange", async {
             let uri = from_lsp::uri(&params.text_document.uri);
-            let outcome = handlers::text_sync::did_change(&self.state, params);
+            // The store and the journals of edits in flight move together.
+            let outcome = {
+                let mut journals = self.state.journals.lock();
+                let recorded: Vec<_> = if journals.watched(&uri) {
+                    params
+                        .content_changes
+                        .iter()
+                        .cloned()
+                        .map(from_lsp::content_change)
+                        .collect()
+                } else {
+                    params
+                        .content_changes
+                        .iter()
+                        .filter(|c| c.range.is_none())
+                        .cloned()
+                        .map(from_lsp::content_change)
+                        .collect()
+                };
+                let outcome = handlers::text_sync::did_change(&self.state, params);
+                let ok = matches!(outcome, Outcome::Quiet)
+                    && self.state.store.snapshot(&uri).is_some_and(|s| s.in_sync);
+                journals.record(&uri, &recorded, self.state.encoding(), ok);
+                outcome
+            };
             self.state.changed.notify_waiters();
             indexing::schedule_update(&self.state, uri);
             self.say(outcome).await;
@@ -277,7 +302,12 @@ impl LanguageServer for Server {
 
     async fn did_save(&self, params: lsp::DidSaveTextDocumentParams) {
         guard_notification("textDocument/didSave", async {
+            let uri = from_lsp::uri(&params.text_document.uri);
+            let with_text = params.text.is_some();
             let outcome = handlers::text_sync::did_save(&self.state, params);
+            if with_text {
+                self.state.journals.resynced(&uri);
+            }
             self.state.changed.notify_waiters();
             self.say(outcome).await;
         })
@@ -288,6 +318,7 @@ impl LanguageServer for Server {
         guard_notification("textDocument/didClose", async {
             let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_close(&self.state, params);
+            self.state.journals.forget(&uri);
             self.state.changed.notify_waiters();
             indexing::close(&self.state, &uri);
             self.say(outcome).await;

@@ -23,6 +23,10 @@ pub struct State {
     index_pending: Mutex<HashSet<DocUri>>,
     watcher: Mutex<Option<FileWatcher>>,
     tokens: AtomicU64,
+    /// What the client reported while agent edits were in flight, and when.
+    pub journals: crate::journal::Journals,
+    /// Held while an edit lands: one edit (and its repair) goes out at a time.
+    pub landing: tokio::sync::Mutex<()>,
     /// Pinged after every change to the store, for whoever waits for an edit to land.
     pub changed: tokio::sync::Notify,
     /// The agent sessions of this server.

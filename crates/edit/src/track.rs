@@ -76,7 +76,8 @@ impl Journal {
     /// Records a change that replaced the whole text.
     pub fn push_full(&mut self, text: Rope) {
         let len = self.latest().len_chars();
-        self.steps.push((TextEdit::new(0..len, text.to_string()), text));
+        self.steps
+            .push((TextEdit::new(0..len, text.to_string()), text));
     }
 
     /// The text after `k` reported changes (`k` clamped to the last one).
@@ -225,7 +226,10 @@ pub fn judge(
     let before = journal.state(at);
     let applied = literal(journal.state(0), edits, before, encoding);
     let intended = map_through(edits, journal.changes(0, at)).ok();
-    if intended.as_ref().is_some_and(|i| same_edits(before, i, &applied)) {
+    if intended
+        .as_ref()
+        .is_some_and(|i| same_edits(before, i, &applied))
+    {
         return Verdict::Exact { landed: applied };
     }
     // What the client's text should have been right after the edit.
@@ -314,7 +318,10 @@ mod tests {
             panic!()
         };
         assert_eq!((at, end), (0, 1));
-        assert!(matches!(judge(&j, &edits, at, end, ENC), Verdict::Exact { .. }));
+        assert!(matches!(
+            judge(&j, &edits, at, end, ENC),
+            Verdict::Exact { .. }
+        ));
     }
 
     #[test]
@@ -325,7 +332,10 @@ mod tests {
         let Sighting::Applied { at, end } = sight(&j, &edits, ENC) else {
             panic!()
         };
-        assert!(matches!(judge(&j, &edits, at, end, ENC), Verdict::Exact { .. }));
+        assert!(matches!(
+            judge(&j, &edits, at, end, ENC),
+            Verdict::Exact { .. }
+        ));
         assert_eq!(j.latest().to_string(), "    a + b // mine\n");
     }
 
@@ -363,14 +373,20 @@ mod tests {
             map_through(&edits, &[TextEdit::new(0..0, "ab")]),
             Ok(vec![TextEdit::new(7..10, "x")])
         );
-        assert_eq!(map_through(&edits, &[TextEdit::new(6..6, "ab")]), Err(Overlap));
+        assert_eq!(
+            map_through(&edits, &[TextEdit::new(6..6, "ab")]),
+            Err(Overlap)
+        );
         assert_eq!(
             map_through(&edits, &[TextEdit::new(8..8, "ab")]),
             Ok(edits.clone())
         );
         // Two insertions at one point: the order would be a guess.
         let ins = vec![TextEdit::new(5..5, "x")];
-        assert_eq!(map_through(&ins, &[TextEdit::new(5..5, "ab")]), Err(Overlap));
+        assert_eq!(
+            map_through(&ins, &[TextEdit::new(5..5, "ab")]),
+            Err(Overlap)
+        );
     }
 
     fn text() -> impl Strategy<Value = String> {
