@@ -191,6 +191,32 @@ impl LspClient {
         }
     }
 
+    /// Handles what arrives until `deadline` or the first response, which it returns
+    /// (`None` when the deadline passed first): for tests that act on a clock of their
+    /// own while a request is in flight.
+    pub fn pump(&mut self, deadline: Instant) -> anyhow::Result<Option<Value>> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = match self.incoming.recv_timeout(left) {
+                Ok(msg) => msg?,
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
+                Err(RecvTimeoutError::Disconnected) => bail!("the server closed its stdout"),
+            };
+            if msg.get("method").is_none() && msg.get("error").is_none_or(|_| msg["id"] != Value::Null) {
+                return Ok(Some(msg));
+            }
+            self.dispatch(msg)?;
+        }
+    }
+
+    /// Sends a request without waiting for its answer; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> anyhow::Result<i64> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
+        Ok(id)
+    }
+
     fn next_message(&mut self, deadline: Instant) -> anyhow::Result<Value> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.incoming.recv_timeout(left) {

@@ -109,7 +109,7 @@ fn invalid(message: String) -> jsonrpc::Error {
 }
 
 /// `agentls.applyEdit`: parse and plan against live buffers, then land through the
-/// editor. Answers `{ summary, rebased, retried }`, or an error with the engine's reason.
+/// editor. Answers `{ files, rebased, retried, repaired }`, or an error with the engine's reason.
 pub async fn apply_edit(
     state: Arc<State>,
     sink: LspEditSink,
@@ -165,5 +165,10 @@ pub async fn apply_edit(
             message: e.message.into(),
             data: None,
         })?;
-    Ok(json!({ "files": files, "rebased": landed.rebased, "retried": landed.retried }))
+    Ok(json!({
+        "files": files,
+        "rebased": landed.rebased,
+        "retried": landed.retried,
+        "repaired": landed.repaired,
+    }))
 }
