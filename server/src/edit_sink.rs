@@ -44,7 +44,7 @@ const DROPPED_AFTER: Duration = Duration::from_millis(300);
 /// Neovim's default debounce (150 ms) has then sent whatever was typed.
 const QUIET: Duration = Duration::from_millis(160);
 /// The longest wait for that quiet; past it the edit goes out and is checked afterwards.
-const QUIET_MAX: Duration = Duration::from_millis(300);
+const QUIET_MAX: Duration = Duration::from_millis(190);
 /// Repairs of a misplaced edit tried before the file is paused.
 const MAX_REPAIRS: usize = 2;
 /// Sends of an edit the editor dropped or refused.

@@ -6,6 +6,7 @@
 
 mod agent;
 mod cli;
+mod client_advice;
 mod commands;
 mod config;
 mod convert;

@@ -222,12 +222,35 @@ impl LanguageServer for Server {
         params: lsp::InitializeParams,
     ) -> jsonrpc::Result<lsp::InitializeResult> {
         guard("initialize", async {
-            Ok(handlers::lifecycle::initialize(&self.state, params))
+            let client_name = params.client_info.as_ref().map(|c| c.name.clone());
+            let result = handlers::lifecycle::initialize(&self.state, params);
+            let advice =
+                crate::client_advice::slow_path(self.state.client_caps(), client_name.as_deref());
+            if let Some(advice) = &advice {
+                tracing::warn!(client = ?client_name, "{advice}");
+            }
+            *self
+                .state
+                .client_advice
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = advice;
+            Ok(result)
         })
         .await
     }
 
     async fn initialized(&self, _: lsp::InitializedParams) {
+        let advice = self
+            .state
+            .client_advice
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(advice) = advice {
+            self.client
+                .log_message(lsp::MessageType::WARNING, format!("agentls: {advice}"))
+                .await;
+        }
         let problems = self.state.config().problems;
         if !problems.is_empty() {
             let message = format!("agentls configuration: {}", problems.join("; "));

@@ -25,6 +25,9 @@ pub struct State {
     tokens: AtomicU64,
     /// What the client reported while agent edits were in flight, and when.
     pub journals: crate::journal::Journals,
+    /// What this client's settings cost the edit path (see `client_advice`), said once
+    /// the client is initialized.
+    pub client_advice: Mutex<Option<String>>,
     /// Held while an edit lands: one edit (and its repair) goes out at a time.
     pub landing: tokio::sync::Mutex<()>,
     /// Pinged after every change to the store, for whoever waits for an edit to land.

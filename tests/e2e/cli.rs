@@ -60,6 +60,8 @@ fn doctor_reports_merged_configuration_and_problems() {
         stdout.contains("unknown setting `files.colour`"),
         "{stdout}"
     );
+    // Which editor settings give exact edits.
+    assert!(stdout.contains("debounce_text_changes = 0"), "{stdout}");
 }
 
 #[test]

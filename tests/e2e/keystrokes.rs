@@ -86,10 +86,12 @@ impl Sim {
             return;
         }
         self.last_flush = Some(Instant::now());
-        out.push(json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-            "textDocument": { "uri": self.uri, "version": self.tick },
-            "contentChanges": std::mem::take(&mut self.pending),
-        }}));
+        out.push(
+            json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": { "uri": self.uri, "version": self.tick },
+                "contentChanges": std::mem::take(&mut self.pending),
+            }}),
+        );
     }
 
     /// Applies LSP text edits, last first, each one a change of its own.
@@ -126,7 +128,11 @@ impl Sim {
             self.apply_text_edits(&edits, out);
             return json!({ "applied": true });
         }
-        for op in edit["documentChanges"].as_array().cloned().unwrap_or_default() {
+        for op in edit["documentChanges"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
             let version = op["textDocument"]["version"].as_i64().unwrap_or(0) as i32;
             let stale = version > 0 && self.tick != version;
             match self.kind {
@@ -213,12 +219,25 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 keys: keys
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (at, line, newline))| (at, Key { id: i as u32, line, newline }))
+                    .map(|(i, (at, line, newline))| {
+                        (
+                            at,
+                            Key {
+                                id: i as u32,
+                                line,
+                                newline,
+                            },
+                        )
+                    })
                     .collect(),
                 in_flight: in_flight
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (line, newline))| Key { id: n + i as u32, line, newline })
+                    .map(|(i, (line, newline))| Key {
+                        id: n + i as u32,
+                        line,
+                        newline,
+                    })
                     .collect(),
             }
         })
@@ -267,9 +286,11 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
         typed: Vec::new(),
     }));
     client
-        .send(&json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-            "textDocument": { "uri": uri, "languageId": "text", "version": 1, "text": text }
-        }}))
+        .send(
+            &json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+                "textDocument": { "uri": uri, "languageId": "text", "version": 1, "text": text }
+            }}),
+        )
         .unwrap();
     let handler_sim = sim.clone();
     let mut in_flight_keys = s.in_flight.clone().into_iter();
@@ -369,8 +390,21 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
             "scenario did not settle: {s:?}"
         );
     }
+    if kind == Kind::Unversioned {
+        // The server said why this client's edits take the slower path, and what lifts it.
+        let said = client.notifications.iter().any(|n| {
+            n["method"] == "window/logMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("workspaceEdit.documentChanges"))
+        });
+        assert!(said, "no advice about documentChanges: {:?}", client.notifications);
+    }
     let server_view = client
-        .request_ok("agentls/viewFileText", json!({ "textDocument": { "uri": uri } }))
+        .request_ok(
+            "agentls/viewFileText",
+            json!({ "textDocument": { "uri": uri } }),
+        )
         .unwrap();
     let text = lock(&sim).rope.to_string();
     let applied = lock(&sim).applied_edits;
@@ -443,12 +477,23 @@ fn check(s: &Scenario, o: &Outcome) -> Result<(), TestCaseError> {
     );
     // Typing order within a line is newest first for letters, oldest first for lines.
     for l in 0..LINES {
-        let timed: Vec<&Key> = s.keys.iter().map(|(_, k)| k).filter(|k| k.line == l).collect();
+        let timed: Vec<&Key> = s
+            .keys
+            .iter()
+            .map(|(_, k)| k)
+            .filter(|k| k.line == l)
+            .collect();
         for pair in timed.windows(2) {
             let (a, b) = (o.text.find(pair[0].ch()), o.text.find(pair[1].ch()));
             if pair[0].newline == pair[1].newline {
                 let later_first = !pair[0].newline;
-                prop_assert_eq!(later_first, b < a, "keys {:?} out of order in {:?}", pair, o.text);
+                prop_assert_eq!(
+                    later_first,
+                    b < a,
+                    "keys {:?} out of order in {:?}",
+                    pair,
+                    o.text
+                );
             }
         }
     }
@@ -471,20 +516,25 @@ fn property(kind: Kind, debounce: Duration, cases: u32) {
     let result = runner.run(&scenario(), |s| {
         let o = run(kind, debounce, &s, &mut latencies.borrow_mut());
         not_landed.set(not_landed.get() + o.results.iter().filter(|(_, r)| r.is_err()).count());
-        repaired.set(repaired.get() + o
-            .results
-            .iter()
-            .filter(|(_, r)| {
-                r.as_ref()
-                    .is_ok_and(|v| v["repaired"].as_array().is_some_and(|a| !a.is_empty()))
-            })
-            .count());
+        repaired.set(
+            repaired.get()
+                + o.results
+                    .iter()
+                    .filter(|(_, r)| {
+                        r.as_ref()
+                            .is_ok_and(|v| v["repaired"].as_array().is_some_and(|a| !a.is_empty()))
+                    })
+                    .count(),
+        );
         check(&s, &o)
     });
     let (not_landed, repaired) = (not_landed.get(), repaired.get());
     let mut latencies = latencies.into_inner();
     latencies.sort();
-    let median = latencies.get(latencies.len() / 2).copied().unwrap_or_default();
+    let median = latencies
+        .get(latencies.len() / 2)
+        .copied()
+        .unwrap_or_default();
     let p90 = latencies
         .get(latencies.len() * 9 / 10)
         .copied()

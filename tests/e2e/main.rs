@@ -12,6 +12,7 @@ mod cli;
 mod edit_cli;
 mod keystrokes;
 mod neovim;
+mod neovim_typing;
 mod robustness;
 mod run_cli;
 mod support;

@@ -202,7 +202,9 @@ impl LspClient {
                 Err(RecvTimeoutError::Timeout) => return Ok(None),
                 Err(RecvTimeoutError::Disconnected) => bail!("the server closed its stdout"),
             };
-            if msg.get("method").is_none() && msg.get("error").is_none_or(|_| msg["id"] != Value::Null) {
+            if msg.get("method").is_none()
+                && msg.get("error").is_none_or(|_| msg["id"] != Value::Null)
+            {
                 return Ok(Some(msg));
             }
             self.dispatch(msg)?;

@@ -151,10 +151,12 @@ pub fn literal(
         .collect()
 }
 
-/// Finds where the journal shows `edits` (made on `state(0)`) applied literally: a
-/// state that is an earlier one with the edit. The user's own typing can make such a
-/// pair by chance (typing the very text the edit inserts); when the pairs found do not
-/// all name the same texts, the answer is [`Sighting::Ambiguous`] rather than a guess.
+/// Finds where the journal shows `edits` (made on `state(0)`) applied literally: the
+/// first state that is an earlier one with the edit, from the earliest such start (a
+/// client applies the text edits one by one, so the states between are parts of the
+/// edit). The user's own typing can make another such pair by chance (typing the very
+/// text the edit inserts); when a pair names another result, the answer is
+/// [`Sighting::Ambiguous`] rather than a guess.
 pub fn sight(journal: &Journal, edits: &[TextEdit], encoding: PositionEncoding) -> Sighting {
     let base = journal.state(0);
     let n = journal.len();
@@ -173,8 +175,11 @@ pub fn sight(journal: &Journal, edits: &[TextEdit], encoding: PositionEncoding) 
             }
             match found {
                 None => found = Some((at, end)),
-                Some((a, e)) => {
-                    if journal.state(a) != journal.state(at) || journal.state(e) != state {
+                // Later starts of the same result: the client applies an edit's text
+                // edits one by one, so the states in between are parts of it.
+                Some((_, e)) if e == end => {}
+                Some((_, e)) => {
+                    if journal.state(e) != state {
                         return Sighting::Ambiguous;
                     }
                 }
@@ -356,6 +361,22 @@ mod tests {
             apply_edits(j.latest(), &repair).to_string(),
             "// one!\nfn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
         );
+    }
+
+    #[test]
+    fn an_edit_applied_piece_by_piece_is_seen_from_its_start() {
+        // A repair: two text edits the client applies last first, so the state between
+        // them already holds the second; applying it "again" there changes nothing.
+        let base = "// ta + b\nfn x() {\n    todo!()\n}\n";
+        let edits = vec![TextEdit::new(4..9, "yped"), TextEdit::new(24..31, "a + b")];
+        let mut j = Journal::new(Rope::from_str(base));
+        j.push(TextEdit::new(24..31, "a + b"));
+        j.push(TextEdit::new(4..9, "yped"));
+        assert_eq!(sight(&j, &edits, ENC), Sighting::Applied { at: 0, end: 2 });
+        assert!(matches!(
+            judge(&j, &edits, 0, 2, ENC),
+            Verdict::Exact { .. }
+        ));
     }
 
     #[test]

@@ -64,7 +64,9 @@ pub(crate) async fn land(
     ctx.edits.apply(plan).await.map_err(|e| ToolError {
         class: e.class,
         message: format!(
-            "{tool}: the edit could not be applied, nothing was changed: {}",
+            // The sink says what did land, checked against the buffer: never assume
+            // that nothing did.
+            "{tool}: the edit did not land as planned: {}",
             e.message
         ),
     })?;

@@ -54,6 +54,14 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "  agentls/viewFileText             available")?;
     writeln!(out, "  edit engine (apply-patch, edit)  available")?;
     writeln!(out)?;
+    writeln!(
+        out,
+        "editor settings for exact agent edits (without them, edits wait for a quiet buffer and are checked and repaired after they land):"
+    )?;
+    for (editor, setting) in crate::client_advice::SETTINGS {
+        writeln!(out, "  {editor:<8} {setting}")?;
+    }
+    writeln!(out)?;
     writeln!(out, "sandbox (for the agent's commands):")?;
     for line in agentls_sandbox::probe().to_string().lines() {
         writeln!(out, "  {line}")?;

