@@ -157,7 +157,13 @@ impl LspEditSink {
         let mut done: Vec<FileChange> = Vec::new();
         for attempt in 0..MAX_ATTEMPTS {
             let caps = self.state.client_caps();
-            if !caps.document_changes {
+            // Neovim skips its version check for version 0: such an edit is as
+            // unversioned as one sent without `documentChanges`.
+            let checkable = caps.document_changes
+                && !pending.changes.iter().any(
+                    |c| matches!(c, FileChange::Edit(t) if t.version.is_some_and(|v| v <= 0)),
+                );
+            if !checkable {
                 self.wait_quiet(&pending).await;
             }
             let mut watched = Watched {
