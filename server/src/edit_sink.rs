@@ -160,9 +160,10 @@ impl LspEditSink {
             // Neovim skips its version check for version 0: such an edit is as
             // unversioned as one sent without `documentChanges`.
             let checkable = caps.document_changes
-                && !pending.changes.iter().any(
-                    |c| matches!(c, FileChange::Edit(t) if t.version.is_some_and(|v| v <= 0)),
-                );
+                && !pending
+                    .changes
+                    .iter()
+                    .any(|c| matches!(c, FileChange::Edit(t) if t.version.is_some_and(|v| v <= 0)));
             if !checkable {
                 self.wait_quiet(&pending).await;
             }

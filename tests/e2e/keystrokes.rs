@@ -398,7 +398,11 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
                     .as_str()
                     .is_some_and(|m| m.contains("workspaceEdit.documentChanges"))
         });
-        assert!(said, "no advice about documentChanges: {:?}", client.notifications);
+        assert!(
+            said,
+            "no advice about documentChanges: {:?}",
+            client.notifications
+        );
     }
     let server_view = client
         .request_ok(

@@ -265,3 +265,47 @@ fn generated_files_are_left_out_unless_the_setting_says_otherwise() {
         assert_eq!(names, expected, "settings {settings}");
     }
 }
+
+#[test]
+fn document_symbol_answers_from_disk_before_the_crawl() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("src/late.rs"),
+        "pub struct Late;\nimpl Late {\n    pub fn go(&self) {}\n}\n",
+    )
+    .unwrap();
+    let mut client = start(&[]);
+    // `initialized` starts the crawl: ask before it is sent.
+    client
+        .request_ok(
+            "initialize",
+            json!({ "processId": null, "capabilities": {},
+                    "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] }),
+        )
+        .unwrap();
+    let r = client
+        .request_ok(
+            "textDocument/documentSymbol",
+            json!({ "textDocument": { "uri": url(&root.join("src/late.rs")) } }),
+        )
+        .unwrap();
+    let names: Vec<&str> = r
+        .as_array()
+        .unwrap_or_else(|| panic!("no outline before the crawl: {r}"))
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(names.contains(&"Late"), "{r}");
+    // Outside the workspace nothing is read.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.rs"), "pub fn secret() {}\n").unwrap();
+    let r = client
+        .request_ok(
+            "textDocument/documentSymbol",
+            json!({ "textDocument": { "uri": url(&outside.path().join("x.rs")) } }),
+        )
+        .unwrap();
+    assert_eq!(r, Value::Null, "{r}");
+}

@@ -60,7 +60,25 @@ pub fn document_symbol(
     params: lsp::DocumentSymbolParams,
 ) -> Option<lsp::DocumentSymbolResponse> {
     let path = params.text_document.uri.to_file_path().ok()?;
-    let outline = state.index().outline(&path)?;
+    let known = state.index().outline(&path);
+    let outline = match known {
+        Some(outline) => outline,
+        // Not crawled yet (the crawl runs in the background): index this file now, from
+        // its buffer when open, else from disk when it is in the workspace.
+        None => {
+            let uri = crate::convert::from_lsp::uri(&params.text_document.uri);
+            match state.store.snapshot(&uri) {
+                Some(snapshot) => {
+                    state.index_mut().update_file(&path, &snapshot.text());
+                }
+                None if state.root().is_some_and(|root| path.starts_with(root)) => {
+                    state.index_mut().refresh_file(&path);
+                }
+                None => return None,
+            }
+            state.index().outline(&path)?
+        }
+    };
     let mut texts = Texts::new(state);
     let symbols = outline
         .iter()
