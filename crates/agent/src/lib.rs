@@ -58,6 +58,7 @@ mod dispatch;
 pub mod event;
 pub mod headless;
 pub mod metrics;
+pub mod repeats;
 pub mod replay;
 mod session;
 pub mod status;

@@ -3,7 +3,7 @@
 //! out, the user cancels, or the provider fails. The transcript survives every outcome.
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agentls_model::{
     Accumulator, CancellationToken, ChatRequest, Message, Part, Phase, Provider, RouteInput,
@@ -46,6 +46,10 @@ pub struct Session {
     approvals: Arc<RecordingApprover>,
     /// Consecutive steps in which a tool call failed (the router escalates on them).
     failures: usize,
+    /// Catches a model that repeats a call with the same result.
+    repeats: crate::repeats::RepeatGuard,
+    /// Whether this run already asked the model to answer without template text.
+    echo_nudged: bool,
     /// Characters of the user's latest message.
     request_chars: usize,
     artifacts: Artifacts,
@@ -129,6 +133,8 @@ impl Session {
             routing: None,
             approvals,
             failures: 0,
+            repeats: crate::repeats::RepeatGuard::default(),
+            echo_nudged: false,
             request_chars: 0,
             artifacts: Artifacts::default(),
             pending_note: None,
@@ -362,6 +368,7 @@ impl Session {
     /// Adds the user's `message` and runs until the model is done or a limit is hit.
     pub async fn run(&mut self, message: impl Into<String>) -> Status {
         let message = message.into();
+        self.echo_nudged = false;
         self.log("user", json!({ "text": message }));
         let mut parts = Vec::new();
         if let Some(note) = self.pending_note.take() {
@@ -462,13 +469,39 @@ impl Session {
             let calls = response.tool_calls.clone();
             self.request.messages.push(response.to_message());
             if calls.is_empty() {
+                if crate::repeats::is_template_echo(&response.text) {
+                    // Small models imitate the chat template: an invented tool response
+                    // is not an answer. Keep what came before it, or ask once more.
+                    let clean = crate::repeats::before_template(&response.text).to_owned();
+                    self.log("guard", json!({"step": step, "kind": "template_echo"}));
+                    if clean.is_empty() && !self.echo_nudged {
+                        self.echo_nudged = true;
+                        self.request.messages.push(Message::user(
+                            "(from the harness) Your last message was template text, not an answer: tool results come only from the harness. Either call a tool, or give your final answer in plain words.",
+                        ));
+                        continue;
+                    }
+                    tracing::debug!(steps_this_run, "session done (template text cut)");
+                    return Status::Done { answer: clean };
+                }
                 tracing::debug!(steps_this_run, "session done");
                 return Status::Done {
                     answer: response.text,
                 };
             }
             let t0 = Instant::now();
-            let outcomes = Dispatch {
+            // Calls the repeat guard refuses this step do not run.
+            let refused: Vec<Option<String>> = calls
+                .iter()
+                .map(|c| self.repeats.refuses(c, step))
+                .collect();
+            let runnable: Vec<agentls_model::ToolCall> = calls
+                .iter()
+                .zip(&refused)
+                .filter(|(_, r)| r.is_none())
+                .map(|(c, _)| c.clone())
+                .collect();
+            let mut ran = Dispatch {
                 tools: &self.tools,
                 ctx: &self.ctx,
                 lock: &self.lock,
@@ -476,8 +509,44 @@ impl Session {
                 timeout: self.config.tool_timeout,
                 events: self.events.as_ref(),
             }
-            .run(&calls)
-            .await;
+            .run(&runnable)
+            .await
+            .into_iter();
+            let mut outcomes = Vec::with_capacity(calls.len());
+            for (call, refusal) in calls.iter().zip(refused) {
+                match refusal {
+                    Some(why) => {
+                        self.log(
+                            "guard",
+                            json!({"step": step, "kind": "refused", "tool": call.name}),
+                        );
+                        outcomes.push(CallOutcome {
+                            call: call.clone(),
+                            result: Err(agentls_tools::ToolError::invalid_arguments(why)),
+                            span: (Duration::ZERO, Duration::ZERO),
+                        });
+                    }
+                    None => outcomes.extend(ran.next()),
+                }
+            }
+            for o in &mut outcomes {
+                let seen = match &o.result {
+                    Ok(out) => crate::repeats::Seen::Succeeded(out.content.clone()),
+                    Err(e) => crate::repeats::Seen::Failed(e.message.clone()),
+                };
+                if let crate::repeats::Verdict::Note(note) =
+                    self.repeats.record(&o.call, step, seen)
+                {
+                    self.log(
+                        "guard",
+                        json!({"step": step, "kind": "noted", "tool": o.call.name}),
+                    );
+                    match &mut o.result {
+                        Ok(out) => out.content = format!("{}\n\n{note}", out.content),
+                        Err(e) => e.message = format!("{}\n\n{note}", e.message),
+                    }
+                }
+            }
             self.metrics.tool_ms += ms(t0.elapsed());
             for o in &outcomes {
                 self.note_outcome(o);

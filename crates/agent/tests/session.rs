@@ -569,3 +569,100 @@ async fn long_sessions_are_summarised_by_the_cheap_model_and_keep_the_goal() {
         "once as the user's text, once as the goal fact"
     );
 }
+
+/// The tool results of the last request, in order.
+fn tool_results_of(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_failing_the_same_way_is_noted_then_refused() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    let spans = Spans::default();
+    for i in 0..4 {
+        server.push_turn(call(
+            &format!("c{i}"),
+            "read_file",
+            json!({"path": "<path>"}),
+        ));
+    }
+    server.push_turn(Turn::text("Gave up."));
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = session(
+        &server,
+        ws.path(),
+        tools(&spans, 0),
+        SessionConfig::default(),
+        ModelProfile::default(),
+    )
+    .await
+    .with_trajectory(Trajectory::create(dir.path(), "t-loop", vec![]).unwrap());
+    assert_eq!(
+        s.run("read it").await,
+        Status::Done {
+            answer: "Gave up.".into()
+        }
+    );
+    let last = server.requests().last().unwrap().body.clone();
+    let results = tool_results_of(&last);
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(
+        !results[0].contains("Note from the harness"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("failed the same way 2 times"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("refused for the next step"),
+        "{}",
+        results[2]
+    );
+    assert!(results[3].contains("not run:"), "{}", results[3]);
+    // The trajectory shows when the guard fired.
+    let log = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+        .collect::<String>();
+    assert!(log.contains("\"kind\":\"refused\""), "{log}");
+    assert!(log.contains("\"kind\":\"noted\""), "{log}");
+}
+
+#[tokio::test]
+async fn an_invented_tool_response_is_not_taken_as_the_answer() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    let spans = Spans::default();
+    server.push_turn(Turn::text(
+        "<tool_response>\n{\"path\": \"<path>\", \"ok\": true}\n</tool_response>",
+    ));
+    server.push_turn(Turn::text("done.\n<tool_response>{}</tool_response>"));
+    let mut s = session(
+        &server,
+        ws.path(),
+        tools(&spans, 0),
+        SessionConfig::default(),
+        ModelProfile::default(),
+    )
+    .await;
+    // The first answer is all template text: the model is asked again; the second
+    // keeps the words before the template text.
+    assert_eq!(
+        s.run("finish").await,
+        Status::Done {
+            answer: "done.".into()
+        }
+    );
+    let last = server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("was template text"), "{last}");
+}

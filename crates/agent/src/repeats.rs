@@ -1,0 +1,265 @@
+//! Catching a model that repeats itself: the same call failing the same way, or the same
+//! read giving the same answer, step after step.
+//!
+//! Small models loop: they resend a call with placeholder arguments after an
+//! `InvalidArguments` error, or call `repo_map` thirty times in a row, until the budget
+//! runs out. The guard watches consecutive steps. When a call fails the same way twice
+//! in a row, its result carries a note saying so and what to do instead; after the third
+//! time the identical call is refused for the next step without running (the model must
+//! change something). Identical successful calls get the same treatment after
+//! [`SAME_OK_NOTE`] and [`SAME_OK_REFUSE`] repeats: their answer cannot change. The
+//! session logs every time the guard fires, so trajectories show it.
+
+use std::collections::HashMap;
+
+use agentls_model::ToolCall;
+
+/// Identical failures after which the result carries a note.
+pub const SAME_ERROR_NOTE: u32 = 2;
+/// Identical failures after which the identical call is refused for the next step.
+pub const SAME_ERROR_REFUSE: u32 = 3;
+/// Identical successes after which the result carries a note.
+pub const SAME_OK_NOTE: u32 = 3;
+/// Identical successes after which the identical call is refused for the next step.
+pub const SAME_OK_REFUSE: u32 = 5;
+
+/// A call as the guard compares it: tool and arguments with whitespace and key order
+/// made canonical.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallKey {
+    name: String,
+    args: String,
+}
+
+impl CallKey {
+    /// The key of `call`.
+    pub fn of(call: &ToolCall) -> Self {
+        let args = serde_json::from_str::<serde_json::Value>(&call.arguments)
+            .map(|v| canonical(&v))
+            .unwrap_or_else(|_| call.arguments.trim().to_owned());
+        Self {
+            name: call.name.clone(),
+            args,
+        }
+    }
+}
+
+/// JSON text with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` agree.
+fn canonical(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{:?}:{}", k, canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        serde_json::Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", inner.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// What one call came to, as the guard compares outcomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// It failed with this message.
+    Failed(String),
+    /// It succeeded with this output.
+    Succeeded(String),
+}
+
+#[derive(Debug, Clone)]
+struct Streak {
+    seen: Seen,
+    count: u32,
+    /// The step the streak was last extended in.
+    step: u32,
+}
+
+/// What the guard says about a call's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing to add.
+    Quiet,
+    /// Add this note to the result the model sees.
+    Note(String),
+}
+
+/// The guard of one session.
+#[derive(Debug, Default)]
+pub struct RepeatGuard {
+    streaks: HashMap<CallKey, Streak>,
+    /// Calls refused until the step after the one named.
+    refused: HashMap<CallKey, u32>,
+}
+
+impl RepeatGuard {
+    /// Whether `call` is refused in `step`, and why (for the model).
+    pub fn refuses(&self, call: &ToolCall, step: u32) -> Option<String> {
+        let key = CallKey::of(call);
+        let until = *self.refused.get(&key)?;
+        (step <= until).then(|| {
+            format!(
+                "not run: this exact `{}` call has been made {} times in a row with the same result, so the harness refused it for this step. Change the arguments (use paths and names you have seen in earlier results, never placeholders like <path>), use what the earlier results told you, or take another step toward the task (read, edit, or run the tests)",
+                call.name,
+                self.streaks.get(&key).map_or(0, |s| s.count),
+            )
+        })
+    }
+
+    /// Records what `call` came to in `step` and says what to tell the model.
+    pub fn record(&mut self, call: &ToolCall, step: u32, seen: Seen) -> Verdict {
+        let key = CallKey::of(call);
+        let streak = self.streaks.entry(key.clone()).or_insert(Streak {
+            seen: seen.clone(),
+            count: 0,
+            step,
+        });
+        // A streak is consecutive steps with the identical call and outcome.
+        if streak.seen == seen && step <= streak.step + 1 {
+            if streak.step != step || streak.count == 0 {
+                streak.count += 1;
+            }
+        } else {
+            streak.seen = seen.clone();
+            streak.count = 1;
+        }
+        streak.step = step;
+        let count = streak.count;
+        let (note_at, refuse_at) = match seen {
+            Seen::Failed(_) => (SAME_ERROR_NOTE, SAME_ERROR_REFUSE),
+            Seen::Succeeded(_) => (SAME_OK_NOTE, SAME_OK_REFUSE),
+        };
+        if count >= refuse_at {
+            self.refused.insert(key, step + 1);
+        }
+        if count < note_at {
+            return Verdict::Quiet;
+        }
+        let what = match seen {
+            Seen::Failed(_) => format!(
+                "Note from the harness: this exact `{}` call has now failed the same way {count} times in a row. Repeating it will fail again. Read the error above and change what it points at: use real paths and names from earlier results (list_dir, find_files, grep), never placeholders like <path> or <command>, or take a different step.",
+                call.name
+            ),
+            Seen::Succeeded(_) => format!(
+                "Note from the harness: you have made this exact `{}` call {count} times in a row and got the same result each time; it will not change. Use it: read or edit the files it names, or run the tests.",
+                call.name
+            ),
+        };
+        if count >= refuse_at {
+            Verdict::Note(format!(
+                "{what} The identical call is refused for the next step."
+            ))
+        } else {
+            Verdict::Note(what)
+        }
+    }
+}
+
+/// Whether a final answer is template text rather than an answer: an invented tool
+/// response or call, as small models write when they imitate the chat template.
+pub fn is_template_echo(answer: &str) -> bool {
+    let a = answer.trim_start();
+    [
+        "<tool_response>",
+        "<tool_call>",
+        "<|im_start|>",
+        "<|im_end|>",
+    ]
+    .iter()
+    .any(|t| a.contains(t))
+}
+
+/// The part of an answer before any template text, trimmed.
+pub fn before_template(answer: &str) -> &str {
+    let cut = [
+        "<tool_response>",
+        "<tool_call>",
+        "<|im_start|>",
+        "<|im_end|>",
+    ]
+    .iter()
+    .filter_map(|t| answer.find(t))
+    .min()
+    .unwrap_or(answer.len());
+    answer[..cut].trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, args: &str) -> ToolCall {
+        ToolCall {
+            id: "x".into(),
+            name: name.into(),
+            arguments: args.into(),
+        }
+    }
+
+    #[test]
+    fn the_same_failure_is_noted_twice_and_refused_the_third_time() {
+        let mut g = RepeatGuard::default();
+        let c = call("run_command", r#"{"command": "<command>", "cwd": "<cwd>"}"#);
+        let same = call("run_command", r#"{"cwd":"<cwd>","command":"<command>"}"#);
+        let err = || Seen::Failed("InvalidArguments: no such directory <cwd>".into());
+        assert_eq!(g.record(&c, 1, err()), Verdict::Quiet);
+        assert!(g.refuses(&c, 2).is_none());
+        let Verdict::Note(n) = g.record(&same, 2, err()) else {
+            panic!("no note")
+        };
+        assert!(n.contains("2 times"), "{n}");
+        assert!(g.refuses(&c, 3).is_none());
+        let Verdict::Note(n) = g.record(&c, 3, err()) else {
+            panic!("no note")
+        };
+        assert!(n.contains("refused"), "{n}");
+        assert!(g.refuses(&c, 4).is_some());
+        // Only for the next step, and only the identical call.
+        assert!(g.refuses(&c, 5).is_none());
+        assert!(
+            g.refuses(&call("run_command", r#"{"command":"ls"}"#), 4)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_different_outcome_or_a_gap_starts_over() {
+        let mut g = RepeatGuard::default();
+        let c = call("grep", r#"{"pattern":"x"}"#);
+        g.record(&c, 1, Seen::Failed("a".into()));
+        assert_eq!(g.record(&c, 2, Seen::Failed("b".into())), Verdict::Quiet);
+        assert_eq!(g.record(&c, 5, Seen::Failed("b".into())), Verdict::Quiet);
+    }
+
+    #[test]
+    fn identical_reads_are_noted_then_refused() {
+        let mut g = RepeatGuard::default();
+        let c = call("repo_map", "{}");
+        let ok = || Seen::Succeeded("src/lib.rs: fn add".into());
+        for step in 1..=2 {
+            assert_eq!(g.record(&c, step, ok()), Verdict::Quiet);
+        }
+        assert!(matches!(g.record(&c, 3, ok()), Verdict::Note(_)));
+        g.record(&c, 4, ok());
+        g.record(&c, 5, ok());
+        assert!(g.refuses(&c, 6).is_some());
+    }
+
+    #[test]
+    fn template_echoes_are_recognised() {
+        assert!(is_template_echo(
+            "done.\n<tool_response>\n{\"path\": \"<path>\"}\n</tool_response>"
+        ));
+        assert_eq!(
+            before_template("done.\n<tool_response>x</tool_response>"),
+            "done."
+        );
+        assert!(!is_template_echo("Implemented `add`; the tests pass."));
+    }
+}
