@@ -15,7 +15,10 @@ let scheduled = false;
 let pendingFirstToken: number | undefined;
 let deltas = 0;
 let frames = 0;
-let lastDeltaT = 0;
+// The longest wait of a text delta for its render: the panel keeps up while this stays
+// near one frame.
+let oldestUnrendered: number | undefined;
+let maxLag = 0;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -119,7 +122,11 @@ function render(): void {
   }
   document.body.dataset.deltas = String(deltas);
   document.body.dataset.frames = String(frames);
-  if (lastDeltaT) document.body.dataset.lagMs = String(Date.now() - lastDeltaT);
+  if (oldestUnrendered !== undefined) {
+    maxLag = Math.max(maxLag, Date.now() - oldestUnrendered);
+    oldestUnrendered = undefined;
+    document.body.dataset.maxLagMs = String(maxLag);
+  }
   box.scrollTop = box.scrollHeight;
 }
 
@@ -133,7 +140,7 @@ window.addEventListener("message", (ev: MessageEvent<ToPanel>) => {
   const m = ev.data;
   if (m.type === "event" && m.event.type === "textDelta") {
     deltas++;
-    lastDeltaT = m.t;
+    oldestUnrendered ??= m.t;
     const t = state.turns[state.turns.length - 1];
     if (t && !t.items.some((i) => i.kind === "text")) pendingFirstToken = m.t;
   }
