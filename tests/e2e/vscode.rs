@@ -34,7 +34,10 @@ fn missing(ext: &Path) -> Vec<String> {
     if !Path::new("/usr/bin/chromium").exists() {
         out.push("chromium (apt-get install chromium)".to_owned());
     }
-    if !ext.join(".e2e/code-server/node_modules/.bin/code-server").exists() {
+    if !ext
+        .join(".e2e/code-server/node_modules/.bin/code-server")
+        .exists()
+    {
         out.push("code-server (editor-clients/vscode/e2e/install-code-server.sh)".to_owned());
     }
     if !ext.join("dist/agentls.vsix").exists() {
@@ -61,7 +64,10 @@ async fn vscode_extension_in_code_server() {
             "the VS Code end-to-end test needs: {}",
             missing.join(", ")
         );
-        println!("SKIPPED: the VS Code end-to-end test needs {}", missing.join(", "));
+        println!(
+            "SKIPPED: the VS Code end-to-end test needs {}",
+            missing.join(", ")
+        );
         return;
     }
     let model = ModelServer::start().await.unwrap();
@@ -126,15 +132,22 @@ async fn vscode_extension_in_code_server() {
         stdin.flush().unwrap();
     }
     let status = child.wait().unwrap();
-    assert!(status.success(), "the VS Code scenario failed ({status}); passed: {passed:?}");
+    assert!(
+        status.success(),
+        "the VS Code scenario failed ({status}); passed: {passed:?}"
+    );
     for step in [
         "panel",
         "prompt",
         "review",
         "cancel",
         "model switch",
+        "resume",
         "lightbulb",
     ] {
-        assert!(passed.iter().any(|p| p == step), "step `{step}` did not pass: {passed:?}");
+        assert!(
+            passed.iter().any(|p| p == step),
+            "step `{step}` did not pass: {passed:?}"
+        );
     }
 }

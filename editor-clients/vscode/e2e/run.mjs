@@ -73,7 +73,7 @@ writeFileSync(
     "window.commandCenter": false,
   }),
 );
-const install = spawnSync(codeServer, ["--extensions-dir", extDir, "--user-data-dir", userData, "--install-extension", join(ext, "dist/agentls.vsix")], { encoding: "utf8" });
+const install = spawnSync(codeServer, ["--extensions-dir", extDir, "--user-data-dir", userData, "--install-extension", join(ext, "dist/agentls.vsix")], { encoding: "utf8", env: { ...process.env, XDG_CONFIG_HOME: join(home, "config") } });
 if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stdout}${install.stderr}`);
 log("extension installed from dist/agentls.vsix");
 
@@ -81,7 +81,8 @@ const port = await freePort();
 const server = spawn(
   codeServer,
   ["--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--user-data-dir", userData, "--extensions-dir", extDir, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ws],
-  { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PASSWORD: "" } },
+  // Its own config dir: code-server writes a config.yaml there on first run.
+  { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, XDG_CONFIG_HOME: join(home, "config") } },
 );
 let serverLog = "";
 server.stdout.on("data", (d) => (serverLog += d));
@@ -122,7 +123,7 @@ try {
   await page.keyboard.press("Enter");
   await page.locator(".monaco-editor .view-lines").getByText("pub fn double").waitFor();
 
-  // 1. The panel.
+  // The panel.
   const tOpen = Date.now();
   await palette("Agent: Focus on Chat View");
   const chat = await chatFrame();
@@ -133,7 +134,7 @@ try {
   await until("models in the picker", async () => (await chat.locator("#model option").count()) >= 2);
   log("PASS panel");
 
-  // 2. A prompt: a tool card, then a streamed answer at 200 tokens/s (5 ms per ~4-char token).
+  // A prompt: a tool card, then a streamed answer at 200 tokens/s (5 ms per ~4-char token).
   const words = Array.from({ length: 200 }, (_, i) => `w${i % 10}x`).join("");
   await push(
     { events: [{ text: "I'll read the file." }, call("c1", "read_file", { path: "src/lib.rs" })], usage: { input: 1200, cached_input: 1024, output: 20 } },
@@ -157,7 +158,7 @@ try {
   await page.screenshot({ path: join(out, "chat-panel.png") });
   log("PASS prompt");
 
-  // 3. Review: two edits land pending; accept one, reject the other.
+  // Review: two edits land pending; accept one, reject the other.
   await push(
     { events: [call("e1", "str_replace", { path: "src/lib.rs", old_string: "    a - b", new_string: "    a + b" })] },
     { events: [call("e2", "str_replace", { path: "src/lib.rs", old_string: "    2\n", new_string: "    1\n" })] },
@@ -185,7 +186,7 @@ try {
   if (!rows.includes("a + b") || !rows.includes("2") || rows.includes("1")) throw new Error(`review result wrong:\n${lines}`);
   log("PASS review");
 
-  // 4. Cancel a slow run.
+  // Cancel a slow run.
   await push({ events: [{ text: "Thinking" }, { delay_ms: 20000 }, { text: " too late" }] });
   await chat.locator("#input").fill("take your time");
   await chat.locator("#send").click();
@@ -194,7 +195,7 @@ try {
   await chat.locator(".turn .usage", { hasText: "cancelled" }).waitFor();
   log("PASS cancel");
 
-  // 5. Switch models mid-chat: the next run goes to the other model.
+  // Switch models mid-chat: the next run goes to the other model.
   await chat.locator("#model").selectOption("strong");
   await until("the session on strong", async () => (await chat.locator("#model").inputValue()) === "strong");
   await push(text("Strong here."));
@@ -205,7 +206,18 @@ try {
   if (models[models.length - 1] !== "fixture-strong" || models[0] !== "fixture-fast") throw new Error(`models asked: ${models}`);
   log("PASS model switch");
 
-  // 6. The lightbulb: select `double`'s body, run "Agent: implement this".
+  // New session clears the panel; Sessions resumes the first one from its transcript.
+  await chat.locator("#new").click();
+  await until("an empty panel", async () => (await chat.locator(".turn").count()) === 0);
+  await chat.locator("#resume").click();
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "What does add do?" }).waitFor();
+  await page.keyboard.type("What does add");
+  await page.keyboard.press("Enter");
+  await chat.locator(".answer", { hasText: "Strong here." }).waitFor();
+  await chat.locator(".prompt", { hasText: "take your time" }).waitFor();
+  log("PASS resume");
+
+  // The lightbulb: select `double`'s body, run "Agent: implement this".
   await push(
     { events: [call("i1", "str_replace", { path: "src/lib.rs", old_string: "    x\n}", new_string: "    x * 2\n}" })] },
     { events: [{ delay_ms: 1500 }, { text: "Implemented." }] },
@@ -227,7 +239,10 @@ try {
     return false;
   }, 5000);
   await page.keyboard.press("Enter");
-  const note = page.locator(".notifications-toasts .notification-toast", { hasText: /agent|implement/i });
+  // The run's progress: a notification with a Cancel button.
+  const note = page
+    .locator(".notifications-toasts .notification-toast", { hasText: /agentls: .*implement/i })
+    .filter({ has: page.getByRole("button", { name: "Cancel" }) });
   await note.first().waitFor();
   await page.screenshot({ path: join(out, "progress-notification.png") });
   await page.locator(".monaco-editor .view-lines").first().getByText("x * 2").waitFor();

@@ -1,6 +1,6 @@
 // Runs started from code actions report through $/progress. vscode-languageclient shows
 // work-done progress in the status bar only, without a cancel button; this handler
-// shows it as a cancellable notification instead (cancel: window/workDoneProgress/cancel).
+// shows cancellable progress (agent runs) as a notification with Cancel instead (cancel: window/workDoneProgress/cancel).
 import * as vscode from "vscode";
 import {
   type LanguageClient,
@@ -22,7 +22,11 @@ export function registerProgress(client: LanguageClient): vscode.Disposable {
       const sub = client.onProgress(WorkDoneProgress.type, token, (v: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd) => {
         if (v.kind === "begin") {
           void vscode.window.withProgress(
-            { location: vscode.ProgressLocation.Notification, title: v.title, cancellable: v.cancellable ?? false },
+            // Agent runs are cancellable: a notification with Cancel. Other progress
+            // (indexing) stays in the status bar, as vscode-languageclient shows it.
+            v.cancellable
+              ? { location: vscode.ProgressLocation.Notification, title: v.title, cancellable: true }
+              : { location: vscode.ProgressLocation.Window, title: v.title },
             (progress, cancel) => {
               reporter = progress;
               if (v.message) progress.report({ message: v.message });
