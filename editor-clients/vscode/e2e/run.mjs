@@ -151,7 +151,7 @@ try {
   figure("first_token_shown_after_arrival", m.firstTokenMs, "ms (budget 50)");
   figure("stream_deltas", m.deltas, "text deltas");
   figure("stream_frames", m.frames, "renders (batched per animation frame)");
-  figure("stream_max_delta_to_render", m.maxLagMs, "ms (longest a delta waited for its render)");
+  figure("stream_delta_to_render_p50_p95_max", m.lagMs, "ms (how long the oldest unrendered delta waited, per render)");
   figure("prompt_to_answer_end", streamMs, "ms (200 tokens at 200 tokens/s)");
   const usage = await chat.locator(".turn .usage").last().textContent();
   if (!/2600 in/.test(usage)) throw new Error(`usage per turn missing: ${usage}`);

@@ -18,7 +18,7 @@ let frames = 0;
 // The longest wait of a text delta for its render: the panel keeps up while this stays
 // near one frame.
 let oldestUnrendered: number | undefined;
-let maxLag = 0;
+const lags: number[] = [];
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -123,9 +123,11 @@ function render(): void {
   document.body.dataset.deltas = String(deltas);
   document.body.dataset.frames = String(frames);
   if (oldestUnrendered !== undefined) {
-    maxLag = Math.max(maxLag, Date.now() - oldestUnrendered);
+    if (lags.length < 10000) lags.push(Date.now() - oldestUnrendered);
     oldestUnrendered = undefined;
-    document.body.dataset.maxLagMs = String(maxLag);
+    const sorted = [...lags].sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+    document.body.dataset.lagMs = `${at(0.5)}/${at(0.95)}/${at(1)}`;
   }
   box.scrollTop = box.scrollHeight;
 }
