@@ -143,6 +143,7 @@ async fn vscode_extension_in_code_server() {
         "cancel",
         "model switch",
         "resume",
+        "approval",
         "lightbulb",
     ] {
         assert!(

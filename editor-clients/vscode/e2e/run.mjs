@@ -217,6 +217,18 @@ try {
   await chat.locator(".prompt", { hasText: "take your time" }).waitFor();
   log("PASS resume");
 
+  // An approval: the command policy asks (window/showMessageRequest); the panel's Deny answers.
+  await push({ events: [call("r1", "run_command", { command: "deploy-to-production --now" })] }, text("Not deployed."));
+  await chat.locator("#input").fill("deploy it");
+  await chat.locator("#send").click();
+  const deny = chat.locator("button.approve", { hasText: "Deny" });
+  await deny.waitFor();
+  await page.screenshot({ path: join(out, "approval.png") });
+  await deny.click();
+  await chat.locator(".approval", { hasText: "denied" }).waitFor();
+  await chat.locator(".answer", { hasText: "Not deployed." }).waitFor();
+  log("PASS approval");
+
   // The lightbulb: select `double`'s body, run "Agent: implement this".
   await push(
     { events: [call("i1", "str_replace", { path: "src/lib.rs", old_string: "    x\n}", new_string: "    x * 2\n}" })] },

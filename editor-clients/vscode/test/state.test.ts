@@ -77,6 +77,16 @@ describe("panel state", () => {
     expect(s.turns[0]!.items[0]).toMatchObject({ kind: "approval", what: "Run `cargo test`?", granted: false });
   });
 
+  it("joins the approval event and the approval request into one card", () => {
+    const s = started();
+    feed(s, [{ type: "approval", what: "run `deploy`" }]);
+    reduce(s, { type: "approvalAsk", askId: 1, message: "agentls wants to run `deploy`. Allow?", actions: ["Allow", "Deny"] });
+    reduce(s, { type: "approvalDone", askId: 1, answer: "Allow" });
+    feed(s, [{ type: "approval", what: "run `deploy`", granted: true }]);
+    const cards = s.turns[0]!.items.filter((i) => i.kind === "approval");
+    expect(cards).toEqual([{ kind: "approval", what: "run `deploy`", askId: 1, granted: true, actions: undefined }]);
+  });
+
   it("a new session clears the turns; the same session keeps them", () => {
     const s = started();
     reduce(s, { type: "session", info: { ...info, model: "strong" } });
@@ -99,5 +109,9 @@ describe("panel state", () => {
     expect(s.turns).toHaveLength(1);
     expect(s.turns[0]!.prompt).toBe("what is add?");
     expect(s.turns[0]!.items).toMatchObject([{ kind: "tool", summary: "pub fn add" }, { kind: "text", text: "It adds." }]);
+    // The next run's events show in the resumed session.
+    reduce(s, { type: "userPrompt", text: "and sub?" });
+    applyEvent(s, "s1", 1, { type: "textDelta", text: "Again." });
+    expect(s.turns[1]!.items).toEqual([{ kind: "text", text: "Again." }]);
   });
 });

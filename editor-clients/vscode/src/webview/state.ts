@@ -144,9 +144,14 @@ export function applyEvent(s: PanelState, session: string, seq: number, e: Event
       t.items.push({ kind: "edit", uri: e.uri, diff: e.diff, changeIds: e.changeIds });
       break;
     case "approval": {
-      const open = [...t.items].reverse().find((i) => i.kind === "approval" && i.what === e.what && i.granted === undefined);
+      // One card per approval: the event and the request (approvalAsk) may come in either order.
+      const open = [...t.items].reverse().find((i) => i.kind === "approval" && i.granted === undefined);
+      const answered = [...t.items].reverse().find((i) => i.kind === "approval");
       if (open && open.kind === "approval") {
         if (e.granted !== undefined && e.granted !== null) open.granted = e.granted;
+      } else if (answered && answered.kind === "approval" && e.granted !== undefined && e.granted !== null) {
+        // The verdict of the approval answered in the panel.
+        answered.granted = e.granted;
       } else {
         const item: Item = { kind: "approval", what: e.what };
         if (e.granted !== undefined && e.granted !== null) item.granted = e.granted;
@@ -190,7 +195,8 @@ export function fromTranscript(s: PanelState, r: GetTranscriptResult): void {
   s.running = r.session.status === "running";
   s.turns = [];
   s.plan = [];
-  s.lastSeq = Number.MAX_SAFE_INTEGER;
+  // The transcript is as of the end of the last run: every event from now on is newer.
+  s.lastSeq = 0;
   for (const m of r.messages) {
     if (m.role === "user") {
       const text = m.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
@@ -241,9 +247,15 @@ export function reduce(s: PanelState, m: ToPanel): void {
     case "transcript":
       fromTranscript(s, m.result);
       break;
-    case "approvalAsk":
-      currentTurn(s).items.push({ kind: "approval", what: m.message, askId: m.askId, actions: m.actions });
+    case "approvalAsk": {
+      const t = currentTurn(s);
+      const open = [...t.items].reverse().find((i) => i.kind === "approval" && i.granted === undefined && i.askId === undefined);
+      if (open && open.kind === "approval") {
+        open.askId = m.askId;
+        open.actions = m.actions;
+      } else t.items.push({ kind: "approval", what: m.message, askId: m.askId, actions: m.actions });
       break;
+    }
     case "approvalDone": {
       for (const t of s.turns)
         for (const i of t.items)
