@@ -16,7 +16,11 @@ export function forwardDiagnostics(client: LanguageClient): vscode.Disposable {
       const params: DiagnosticsParams = {
         uri: key,
         version: doc ? doc.version : null,
-        diagnostics: vscode.languages.getDiagnostics(uri).map(toAgentDiagnostic),
+        // The server's own diagnostics (if it ever publishes some) do not go back to it.
+        diagnostics: vscode.languages
+          .getDiagnostics(uri)
+          .filter((d) => d.source !== "agentls")
+          .map(toAgentDiagnostic),
       };
       void client.sendNotification(Methods.diagnostics, params);
     }
