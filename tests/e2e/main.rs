@@ -18,3 +18,4 @@ mod run_cli;
 mod support;
 mod symbols;
 mod text_sync;
+mod vscode;

@@ -1,0 +1,273 @@
+// The VS Code end-to-end scenario: code-server with the packaged extension, driven by
+// Chromium through playwright-core. Started by the Rust test tests/e2e/vscode.rs, which
+// owns the fixture model server: `ctl()` asks it (stdout `@@ctl {...}`, answer on stdin).
+//
+// Env: AGENTLS_BIN, AGENTLS_CONFIG, E2E_WORKSPACE, E2E_HOME (scratch), E2E_OUT
+// (screenshots). Prints `PASS <step>` per step and `FIGURE <name> <value>` per measure.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const ext = join(dirname(fileURLToPath(import.meta.url)), "..");
+const codeServer = join(ext, ".e2e/code-server/node_modules/.bin/code-server");
+const { AGENTLS_BIN, E2E_WORKSPACE: ws, E2E_HOME: home, E2E_OUT: out } = process.env;
+const answers = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+async function ctl(msg) {
+  process.stdout.write(`@@ctl ${JSON.stringify(msg)}\n`);
+  const { value } = await answers.next();
+  return JSON.parse(value);
+}
+const push = (...turns) => ctl({ push: turns });
+const text = (t, extra = {}) => ({ events: [{ text: t }], ...extra });
+const call = (id, name, args) => ({ tool_call: { id, name, arguments: args } });
+const log = (...a) => console.log(...a);
+const figure = (name, value, unit) => log(`FIGURE ${name} ${value} ${unit}`);
+
+async function freePort() {
+  return new Promise((res) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+async function until(what, fn, ms = 20000) {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
+}
+
+const userData = join(home, "user");
+const extDir = join(home, "extensions");
+mkdirSync(join(userData, "User"), { recursive: true });
+mkdirSync(out, { recursive: true });
+writeFileSync(
+  join(userData, "User/settings.json"),
+  JSON.stringify({
+    "agentls.path": AGENTLS_BIN,
+    "agentls.review": "review",
+    "agentls.log": "debug",
+    "workbench.startupEditor": "none",
+    "security.workspace.trust.enabled": false,
+    "workbench.tips.enabled": false,
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "telemetry.telemetryLevel": "off",
+    "editor.codeLens": true,
+    "editor.lightbulb.enabled": "on",
+    "window.commandCenter": false,
+  }),
+);
+const install = spawnSync(codeServer, ["--extensions-dir", extDir, "--user-data-dir", userData, "--install-extension", join(ext, "dist/agentls.vsix")], { encoding: "utf8", env: { ...process.env, XDG_CONFIG_HOME: join(home, "config") } });
+if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stdout}${install.stderr}`);
+log("extension installed from dist/agentls.vsix");
+
+const port = await freePort();
+const server = spawn(
+  codeServer,
+  ["--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--user-data-dir", userData, "--extensions-dir", extDir, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ws],
+  // Its own config dir: code-server writes a config.yaml there on first run.
+  { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, XDG_CONFIG_HOME: join(home, "config") } },
+);
+let serverLog = "";
+server.stdout.on("data", (d) => (serverLog += d));
+server.stderr.on("data", (d) => (serverLog += d));
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-gpu"],
+});
+let page;
+let exitCode = 0;
+try {
+  await until("code-server", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const t0 = Date.now();
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
+  await page.locator(".statusbar").getByText(/idle/).waitFor({ timeout: 60000 });
+  figure("workbench_and_server_ready", Date.now() - t0, "ms");
+
+  const palette = async (command) => {
+    await page.keyboard.press("Control+Shift+P");
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor();
+    await input.fill(`>${command}`);
+    await page.locator(".quick-input-list .monaco-list-row").first().getByText(command, { exact: false }).waitFor();
+    await page.keyboard.press("Enter");
+  };
+  const chatFrame = async () =>
+    until("the chat panel", async () => {
+      for (const f of page.frames()) if (await f.locator("#turns").count().catch(() => 0)) return f;
+      return undefined;
+    });
+
+  // Open the file first, so the lightbulb step has it.
+  await palette("Go to File");
+  await page.keyboard.type("lib.rs");
+  await page.waitForTimeout(300);
+  await page.keyboard.press("Enter");
+  await page.locator(".monaco-editor .view-lines").getByText("pub fn double").waitFor();
+
+  // The panel.
+  const tOpen = Date.now();
+  await palette("Agent: Focus on Chat View");
+  const chat = await chatFrame();
+  const shown = Date.now() - tOpen;
+  const ready = Number(await until("panel metrics", () => chat.evaluate(() => document.body.dataset.panelReadyMs)));
+  figure("panel_ready_after_resolve", ready, "ms (budget 300)");
+  figure("panel_visible_after_command", shown, "ms (including the palette)");
+  await until("models in the picker", async () => (await chat.locator("#model option").count()) >= 2);
+  log("PASS panel");
+
+  // A prompt: a tool card, then a streamed answer at 200 tokens/s (5 ms per ~4-char token).
+  const words = Array.from({ length: 200 }, (_, i) => `w${i % 10}x`).join("");
+  await push(
+    { events: [{ text: "I'll read the file." }, call("c1", "read_file", { path: "src/lib.rs" })], usage: { input: 1200, cached_input: 1024, output: 20 } },
+    { events: [{ text: "`add` subtracts. " + words + " END" }], chunk_chars: 4, frame_delay_ms: 5, usage: { input: 1400, cached_input: 1200, output: 210 } },
+  );
+  await chat.locator("#input").fill("What does add do? @file");
+  const tSend = Date.now();
+  await chat.locator("#send").click();
+  await chat.locator('details.tool[data-tool="read_file"]').waitFor();
+  await chat.locator(".answer", { hasText: "END" }).waitFor();
+  const streamMs = Date.now() - tSend;
+  await until("the run to finish", async () => (await chat.evaluate(() => document.body.dataset.running)) === "false");
+  const m = await chat.evaluate(() => ({ ...document.body.dataset }));
+  figure("first_token_shown_after_arrival", m.firstTokenMs, "ms (budget 50)");
+  figure("stream_deltas", m.deltas, "text deltas");
+  figure("stream_frames", m.frames, "renders (batched per animation frame)");
+  figure("stream_delta_to_render_p50_p95_max", m.lagMs, "ms (how long the oldest unrendered delta waited, per render)");
+  figure("prompt_to_answer_end", streamMs, "ms (200 tokens at 200 tokens/s)");
+  const usage = await chat.locator(".turn .usage").last().textContent();
+  if (!/2600 in/.test(usage)) throw new Error(`usage per turn missing: ${usage}`);
+  await page.screenshot({ path: join(out, "chat-panel.png") });
+  log("PASS prompt");
+
+  // Review: two edits land pending; accept one, reject the other.
+  await push(
+    { events: [call("e1", "str_replace", { path: "src/lib.rs", old_string: "    a - b", new_string: "    a + b" })] },
+    { events: [call("e2", "str_replace", { path: "src/lib.rs", old_string: "    2\n", new_string: "    1\n" })] },
+    text("Fixed both."),
+  );
+  await chat.locator("#input").fill("fix add and one");
+  await chat.locator("#send").click();
+  await chat.locator(".answer", { hasText: "Fixed both." }).waitFor();
+  const editor = page.locator(".monaco-editor .view-lines").first();
+  await editor.getByText("a + b").waitFor();
+  const lenses = page.locator(".codelens-decoration a");
+  await until("two changes to review", async () => (await lenses.filter({ hasText: "Reject change" }).count()) === 2);
+  await page.locator(".codelens-decoration a", { hasText: "Diff" }).click();
+  await page.locator(".monaco-diff-editor").waitFor();
+  await page.screenshot({ path: join(out, "review-diff.png") });
+  await page.keyboard.press("Control+W");
+  await page.locator(".monaco-editor .view-lines").first().getByText("a + b").waitFor();
+  await lenses.filter({ hasText: "Accept change" }).first().click();
+  await until("one change left", async () => (await lenses.filter({ hasText: "Reject change" }).count()) === 1);
+  await page.screenshot({ path: join(out, "review-lenses.png") });
+  await lenses.filter({ hasText: "Reject change" }).first().click();
+  await until("no change left", async () => (await lenses.filter({ hasText: "Reject change" }).count()) === 0);
+  const lines = await page.locator(".monaco-editor .view-lines").first().innerText();
+  const rows = lines.split("\n").map((l) => l.replace(/\u00a0/g, " ").trim());
+  if (!rows.includes("a + b") || !rows.includes("2") || rows.includes("1")) throw new Error(`review result wrong:\n${lines}`);
+  log("PASS review");
+
+  // Cancel a slow run.
+  await push({ events: [{ text: "Thinking" }, { delay_ms: 20000 }, { text: " too late" }] });
+  await chat.locator("#input").fill("take your time");
+  await chat.locator("#send").click();
+  await chat.locator(".answer", { hasText: "Thinking" }).waitFor();
+  await chat.locator("#cancel").click();
+  await chat.locator(".turn .usage", { hasText: "cancelled" }).waitFor();
+  log("PASS cancel");
+
+  // Switch models mid-chat: the next run goes to the other model.
+  await chat.locator("#model").selectOption("strong");
+  await until("the session on strong", async () => (await chat.locator("#model").inputValue()) === "strong");
+  await push(text("Strong here."));
+  await chat.locator("#input").fill("who are you?");
+  await chat.locator("#send").click();
+  await chat.locator(".answer", { hasText: "Strong here." }).waitFor();
+  const { models } = await ctl({ requests: true });
+  if (models[models.length - 1] !== "fixture-strong" || models[0] !== "fixture-fast") throw new Error(`models asked: ${models}`);
+  log("PASS model switch");
+
+  // New session clears the panel; Sessions resumes the first one from its transcript.
+  await chat.locator("#new").click();
+  await until("an empty panel", async () => (await chat.locator(".turn").count()) === 0);
+  await chat.locator("#resume").click();
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "What does add do?" }).waitFor();
+  await page.keyboard.type("What does add");
+  await page.keyboard.press("Enter");
+  await chat.locator(".answer", { hasText: "Strong here." }).waitFor();
+  await chat.locator(".prompt", { hasText: "take your time" }).waitFor();
+  log("PASS resume");
+
+  // An approval: the command policy asks (window/showMessageRequest); the panel's Deny answers.
+  await push({ events: [call("r1", "run_command", { command: "deploy-to-production --now" })] }, text("Not deployed."));
+  await chat.locator("#input").fill("deploy it");
+  await chat.locator("#send").click();
+  const deny = chat.locator("button.approve", { hasText: "Deny" });
+  await deny.waitFor();
+  await page.screenshot({ path: join(out, "approval.png") });
+  await deny.click();
+  await chat.locator(".approval", { hasText: "denied" }).waitFor();
+  await chat.locator(".answer", { hasText: "Not deployed." }).waitFor();
+  log("PASS approval");
+
+  // The lightbulb: select `double`'s body, run "Agent: implement this".
+  await push(
+    { events: [call("i1", "str_replace", { path: "src/lib.rs", old_string: "    x\n}", new_string: "    x * 2\n}" })] },
+    { events: [{ delay_ms: 1500 }, { text: "Implemented." }] },
+  );
+  await page.locator(".monaco-editor .view-lines").first().getByText("pub fn double").click();
+  await page.keyboard.press("Home");
+  await page.keyboard.press("Shift+ArrowDown");
+  await page.keyboard.press("Shift+ArrowDown");
+  await page.keyboard.press("Shift+End");
+  await page.keyboard.press("Control+.");
+  const action = page.locator(".action-widget .monaco-list-row", { hasText: "Agent: implement this" });
+  await action.waitFor();
+  await page.screenshot({ path: join(out, "lightbulb.png") });
+  // The menu's pointer block swallows clicks: choose with the keyboard.
+  await until("the action focused", async () => {
+    const focused = await page.locator(".action-widget .monaco-list-row.focused").getAttribute("aria-label");
+    if (focused === "Agent: implement this") return true;
+    await page.keyboard.press("ArrowDown");
+    return false;
+  }, 5000);
+  await page.keyboard.press("Enter");
+  // The run's progress: a notification with a Cancel button.
+  const note = page
+    .locator(".notifications-toasts .notification-toast", { hasText: /agentls: .*implement/i })
+    .filter({ has: page.getByRole("button", { name: "Cancel" }) });
+  await note.first().waitFor();
+  await page.screenshot({ path: join(out, "progress-notification.png") });
+  await page.locator(".monaco-editor .view-lines").first().getByText("x * 2").waitFor();
+  log("PASS lightbulb");
+  const status = await page.locator(".statusbar").innerText();
+  log(`status bar: ${status.replace(/\s+/g, " ").slice(0, 200)}`);
+} catch (e) {
+  exitCode = 1;
+  console.error(`FAIL: ${e.stack ?? e}`);
+  if (page) await page.screenshot({ path: join(out, "failure.png") }).catch(() => {});
+  console.error(`code-server log (tail):\n${serverLog.slice(-3000)}`);
+} finally {
+  await browser.close().catch(() => {});
+  server.kill();
+}
+process.exit(exitCode);

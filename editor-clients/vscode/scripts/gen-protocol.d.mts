@@ -1,0 +1,2 @@
+export function typeName(key: string): string;
+export function generate(schema: unknown): Promise<string>;

@@ -1,0 +1,55 @@
+// The agent/* protocol as the extension uses it: method names, and the types generated
+// from protocol/schema.json (src/protocol.generated.ts, `npm run gen`).
+import type { ProtocolTypes } from "./protocol.generated";
+
+export type {
+  CancelResult,
+  Event,
+  EventParams,
+  GetTranscriptResult,
+  ListModelsResult,
+  ListSessionsResult,
+  Message,
+  ModelInfo,
+  Part,
+  PlanItem,
+  PromptParams,
+  ReviewParams,
+  ReviewResult,
+  SessionInfo,
+  Started,
+  TaskArgs,
+} from "./protocol.generated";
+
+export const CAPABILITY = "agent";
+export const VERSION = 1;
+
+export const Methods = {
+  newSession: "agent/newSession",
+  prompt: "agent/prompt",
+  cancel: "agent/cancel",
+  listSessions: "agent/listSessions",
+  getTranscript: "agent/getTranscript",
+  setModel: "agent/setModel",
+  listModels: "agent/listModels",
+  review: "agent/review",
+  event: "agent/event",
+  diagnostics: "agent/diagnostics",
+} as const;
+
+/** An LSP diagnostic as `agent/diagnostics` carries it (severity 1 = error … 4 = hint). */
+export interface AgentDiagnostic {
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  severity?: 1 | 2 | 3 | 4;
+  code?: string | number;
+  source?: string;
+  message: string;
+}
+
+/**
+ * `agent/diagnostics` params: the schema's type once protocol/schema.json carries the
+ * method (another change adds it); until then the shape the server side agreed on.
+ */
+export type DiagnosticsParams = ProtocolTypes extends { "agent/diagnostics.Params": infer P }
+  ? P
+  : { uri: string; version: number | null; diagnostics: AgentDiagnostic[] };

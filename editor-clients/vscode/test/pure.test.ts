@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { parseContext } from "../src/context";
+import { toAgentDiagnostic } from "../src/diagnosticsMap";
+import { linesOfTitle, textBefore } from "../src/diffText";
+import { BUILD_COMMAND, findServer } from "../src/serverPath";
+import { toServerSettings } from "../src/settings";
+import { renderMarkdown } from "../src/webview/markdown";
+
+describe("finding agentls", () => {
+  const base = { configured: "", pathEnv: "/usr/bin:/opt/x/bin", extensionDir: "/repo/editor-clients/vscode" };
+  it("prefers the setting, then PATH, then the repository's release and debug builds", () => {
+    expect(findServer({ ...base, configured: "/a/agentls", isFile: () => true })).toEqual({ path: "/a/agentls", from: "setting" });
+    expect(findServer({ ...base, isFile: (p) => p === "/opt/x/bin/agentls" })).toEqual({ path: "/opt/x/bin/agentls", from: "PATH" });
+    const repo = (p: string) => p === "/repo/target/debug/agentls" || p === "/repo/target/release/agentls";
+    expect(findServer({ ...base, isFile: repo })).toEqual({ path: "/repo/target/release/agentls", from: "repository" });
+  });
+  it("says how to build it when it is nowhere", () => {
+    const r = findServer({ ...base, isFile: () => false });
+    expect("error" in r && r.error).toContain(BUILD_COMMAND);
+    const bad = findServer({ ...base, configured: "/nope", isFile: () => false });
+    expect("error" in bad && bad.error).toContain("agentls.path");
+  });
+});
+
+describe("settings for the server", () => {
+  it("maps agentls.* to the server's snake_case [agent] keys, leaving out unset ones", () => {
+    const values: Record<string, unknown> = { model: "fast", review: "review", approvalTimeoutSecs: 30, maxSteps: 7 };
+    expect(toServerSettings((k) => values[k])).toEqual({ agent: { model: "fast", review: "review", approval_timeout_secs: 30, max_steps: 7 } });
+    expect(toServerSettings(() => undefined)).toEqual({ agent: {} });
+  });
+});
+
+describe("diagnostics", () => {
+  it("maps VS Code severities (0-3) to LSP (1-4) and unwraps code objects", () => {
+    const d = toAgentDiagnostic({
+      range: { start: { line: 1, character: 2 }, end: { line: 1, character: 5 } },
+      severity: 1,
+      code: { value: "E0308" },
+      source: "rustc",
+      message: "mismatched types",
+    });
+    expect(d).toEqual({
+      range: { start: { line: 1, character: 2 }, end: { line: 1, character: 5 } },
+      severity: 2,
+      code: "E0308",
+      source: "rustc",
+      message: "mismatched types",
+    });
+  });
+});
+
+describe("review diffs", () => {
+  it("restores the text before an edit from the text after it and its diff", () => {
+    const before = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\n";
+    const after = "a\nB\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\n";
+    const diff = "--- x\n+++ x\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n d\n@@ -10,3 +10,4 @@\n j\n k\n l\n+m\n";
+    expect(textBefore(after, diff)).toBe(before);
+  });
+  it("reads the lines of a server review action", () => {
+    expect(linesOfTitle("Agent: accept change (lines 3-5)")).toEqual([2, 4]);
+    expect(linesOfTitle("Agent: accept all 2 change(s) of the session")).toBeUndefined();
+  });
+});
+
+describe("prompt context", () => {
+  it("finds @file, #selection and workspace paths", () => {
+    expect(parseContext("explain #selection please")).toEqual({ activeFile: false, selection: true, paths: [] });
+    expect(parseContext("fix @file and @src/lib.rs.")).toEqual({ activeFile: true, selection: false, paths: ["src/lib.rs"] });
+    expect(parseContext("mail a@b")).toEqual({ activeFile: false, selection: false, paths: [] });
+  });
+});
+
+describe("markdown", () => {
+  it("escapes model text and renders code blocks with copy and insert", () => {
+    const html = renderMarkdown("Use `x<y>`:\n```rust\nfn a() {}\n```\n- one\n- **two**");
+    expect(html).toContain("<code>x&lt;y&gt;</code>");
+    expect(html).toContain('<pre><code>fn a() {}</code></pre>');
+    expect(html).toContain('data-act="copy"');
+    expect(html).toContain("<li><strong>two</strong></li>");
+    expect(renderMarkdown("<script>alert(1)</script>")).not.toContain("<script>");
+  });
+});

@@ -1,0 +1,154 @@
+//! The VS Code extension in a real VS Code: code-server runs the packaged extension
+//! (editor-clients/vscode/dist/agentls.vsix) against this binary and the fixture model
+//! server, and Chromium drives the workbench (editor-clients/vscode/e2e/run.mjs).
+//!
+//! The Node script asks for scripted model turns over its stdout (`@@ctl {...}` lines)
+//! and gets answers on its stdin, so the wire format is the fixture server's, as users
+//! run it. Needs node, code-server (`e2e/install-code-server.sh`), chromium and the built
+//! .vsix (`npm run package`): without them it prints SKIPPED, and fails under CI.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use agentls_testkit::model_server::{ModelServer, Turn};
+use serde_json::{Value, json};
+
+use crate::support::bin;
+
+const LIB_RS: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n/// Doubles.\npub fn double(x: i32) -> i32 {\n    x\n}\n\n\n\npub fn one() -> i32 {\n    2\n}\n";
+
+fn missing(ext: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let ok = |cmd: &str, arg: &str| {
+        Command::new(cmd)
+            .arg(arg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !ok("node", "--version") {
+        out.push("node".to_owned());
+    }
+    if !Path::new("/usr/bin/chromium").exists() {
+        out.push("chromium (apt-get install chromium)".to_owned());
+    }
+    if !ext
+        .join(".e2e/code-server/node_modules/.bin/code-server")
+        .exists()
+    {
+        out.push("code-server (editor-clients/vscode/e2e/install-code-server.sh)".to_owned());
+    }
+    if !ext.join("dist/agentls.vsix").exists() {
+        out.push("the extension (npm run package in editor-clients/vscode)".to_owned());
+    }
+    if !ext.join("node_modules/playwright-core").exists() {
+        out.push("npm ci in editor-clients/vscode".to_owned());
+    }
+    out
+}
+
+fn turn(v: &Value) -> Turn {
+    serde_json::from_value::<Turn>(v.clone()).unwrap_or_else(|e| panic!("bad turn {v}: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn vscode_extension_in_code_server() {
+    let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("../editor-clients/vscode");
+    let ext = ext.canonicalize().unwrap();
+    let missing = missing(&ext);
+    if !missing.is_empty() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the VS Code end-to-end test needs: {}",
+            missing.join(", ")
+        );
+        println!(
+            "SKIPPED: the VS Code end-to-end test needs {}",
+            missing.join(", ")
+        );
+        return;
+    }
+    let model = ModelServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), LIB_RS).unwrap();
+    let config = dir.path().join("config.toml");
+    let url = model.url();
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\nmodel = \"fast\"\n\n[models.fast]\nwire = \"openai_chat\"\nmodel = \"fixture-fast\"\nbase_url = \"{url}\"\n\n[models.strong]\nwire = \"openai_chat\"\nmodel = \"fixture-strong\"\nbase_url = \"{url}\"\n"
+        ),
+    )
+    .unwrap();
+    let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/vscode-e2e");
+    std::fs::create_dir_all(&out_dir).unwrap();
+
+    let mut child = Command::new("node")
+        .arg(ext.join("e2e/run.mjs"))
+        .env("AGENTLS_BIN", bin())
+        .env("AGENTLS_CONFIG", &config)
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("E2E_WORKSPACE", &root)
+        .env("E2E_HOME", dir.path().join("code"))
+        .env("E2E_OUT", &out_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut passed = Vec::new();
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        let Some(ctl) = line.strip_prefix("@@ctl ") else {
+            println!("{line}");
+            if let Some(step) = line.strip_prefix("PASS ") {
+                passed.push(step.to_owned());
+            }
+            continue;
+        };
+        let msg: Value = serde_json::from_str(ctl).unwrap();
+        let answer = if let Some(turns) = msg["push"].as_array() {
+            for t in turns {
+                model.push_turn(turn(t));
+            }
+            json!({ "remaining": model.remaining_turns() })
+        } else if msg["requests"].as_bool() == Some(true) {
+            let models: Vec<Value> = model
+                .requests()
+                .iter()
+                .map(|r| r.body["model"].clone())
+                .collect();
+            json!({ "models": models })
+        } else {
+            panic!("unknown control message {msg}");
+        };
+        writeln!(stdin, "{answer}").unwrap();
+        stdin.flush().unwrap();
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "the VS Code scenario failed ({status}); passed: {passed:?}"
+    );
+    for step in [
+        "panel",
+        "prompt",
+        "review",
+        "cancel",
+        "model switch",
+        "resume",
+        "approval",
+        "lightbulb",
+    ] {
+        assert!(
+            passed.iter().any(|p| p == step),
+            "step `{step}` did not pass: {passed:?}"
+        );
+    }
+}
