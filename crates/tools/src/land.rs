@@ -55,6 +55,7 @@ pub(crate) async fn land(
     plan: Plan,
 ) -> Result<ToolOutput, ToolError> {
     let report = describe(ctx, &plan);
+    let landed = plan.clone();
     let summary = format!("{tool}: {}", summary_line(ctx, &plan));
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::aborted(format!(
@@ -68,6 +69,7 @@ pub(crate) async fn land(
             e.message
         ),
     })?;
+    ctx.reads.record(&landed);
     Ok(ToolOutput::with_summary(report, summary))
 }
 
