@@ -10,13 +10,19 @@ use crate::{ToolContext, ToolError, ToolOutput};
 
 /// Plans `ops` against what the editor shows, lands the plan through `ctx.edits`, and
 /// reports what changed, where each hunk matched, and any syntax errors it introduced.
+/// What landed is remembered as seen by the model ([`crate::ReadVersions`]).
 pub(crate) async fn plan_and_land(
     ctx: &ToolContext,
     tool: &'static str,
     ops: Vec<FileOp>,
 ) -> Result<ToolOutput, ToolError> {
     let plan = plan(ctx, ops).await?;
-    land(ctx, tool, plan).await
+    let landed = plan.clone();
+    let out = land(ctx, tool, plan).await?;
+    // The model wrote this text, so it has seen it. Not so for a command's changes
+    // (`run_command` lands through [`land`] alone): those count as someone else's.
+    ctx.reads.record(&landed);
+    Ok(out)
 }
 
 /// Reads a tool's arguments with the edit engine's own parser for `format`, so the tools
@@ -55,7 +61,6 @@ pub(crate) async fn land(
     plan: Plan,
 ) -> Result<ToolOutput, ToolError> {
     let report = describe(ctx, &plan);
-    let landed = plan.clone();
     let summary = format!("{tool}: {}", summary_line(ctx, &plan));
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::aborted(format!(
@@ -69,7 +74,6 @@ pub(crate) async fn land(
             e.message
         ),
     })?;
-    ctx.reads.record(&landed);
     Ok(ToolOutput::with_summary(report, summary))
 }
 

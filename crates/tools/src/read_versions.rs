@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use agentls_edit::{FileChange, Plan, apply_edits, merge3};
+use agentls_edit::{FileChange, Plan, merge3};
 
 /// Per path, the text the model last saw. Shared by every tool call of a session.
 #[derive(Debug, Default)]
@@ -38,8 +38,8 @@ impl ReadVersions {
         self.seen().get(path).cloned()
     }
 
-    /// Records what a landed plan left in each file it touched: the model knows that
-    /// text, since it wrote it.
+    /// Records what a landed plan of the model's own left in each file it touched: the
+    /// model knows that text, since it wrote it (minus others' changes it never saw).
     pub fn record(&self, plan: &Plan) {
         let mut seen = self.seen();
         for c in &plan.changes {
@@ -48,7 +48,21 @@ impl ReadVersions {
                     seen.insert(path.clone(), text.clone());
                 }
                 FileChange::Edit(t) => {
-                    seen.insert(t.path.clone(), apply_edits(&t.base, &t.edits).to_string());
+                    let result = t.new_text.clone();
+                    let base = t.base.to_string();
+                    // The edit was matched on the current text, which may hold changes
+                    // the model never saw: what it knows is its old view with its own
+                    // edit applied, not the whole result. No such view: forget it.
+                    let known = match seen.get(&t.path) {
+                        Some(old) if *old != base => {
+                            merge3(&base, &result, old).ok().map(|m| m.text)
+                        }
+                        _ => Some(result),
+                    };
+                    match known {
+                        Some(text) => seen.insert(t.path.clone(), text),
+                        None => seen.remove(&t.path),
+                    };
                 }
                 FileChange::Rename { from, to } => {
                     if let Some(text) = seen.remove(from) {
@@ -233,6 +247,37 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.content, "A\r\nb\r\nc\r\nd\r\n");
+    }
+
+    #[test]
+    fn an_edit_over_unseen_changes_remembers_only_the_models_view() {
+        use agentls_edit::{TextChange, TextEdit};
+        let v = ReadVersions::new();
+        let p = Path::new("/ws/a.txt");
+        v.remember(p, "a\nb\nc\n".into());
+        // The user added `user` since; the model's edit changes `a` on that text.
+        let base = "a\nb\nc\nuser\n";
+        let plan = Plan {
+            changes: vec![FileChange::Edit(TextChange {
+                path: p.to_path_buf(),
+                version: None,
+                base: base.into(),
+                edits: vec![TextEdit::new(0..1, "A")],
+                new_text: "A\nb\nc\nuser\n".into(),
+            })],
+            ..Plan::default()
+        };
+        v.record(&plan);
+        assert_eq!(v.get(p).as_deref(), Some("A\nb\nc\n"));
+        // So a whole-file write from that view still merges the user's line in.
+        let r = reconcile(
+            "a.txt",
+            v.get(p).as_deref(),
+            Some("A\nb\nc\nuser\n"),
+            "A2\nb\nc\n",
+        )
+        .unwrap();
+        assert_eq!(r.content, "A2\nb\nc\nuser\n");
     }
 
     #[test]

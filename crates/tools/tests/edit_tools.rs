@@ -305,13 +305,21 @@ async fn the_users_line_added_after_the_read_survives_a_whole_file_write() {
     );
     assert!(out.contains("merged"), "{out}");
     assert!(out.contains("line 6"), "{out}");
-    // The model wrote that text: a further write needs no new read.
-    w.ok(
-        "write_file",
-        json!({"path": "notes.md", "content": "# Notes\n\nFIRST\n\nlast\nthe user's line\nmore\n"}),
-    )
-    .await;
-    assert!(w.disk("notes.md").ends_with("more\n"));
+    // The editor shows what landed (this test's disk sink does not update buffers).
+    w.open("notes.md", &w.disk("notes.md"));
+    // The model never saw the user's line: a further write from its own view still
+    // merges it in rather than dropping it.
+    let out = w
+        .ok(
+            "write_file",
+            json!({"path": "notes.md", "content": "# My notes\n\nFIRST\n\nlast\n"}),
+        )
+        .await;
+    assert!(out.contains("merged"), "{out}");
+    assert_eq!(
+        w.disk("notes.md"),
+        "# My notes\n\nFIRST\n\nlast\nthe user's line\n"
+    );
 }
 
 #[tokio::test]
