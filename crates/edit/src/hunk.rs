@@ -255,9 +255,9 @@ fn find_lines(
         at_eof: h.at_eof,
         first_wins: anchored,
     };
-    match find(&file, &query) {
+    match find(file, &query) {
         Outcome::Found(found) => {
-            let new = replacement(&file, &h.old, &h.new, &found).map_err(|m| ctx.no_match(m))?;
+            let new = replacement(file, &h.old, &h.new, &found).map_err(|m| ctx.no_match(m))?;
             let text = lines.replace(found.range.clone(), &new);
             Ok(Applied {
                 text,
@@ -270,7 +270,7 @@ fn find_lines(
             hunk: ctx.hunk,
             lines: starts.iter().map(|s| s + 1).collect(),
             detail: report::ambiguous(
-                &file,
+                file,
                 h.old.len(),
                 level,
                 &starts,
@@ -279,7 +279,7 @@ fn find_lines(
             ),
         }),
         Outcome::NotFound => {
-            if let Some(line) = already_applied(&file, &h.old, &h.new, start) {
+            if let Some(line) = already_applied(file, &h.old, &h.new, start) {
                 return Err(EditError::AlreadyApplied {
                     path: ctx.path.to_owned(),
                     hunk: ctx.hunk,
@@ -294,7 +294,7 @@ fn find_lines(
             } else {
                 "the text to replace".to_owned()
             };
-            Err(ctx.no_match(report::no_match(&file, &h.old, &what)))
+            Err(ctx.no_match(report::no_match(file, &h.old, &what)))
         }
     }
 }
