@@ -101,7 +101,7 @@ pub(crate) fn apply_lines(
         // Models often open (or close) a SEARCH block with a blank line the file does
         // not have there: retry without the blank edges, still unique. A failing retry
         // reports the hunk as the model wrote it.
-        (Err(EditError::NoMatch { .. }), Some(t)) => {
+        (Err(EditError::NoMatch { .. }), Some(t)) if t.old != t.new => {
             match find_lines(&lines, &file, &t, start, anchored, ctx) {
                 Err(EditError::NoMatch { .. }) => first,
                 other => other,
@@ -731,5 +731,23 @@ mod tests {
             apply_substring("a\n", &h, CTX).err().unwrap(),
             EditError::Args(_)
         ));
+    }
+
+    #[test]
+    fn blank_edges_are_retried_without_losing_uniqueness() {
+        // Found once the blank first line is dropped.
+        let a = apply_lines("a\nx\nb\n", &lh(&["", "x"], &["", "y"]), 0, CTX).unwrap();
+        assert_eq!(a.text, "a\ny\nb\n");
+        // Dropped, the text occurs twice: ambiguous, not a guess.
+        let err = apply_lines("x\na\nx\n", &lh(&["", "x"], &["", "y"]), 0, CTX)
+            .err()
+            .unwrap();
+        assert!(matches!(err, EditError::Ambiguous { .. }), "{err}");
+        // Dropping the blank would leave an edit that changes nothing: refused (the
+        // removal is already done), never a silent success.
+        let err = apply_lines("a\nx\n", &lh(&["", "x"], &["x"]), 0, CTX)
+            .err()
+            .unwrap();
+        assert!(matches!(err, EditError::AlreadyApplied { .. }), "{err}");
     }
 }
