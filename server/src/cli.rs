@@ -208,7 +208,7 @@ pub enum EditFormat {
     StrReplace,
     /// JSON `{"path", "content"}`: create or overwrite a whole file.
     WholeFile,
-    /// JSON `{"path", "line", "text"}`: insert before a 1-based line.
+    /// JSON `{"path", "line", "text"}`: insert after 1-based line `line` (0 = top).
     Insert,
     /// The `*** Begin Patch` format (as `agentls apply-patch`).
     ApplyPatch,

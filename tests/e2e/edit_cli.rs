@@ -109,3 +109,45 @@ fn new_syntax_errors_are_reported_and_the_edit_still_lands() {
         "fn a() {\n    one(;\n}\n"
     );
 }
+
+#[test]
+fn insert_help_and_engine_agree_on_after_the_line() {
+    let out = Command::new(bin())
+        .args(["edit", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{help}");
+    assert!(
+        help.contains("insert after 1-based line `line` (0 = top)"),
+        "{help}"
+    );
+    assert!(!help.contains("insert before"), "{help}");
+    // What the help says is what the engine does: at 0, 1 and the last line.
+    for (line, expected) in [(0, "new\na\nb\n"), (1, "a\nnew\nb\n"), (2, "a\nb\nnew\n")] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("l.txt"), "a\nb\n").unwrap();
+        let edit = dir.path().join("edit.json");
+        std::fs::write(
+            &edit,
+            format!(r#"{{"path": "l.txt", "line": {line}, "text": "new\n"}}"#),
+        )
+        .unwrap();
+        let out = Command::new(bin())
+            .args(["edit", "--format", "insert", "--root"])
+            .arg(dir.path())
+            .arg(&edit)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("l.txt")).unwrap(),
+            expected,
+            "line {line}"
+        );
+    }
+}

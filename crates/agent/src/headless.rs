@@ -64,6 +64,7 @@ pub fn test_context(root: &Path) -> ToolContext {
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,
+        reads: Arc::new(agentls_tools::ReadVersions::new()),
     }
 }
 

@@ -261,3 +261,53 @@ async fn command_output_and_the_plan_stream_out_as_events() {
         output[0].0
     );
 }
+
+/// Issue 15 at the session level: the model reads a file, something else adds a line to
+/// it, the model writes the whole file from its read. The added line survives and the
+/// model is told its content was merged.
+#[tokio::test]
+async fn a_whole_file_write_after_a_concurrent_change_keeps_that_change() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    server.push_turn(call("c1", "read_file", json!({"path": "src/lib.rs"})));
+    server.push_turn(call(
+        "c2",
+        "run_command",
+        json!({"command": "printf '// added by the user\\n' >> src/lib.rs"}),
+    ));
+    server.push_turn(call(
+        "c3",
+        "write_file",
+        json!({"path": "src/lib.rs", "content": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"}),
+    ));
+    server.push_turn(Turn::text("Rewrote add."));
+    let mut ctx = test_context(ws.path());
+    ctx.sandbox = Some(Arc::new(
+        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
+    ));
+    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let mut s = Session::new(
+        provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
+        tools,
+        ctx,
+        SessionConfig::default(),
+        static_ctx,
+    );
+    let status = s.run("Fix add by rewriting the file.").await;
+    assert_eq!(
+        status,
+        Status::Done {
+            answer: "Rewrote add.".into()
+        }
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("src/lib.rs")).unwrap(),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n// added by the user\n"
+    );
+    let reqs = server.requests();
+    let results = tool_messages(&reqs.last().unwrap().body);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(results[2].contains("merged"), "{results:?}");
+}

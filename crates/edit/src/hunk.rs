@@ -72,28 +72,182 @@ pub(crate) fn apply_lines(
     };
     let mut anchored = false;
     if let Some(anchor) = h.anchor.as_deref().filter(|a| !a.trim().is_empty()) {
-        let want = fold_unicode(anchor.trim());
-        let at = (start..file.len())
-            .find(|&i| file[i].trim() == anchor.trim())
-            .or_else(|| (start..file.len()).find(|&i| fold_unicode(file[i].trim()) == want))
-            .or_else(|| (start..file.len()).find(|&i| file[i].contains(anchor.trim())));
-        let Some(at) = at else {
-            let detail = report::no_match(&file, &[anchor.to_owned()], "the `@@` line");
-            return Err(ctx.no_match(detail));
-        };
-        start = at;
+        start = find_anchor(&file, start, anchor, h, ctx)?;
         anchored = true;
     }
     if h.old.is_empty() {
-        // Pure insertion: after the anchor line, else at the end of the file.
-        let at = if anchored { start + 1 } else { file.len() };
+        if h.new.is_empty() {
+            return Err(no_op(ctx));
+        }
+        // Pure insertion: after the anchor line, else at the end of the file. Appending
+        // at the end does not move the cursor: later hunks are still searched from it.
+        let (at, cursor) = if anchored {
+            (start + 1, start + 1 + h.new.len())
+        } else {
+            (file.len(), start)
+        };
         let new_text = lines.replace(at..at, &h.new);
         return Ok(Applied {
             text: new_text,
-            cursor: at + h.new.len(),
+            cursor,
             report: ctx.report(None, at + 1),
         });
     }
+    if h.old == h.new {
+        return Err(no_op(ctx));
+    }
+    let first = find_lines(&lines, &file, h, start, anchored, ctx);
+    match (&first, trimmed_blank_edges(h)) {
+        // Models often open (or close) a SEARCH block with a blank line the file does
+        // not have there: retry without the blank edges, still unique. A failing retry
+        // reports the hunk as the model wrote it.
+        (Err(EditError::NoMatch { .. }), Some(t)) if t.old != t.new => {
+            match find_lines(&lines, &file, &t, start, anchored, ctx) {
+                Err(EditError::NoMatch { .. }) => first,
+                other => other,
+            }
+        }
+        _ => first,
+    }
+}
+
+/// The error for an edit that would change nothing.
+fn no_op(ctx: Ctx) -> EditError {
+    EditError::Args(format!(
+        "{}: hunk {}: the edit changes nothing: the old and new text are equal (or there is no text to insert); give the text as it should be after the edit",
+        ctx.path, ctx.hunk
+    ))
+}
+
+/// `h` without the blank lines it starts or ends its search text with (and the same
+/// blank lines of its replacement), when it has any and something else is left.
+fn trimmed_blank_edges(h: &LineHunk) -> Option<LineHunk> {
+    let blank = |l: &String| l.trim().is_empty();
+    let lead = h.old.iter().take_while(|l| blank(l)).count();
+    if lead == h.old.len() {
+        return None;
+    }
+    let trail = h.old.iter().rev().take_while(|l| blank(l)).count();
+    if lead == 0 && trail == 0 {
+        return None;
+    }
+    let new_lead = h.new.iter().take_while(|l| blank(l)).count().min(lead);
+    let new_trail = h
+        .new
+        .iter()
+        .rev()
+        .take_while(|l| blank(l))
+        .count()
+        .min(trail)
+        .min(h.new.len() - new_lead);
+    Some(LineHunk {
+        old: h.old[lead..h.old.len() - trail].to_vec(),
+        new: h.new[new_lead..h.new.len() - new_trail].to_vec(),
+        ..h.clone()
+    })
+}
+
+/// Whether `line` holds `anchor` as a whole name: not preceded or followed by a word
+/// character where the anchor itself starts or ends with one (`def foo` is not in
+/// `def foo_bar():`, `class Foo` not in `class FooBase:`).
+fn holds_anchor(line: &str, anchor: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let first_word = anchor.chars().next().is_some_and(word);
+    let last_word = anchor.chars().next_back().is_some_and(word);
+    line.match_indices(anchor).any(|(i, m)| {
+        let before_ok = !first_word || !line[..i].chars().next_back().is_some_and(word);
+        let after_ok = !last_word || !line[i + m.len()..].chars().next().is_some_and(word);
+        before_ok && after_ok
+    })
+}
+
+/// The zero-based line of a hunk's `@@` anchor at or after `start`. Levels from strict to
+/// loose (the whole trimmed line, the same with Unicode folded, the anchor as a whole name
+/// inside the line); the first level with candidates decides. Several candidates are
+/// narrowed to those after which the hunk's text follows before the next candidate;
+/// still several: refused with every candidate line.
+fn find_anchor(
+    file: &[&str],
+    start: usize,
+    anchor: &str,
+    h: &LineHunk,
+    ctx: Ctx,
+) -> Result<usize, EditError> {
+    let a = anchor.trim();
+    let want = fold_unicode(a);
+    let levels: [&dyn Fn(&str) -> bool; 3] = [
+        &|l: &str| l.trim() == a,
+        &|l: &str| fold_unicode(l.trim()) == want,
+        &|l: &str| holds_anchor(l, a),
+    ];
+    for matches in levels {
+        let cands: Vec<usize> = (start..file.len()).filter(|&i| matches(file[i])).collect();
+        match cands.len() {
+            0 => continue,
+            1 => return Ok(cands[0]),
+            _ => {}
+        }
+        // The hunk's text must follow the anchor before the next candidate.
+        let fits: Vec<usize> = if h.old.is_empty() {
+            Vec::new()
+        } else {
+            cands
+                .iter()
+                .enumerate()
+                .filter(|&(k, &c)| {
+                    let end = cands.get(k + 1).copied().unwrap_or(file.len());
+                    let q = Query {
+                        search: &h.old,
+                        region: c..end,
+                        line_hint: None,
+                        at_eof: h.at_eof,
+                        first_wins: true,
+                    };
+                    matches!(find(file, &q), Outcome::Found(_))
+                })
+                .map(|(_, &c)| c)
+                .collect()
+        };
+        if let [one] = fits[..] {
+            return Ok(one);
+        }
+        if let Some(hint) = h.line_hint {
+            let pool = if fits.is_empty() { &cands } else { &fits };
+            let mut by: Vec<(usize, usize)> =
+                pool.iter().map(|&c| ((c + 1).abs_diff(hint), c)).collect();
+            by.sort_unstable();
+            if by.len() == 1 || by[0].0 < by[1].0 {
+                return Ok(by[0].1);
+            }
+        }
+        let starts = if fits.is_empty() { cands } else { fits };
+        return Err(EditError::Ambiguous {
+            path: ctx.path.to_owned(),
+            hunk: ctx.hunk,
+            lines: starts.iter().map(|s| s + 1).collect(),
+            detail: report::ambiguous(
+                file,
+                1,
+                MatchLevel::Exact,
+                &starts,
+                "the `@@` line",
+                "Use an `@@` line that occurs once (the full signature), or more context lines.",
+            ),
+        });
+    }
+    let detail = report::no_match(file, &[anchor.to_owned()], "the `@@` line");
+    Err(ctx.no_match(detail))
+}
+
+/// Finds and replaces a hunk's lines (not a pure insertion) from `start`.
+fn find_lines(
+    lines: &Lines,
+    file: &[&str],
+    h: &LineHunk,
+    start: usize,
+    anchored: bool,
+    ctx: Ctx,
+) -> Result<Applied, EditError> {
     let query = Query {
         search: &h.old,
         region: start..file.len(),
@@ -101,9 +255,9 @@ pub(crate) fn apply_lines(
         at_eof: h.at_eof,
         first_wins: anchored,
     };
-    match find(&file, &query) {
+    match find(file, &query) {
         Outcome::Found(found) => {
-            let new = replacement(&file, &h.old, &h.new, &found).map_err(|m| ctx.no_match(m))?;
+            let new = replacement(file, &h.old, &h.new, &found).map_err(|m| ctx.no_match(m))?;
             let text = lines.replace(found.range.clone(), &new);
             Ok(Applied {
                 text,
@@ -116,7 +270,7 @@ pub(crate) fn apply_lines(
             hunk: ctx.hunk,
             lines: starts.iter().map(|s| s + 1).collect(),
             detail: report::ambiguous(
-                &file,
+                file,
                 h.old.len(),
                 level,
                 &starts,
@@ -125,7 +279,7 @@ pub(crate) fn apply_lines(
             ),
         }),
         Outcome::NotFound => {
-            if let Some(line) = already_applied(&file, &h.old, &h.new, start) {
+            if let Some(line) = already_applied(file, &h.old, &h.new, start) {
                 return Err(EditError::AlreadyApplied {
                     path: ctx.path.to_owned(),
                     hunk: ctx.hunk,
@@ -140,7 +294,7 @@ pub(crate) fn apply_lines(
             } else {
                 "the text to replace".to_owned()
             };
-            Err(ctx.no_match(report::no_match(&file, &h.old, &what)))
+            Err(ctx.no_match(report::no_match(file, &h.old, &what)))
         }
     }
 }
@@ -311,6 +465,9 @@ pub(crate) fn apply_substring(
     ctx: Ctx,
 ) -> Result<Applied, EditError> {
     let lines = Lines::new(text);
+    if h.old == h.new {
+        return Err(no_op(ctx));
+    }
     if h.old.is_empty() {
         if text.is_empty() {
             return Ok(Applied {
@@ -512,5 +669,85 @@ mod tests {
             apply_substring(text, &h, CTX).unwrap().text,
             "a\r\nB\r\nc\r\n"
         );
+    }
+
+    #[test]
+    fn anchor_is_a_whole_name() {
+        assert!(holds_anchor("def foo(x):", "def foo"));
+        assert!(holds_anchor("    def foo():", "def foo"));
+        assert!(!holds_anchor("def foo_bar():", "def foo"));
+        assert!(!holds_anchor("class FooBase:", "class Foo"));
+        assert!(!holds_anchor("subclass Foo:", "class Foo"));
+        assert!(holds_anchor("impl Foo {", "impl Foo {"));
+    }
+
+    #[test]
+    fn ambiguous_anchor_names_every_candidate() {
+        let text = "def foo(a):\n    return 1\n\ndef foo(b):\n    return 1\n";
+        let h = LineHunk {
+            anchor: Some("def foo".into()),
+            ..lh(&["    return 1"], &["    return 2"])
+        };
+        let err = apply_lines(text, &h, 0, CTX).err().unwrap();
+        assert!(
+            matches!(&err, EditError::Ambiguous { lines, .. } if lines == &[1, 4]),
+            "{err}"
+        );
+        // The hunk's text after only one candidate decides.
+        let text = "def foo(a):\n    return 1\n\ndef foo(b):\n    return 3\n";
+        let h = LineHunk {
+            anchor: Some("def foo".into()),
+            ..lh(&["    return 3"], &["    return 4"])
+        };
+        let a = apply_lines(text, &h, 0, CTX).unwrap();
+        assert_eq!(a.report.line, 5);
+    }
+
+    #[test]
+    fn appending_keeps_the_cursor() {
+        let h = LineHunk {
+            sequential: true,
+            ..lh(&[], &["z"])
+        };
+        let a = apply_lines("a\nb\n", &h, 1, CTX).unwrap();
+        assert_eq!((a.text.as_str(), a.cursor), ("a\nb\nz\n", 1));
+    }
+
+    #[test]
+    fn no_op_is_refused() {
+        let err = apply_lines("a\n", &lh(&["a"], &["a"]), 0, CTX)
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("the edit changes nothing"),
+            "{err}"
+        );
+        let h = SubstringHunk {
+            old: "a".into(),
+            new: "a".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            apply_substring("a\n", &h, CTX).err().unwrap(),
+            EditError::Args(_)
+        ));
+    }
+
+    #[test]
+    fn blank_edges_are_retried_without_losing_uniqueness() {
+        // Found once the blank first line is dropped.
+        let a = apply_lines("a\nx\nb\n", &lh(&["", "x"], &["", "y"]), 0, CTX).unwrap();
+        assert_eq!(a.text, "a\ny\nb\n");
+        // Dropped, the text occurs twice: ambiguous, not a guess.
+        let err = apply_lines("x\na\nx\n", &lh(&["", "x"], &["", "y"]), 0, CTX)
+            .err()
+            .unwrap();
+        assert!(matches!(err, EditError::Ambiguous { .. }), "{err}");
+        // Dropping the blank would leave an edit that changes nothing: refused (the
+        // removal is already done), never a silent success.
+        let err = apply_lines("a\nx\n", &lh(&["", "x"], &["x"]), 0, CTX)
+            .err()
+            .unwrap();
+        assert!(matches!(err, EditError::AlreadyApplied { .. }), "{err}");
     }
 }

@@ -15,7 +15,8 @@
 //!    [`write_plan`] or the one-call helpers such as [`apply_patch_to_dir`].
 //!
 //! [`rebase`] moves a plan's edits over what the user typed since the snapshot, or
-//! refuses with a [`Conflict`] naming the lines. [`SyntaxCheck`] lets the language crate
+//! refuses with a [`Conflict`] naming the lines. [`merge3`] merges a whole-file rewrite
+//! made from text read earlier with what changed since, by lines, or refuses. [`SyntaxCheck`] lets the language crate
 //! report syntax errors an edit introduced without this crate knowing any grammar.
 //!
 //! **Invariants.**
@@ -54,6 +55,7 @@ mod error;
 mod hunk;
 mod lines;
 mod matcher;
+mod merge;
 mod normalize;
 mod ops;
 pub mod parse;
@@ -72,6 +74,7 @@ pub use disk::{
 pub use error::EditError;
 pub use hunk::HunkReport;
 pub use matcher::MatchLevel;
+pub use merge::{MergeConflict, Merged, merge3};
 pub use ops::{FileOp, Hunk, LineHunk, SubstringHunk};
 pub use plan::{FileChange, NewSyntaxErrors, Plan, Planner, TextChange};
 pub use rebase::{Conflict, rebase};

@@ -78,14 +78,25 @@ impl<'a> Lines<'a> {
         self.lines.last().is_some_and(|l| l.content_end == l.end)
     }
 
-    /// The text with lines `range` replaced by `new` lines, each ending in the file's
-    /// terminator; a missing final newline stays missing when the last line is replaced
-    /// or lines are appended.
+    /// The terminator of line `i` (`""` for a last line without one).
+    fn ending(&self, i: usize) -> &'a str {
+        let l = self.lines[i];
+        &self.text[l.content_end..l.end]
+    }
+
+    /// The text with lines `range` replaced by `new` lines; a missing final newline
+    /// stays missing when the last line is replaced or lines are appended.
+    ///
+    /// Each new line keeps the terminator of the old line it stands for (equal lines and
+    /// lines replaced one for one, aligned by a line diff), so in a file with mixed line
+    /// endings only the lines whose content changed can change, and only in content.
+    /// Added lines take the terminator of the line before them (or after, at the top),
+    /// else the file's first one.
     pub fn replace(&self, range: Range<usize>, new: &[String]) -> String {
-        let eol = self.eol();
         let n = self.len();
         let no_final = self.missing_final_newline();
         let touches_end = range.end == n;
+        let endings = self.endings_for(range.clone(), new);
         let mut out =
             String::with_capacity(self.text.len() + new.iter().map(|l| l.len() + 2).sum::<usize>());
         let head_end = if range.start < n {
@@ -96,9 +107,9 @@ impl<'a> Lines<'a> {
         out.push_str(&self.text[..head_end]);
         if range.start == n && no_final && !new.is_empty() {
             // Appending after a last line that had no terminator: give it one.
-            out.push_str(eol);
+            out.push_str(self.neighbour_ending(range.start));
         }
-        for (i, l) in new.iter().enumerate() {
+        for (i, (l, eol)) in new.iter().zip(&endings).enumerate() {
             out.push_str(l);
             let last = i + 1 == new.len();
             if !(last && touches_end && no_final) {
@@ -109,9 +120,49 @@ impl<'a> Lines<'a> {
             out.push_str(&self.text[self.lines[range.end].start..]);
         } else if new.is_empty() && no_final && range.start > 0 && range.start < n {
             // Deleted the last lines of a file without a final newline: keep it without one.
+            let eol = self.ending(range.start - 1);
             let trimmed = out.len() - eol.len().min(out.len());
             if out[trimmed..] == *eol {
                 out.truncate(trimmed);
+            }
+        }
+        out
+    }
+
+    /// The terminator for a line added at `at` with no old line to inherit from: the
+    /// previous line's, else the next line's, else the file's first one.
+    fn neighbour_ending(&self, at: usize) -> &'a str {
+        let usable = |i: usize| Some(self.ending(i)).filter(|e| !e.is_empty());
+        at.checked_sub(1)
+            .and_then(usable)
+            .or_else(|| (at < self.len()).then(|| usable(at)).flatten())
+            .unwrap_or(self.eol())
+    }
+
+    /// One terminator per line of `new` replacing `range`: see [`Lines::replace`].
+    fn endings_for(&self, range: Range<usize>, new: &[String]) -> Vec<&'a str> {
+        let old: Vec<&str> = range.clone().map(|i| self.get(i)).collect();
+        let new_refs: Vec<&str> = new.iter().map(String::as_str).collect();
+        let mut out = Vec::with_capacity(new.len());
+        let mut last_old: Option<usize> = None;
+        for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new_refs) {
+            let (_, or, nr) = op.as_tag_tuple();
+            for (k, _) in nr.enumerate() {
+                // The old line this new line stands for: same position in the changed
+                // block; past its end, the block's last old line (or the one before).
+                let src = if k < or.len() {
+                    Some(range.start + or.start + k)
+                } else {
+                    or.end.checked_sub(1).map(|j| range.start + j).or(last_old)
+                };
+                let eol = match src {
+                    Some(i) if !self.ending(i).is_empty() => self.ending(i),
+                    _ => self.neighbour_ending(range.start),
+                };
+                out.push(eol);
+            }
+            if !or.is_empty() {
+                last_old = Some(range.start + or.end - 1);
             }
         }
         out
@@ -165,5 +216,22 @@ mod tests {
         assert_eq!(replaced("", 0..0, &["x"]), "x\n");
         assert_eq!(replaced("a\nb", 1..2, &[]), "a");
         assert_eq!(replaced("a\nb\n", 0..1, &[]), "b\n");
+    }
+
+    #[test]
+    fn mixed_endings_stay_per_line() {
+        // Only the changed line's content changes; every terminator stays its own.
+        let text = "a\nb\r\nc\nd\r\n";
+        assert_eq!(
+            replaced(text, 0..4, &["a", "B", "c", "d"]),
+            "a\nB\r\nc\nd\r\n"
+        );
+        // An added line takes the ending of the line before it.
+        assert_eq!(
+            replaced(text, 1..3, &["b", "x", "c"]),
+            "a\nb\r\nx\r\nc\nd\r\n"
+        );
+        assert_eq!(replaced(text, 2..2, &["x"]), "a\nb\r\nx\r\nc\nd\r\n");
+        assert_eq!(replaced(text, 0..0, &["x"]), "x\na\nb\r\nc\nd\r\n");
     }
 }

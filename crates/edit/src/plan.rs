@@ -234,6 +234,11 @@ impl<'a> Planner<'a> {
                         )));
                     }
                     let new = split_model_lines(text);
+                    if new.is_empty() {
+                        return Err(EditError::Args(format!(
+                            "{display}: the edit changes nothing: the text to insert is empty; give the lines to insert"
+                        )));
+                    }
                     hunk_no += 1;
                     reports.push(HunkReport {
                         path: display.clone(),

@@ -46,6 +46,7 @@ fn ctx() -> ToolContext {
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,
+        reads: Arc::new(agentls_tools::ReadVersions::new()),
     }
 }
 

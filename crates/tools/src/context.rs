@@ -74,6 +74,10 @@ pub struct ToolContext {
     /// Where this call reports progress (command output, plan changes); the
     /// orchestrator sets one per call. `None`: nobody listens.
     pub progress: Option<Arc<dyn crate::ToolProgress>>,
+    /// The text the model last saw of each file (whole-file reads, its own landed
+    /// edits); whole-file writes merge from it instead of overwriting later changes.
+    /// One per session: subagents and parallel calls share it.
+    pub reads: Arc<crate::ReadVersions>,
 }
 
 impl std::fmt::Debug for ToolContext {

@@ -10,13 +10,19 @@ use crate::{ToolContext, ToolError, ToolOutput};
 
 /// Plans `ops` against what the editor shows, lands the plan through `ctx.edits`, and
 /// reports what changed, where each hunk matched, and any syntax errors it introduced.
+/// What landed is remembered as seen by the model ([`crate::ReadVersions`]).
 pub(crate) async fn plan_and_land(
     ctx: &ToolContext,
     tool: &'static str,
     ops: Vec<FileOp>,
 ) -> Result<ToolOutput, ToolError> {
     let plan = plan(ctx, ops).await?;
-    land(ctx, tool, plan).await
+    let landed = plan.clone();
+    let out = land(ctx, tool, plan).await?;
+    // The model wrote this text, so it has seen it. Not so for a command's changes
+    // (`run_command` lands through [`land`] alone): those count as someone else's.
+    ctx.reads.record(&landed);
+    Ok(out)
 }
 
 /// Reads a tool's arguments with the edit engine's own parser for `format`, so the tools

@@ -80,6 +80,7 @@ impl Tool for ReadFile {
         let offset = args.offset.unwrap_or(1).max(1);
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
         if total == 0 {
+            ctx.reads.remember(&path, rope.to_string());
             return Ok(ToolOutput::with_summary(
                 format!("{shown}: empty file"),
                 format!("read {shown} (empty)"),
@@ -106,6 +107,11 @@ impl Tool for ReadFile {
                 "[lines {offset}-{end} of {total}; call again with offset={} to read on]\n",
                 end + 1
             ));
+        }
+        // Only a read of every line counts as having seen the file (long lines are cut
+        // in the output, but the model saw where they are).
+        if offset == 1 && end == total {
+            ctx.reads.remember(&path, rope.to_string());
         }
         let origin = match src.origin {
             agentls_text::Origin::Buffer => " (unsaved buffer)",

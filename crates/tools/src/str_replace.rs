@@ -45,7 +45,7 @@ impl Tool for StrReplace {
             .any(|op| matches!(op, FileOp::Update { hunks, .. } if hunks.iter().any(is_noop)))
         {
             return Err(ToolError::invalid_arguments(
-                "str_replace: old_string and new_string are identical; nothing to do",
+                "str_replace: the edit changes nothing: old_string and new_string are equal; give new_string as the text should be after the edit",
             ));
         }
         plan_and_land(ctx, "str_replace", ops).await

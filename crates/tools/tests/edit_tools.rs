@@ -139,6 +139,7 @@ async fn write_insert_move_and_delete() {
     )
     .await;
     assert_eq!(w.disk("deep/dir/b.txt"), "hello\n");
+    w.ok("read_file", json!({"path": "a.txt"})).await;
     w.ok("write_file", json!({"path": "a.txt", "content": "uno\n"}))
         .await;
     assert_eq!(w.disk("a.txt"), "uno\n");
@@ -207,6 +208,7 @@ async fn a_refusing_sink_is_reported_and_nothing_lands() {
     let sink = Arc::new(MemorySink::new());
     sink.refuse_with("the editor rejected the edit");
     let w = ws_with(&[("a.txt", "a\n")], sink.clone());
+    w.ok("read_file", json!({"path": "a.txt"})).await;
     let e = w
         .err("write_file", json!({"path": "a.txt", "content": "b\n"}))
         .await;
@@ -238,4 +240,147 @@ async fn disk_sink_with_index_makes_new_symbols_findable_at_once() {
         .ok("symbols", json!({"name": "old", "find": "definitions"}))
         .await;
     assert!(out.contains("definitions of `old` (0)"), "{out}");
+}
+
+#[tokio::test]
+async fn write_file_of_a_file_never_read_is_refused() {
+    let w = ws(&[("a.txt", "the user's text\n"), ("empty.txt", "")]);
+    let e = w
+        .err("write_file", json!({"path": "a.txt", "content": "model\n"}))
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(
+        e.message.contains("read it with read_file"),
+        "{}",
+        e.message
+    );
+    assert_eq!(w.disk("a.txt"), "the user's text\n");
+    // A partial read is not a read of the whole file.
+    w.ok(
+        "read_file",
+        json!({"path": "a.txt", "limit": 1, "offset": 1}),
+    )
+    .await;
+    // (one line: this window is the whole file, so it counts)
+    w.ok("write_file", json!({"path": "a.txt", "content": "model\n"}))
+        .await;
+    assert_eq!(w.disk("a.txt"), "model\n");
+    // Empty and new files need no read.
+    w.ok("write_file", json!({"path": "empty.txt", "content": "x\n"}))
+        .await;
+    assert_eq!(w.disk("empty.txt"), "x\n");
+}
+
+#[tokio::test]
+async fn a_window_of_a_file_does_not_count_as_read() {
+    let w = ws(&[("a.txt", "1\n2\n3\n")]);
+    w.ok("read_file", json!({"path": "a.txt", "limit": 2}))
+        .await;
+    let e = w
+        .err("write_file", json!({"path": "a.txt", "content": "x\n"}))
+        .await;
+    assert!(e.message.contains("has not been read"), "{}", e.message);
+    assert_eq!(w.disk("a.txt"), "1\n2\n3\n");
+}
+
+/// Issue 15: the model read the file, the user added a line, the model wrote the whole
+/// file. The user's line used to be deleted silently.
+#[tokio::test]
+async fn the_users_line_added_after_the_read_survives_a_whole_file_write() {
+    let w = ws(&[("notes.md", "# Notes\n\nfirst\n\nlast\n")]);
+    w.ok("read_file", json!({"path": "notes.md"})).await;
+    // The user types a line in the editor (the live buffer) and saves it.
+    let typed = "# Notes\n\nfirst\n\nlast\nthe user's line\n";
+    w.open("notes.md", typed);
+    std::fs::write(w.path("notes.md"), typed).unwrap();
+    let out = w
+        .ok(
+            "write_file",
+            json!({"path": "notes.md", "content": "# Notes\n\nFIRST\n\nlast\n"}),
+        )
+        .await;
+    assert_eq!(
+        w.disk("notes.md"),
+        "# Notes\n\nFIRST\n\nlast\nthe user's line\n"
+    );
+    assert!(out.contains("merged"), "{out}");
+    assert!(out.contains("line 6"), "{out}");
+    // The editor shows what landed (this test's disk sink does not update buffers).
+    w.open("notes.md", &w.disk("notes.md"));
+    // The model never saw the user's line: a further write from its own view still
+    // merges it in rather than dropping it.
+    let out = w
+        .ok(
+            "write_file",
+            json!({"path": "notes.md", "content": "# My notes\n\nFIRST\n\nlast\n"}),
+        )
+        .await;
+    assert!(out.contains("merged"), "{out}");
+    assert_eq!(
+        w.disk("notes.md"),
+        "# My notes\n\nFIRST\n\nlast\nthe user's line\n"
+    );
+}
+
+#[tokio::test]
+async fn a_conflicting_whole_file_write_is_refused_with_the_current_text() {
+    let w = ws(&[("a.txt", "one\ntwo\nthree\n")]);
+    w.ok("read_file", json!({"path": "a.txt"})).await;
+    std::fs::write(w.path("a.txt"), "one\nTWO (user)\nthree\n").unwrap();
+    let e = w
+        .err(
+            "write_file",
+            json!({"path": "a.txt", "content": "one\n2 (model)\nthree\n"}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(e.message.contains("nothing was changed"), "{}", e.message);
+    assert!(e.message.contains("TWO (user)"), "{}", e.message);
+    assert_eq!(w.disk("a.txt"), "one\nTWO (user)\nthree\n");
+    // The refusal showed the current text: redoing the write on it lands.
+    w.ok(
+        "write_file",
+        json!({"path": "a.txt", "content": "one\nTWO (user) and 2\nthree\n"}),
+    )
+    .await;
+    assert_eq!(w.disk("a.txt"), "one\nTWO (user) and 2\nthree\n");
+}
+
+#[tokio::test]
+async fn an_edit_the_model_made_counts_as_seen() {
+    let w = ws(&[("a.txt", "alpha\nbeta\n")]);
+    w.ok(
+        "str_replace",
+        json!({"path": "a.txt", "old_string": "beta", "new_string": "gamma"}),
+    )
+    .await;
+    w.ok(
+        "write_file",
+        json!({"path": "a.txt", "content": "alpha\ngamma\ndelta\n"}),
+    )
+    .await;
+    assert_eq!(w.disk("a.txt"), "alpha\ngamma\ndelta\n");
+}
+
+#[tokio::test]
+async fn no_op_edits_are_invalid_arguments() {
+    let w = ws(&[("a.txt", "a\nb\n")]);
+    let e = w
+        .err("insert", json!({"path": "a.txt", "line": 1, "text": ""}))
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(
+        e.message.contains("the edit changes nothing"),
+        "{}",
+        e.message
+    );
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+a\n*** End Patch";
+    let e = w.err("apply_patch", json!({"patch": patch})).await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(
+        e.message.contains("the edit changes nothing"),
+        "{}",
+        e.message
+    );
+    assert_eq!(w.disk("a.txt"), "a\nb\n");
 }

@@ -276,6 +276,7 @@ async fn build(
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,
+        reads: Arc::new(agentls_tools::ReadVersions::new()),
     };
     let open: Vec<PathBuf> = state
         .store

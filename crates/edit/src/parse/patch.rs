@@ -164,10 +164,17 @@ fn parse_hunks(
         let line = body[i];
         match marker(line) {
             Some(("End of File", _)) => {
+                // Nothing can follow the end of the file: the hunk is complete, and
+                // blank lines up to the next marker are padding, not context.
                 if let Some(h) = cur.as_mut() {
                     h.at_eof = true;
                 }
+                finish(&mut cur, &mut hunks, changed);
+                changed = false;
                 i += 1;
+                while i < body.len() && body[i].trim().is_empty() {
+                    i += 1;
+                }
                 continue;
             }
             Some(_) => break,

@@ -71,6 +71,7 @@ pub fn ws_with(files: &[(&str, &str)], sink: Arc<dyn EditSink>) -> Ws {
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,
+        reads: Arc::new(agentls_tools::ReadVersions::new()),
     };
     Ws {
         dir,
