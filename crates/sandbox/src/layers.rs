@@ -236,10 +236,13 @@ impl WriteThrough {
 
     /// Existing top-level directories to bind-mount read-write over the overlay.
     pub(crate) fn existing_dirs(&self, workspace: &Path) -> Vec<PathBuf> {
+        // Only real directories: a planted `target -> /outside` must not bind the
+        // outside writable (its writes stay in the overlay and reach the host through
+        // the checked edit path).
         let mut out: Vec<PathBuf> = self
             .roots
             .iter()
-            .filter(|r| workspace.join(r).is_dir())
+            .filter(|r| real_dir_beneath(workspace, r))
             .cloned()
             .collect();
         if self.gitignore.is_some()
@@ -316,7 +319,7 @@ fn walk(
         let ft = meta.file_type();
         let whiteout = ft.is_char_device() && meta.rdev() == 0;
         if wt.matches(&rel, ft.is_dir()) {
-            write_through_copy(&path, &ws.join(&rel), whiteout, set);
+            write_through_copy(&path, ws, &rel, whiteout, set);
             continue;
         }
         if whiteout {
@@ -474,16 +477,55 @@ fn push_written(
     }
 }
 
-/// Applies a write-through path from the upper layer to disk.
-fn write_through_copy(from: &Path, to: &Path, whiteout: bool, set: &mut ChangeSet) {
-    let result = if whiteout {
-        match fs::symlink_metadata(to) {
-            Ok(m) if m.is_dir() => fs::remove_dir_all(to),
-            Ok(_) => fs::remove_file(to),
-            Err(_) => Ok(()),
+/// Whether `rel` is a real directory beneath `root`, reached through no symbolic link.
+pub(crate) fn real_dir_beneath(root: &Path, rel: &Path) -> bool {
+    no_link_on_the_way(root, rel).is_ok()
+        && fs::symlink_metadata(root.join(rel)).is_ok_and(|m| m.is_dir())
+}
+
+/// Refuses a workspace-relative path whose parent directories include a symbolic link
+/// (or a `..`): writing there would land wherever the link points.
+fn no_link_on_the_way(root: &Path, rel: &Path) -> io::Result<()> {
+    let mut at = root.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        let std::path::Component::Normal(name) = part else {
+            return Err(io::Error::other(format!(
+                "{} leaves the workspace",
+                rel.display()
+            )));
+        };
+        at.push(name);
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(io::Error::other(format!(
+                    "{} is a symbolic link; nothing is written through it",
+                    at.display()
+                )));
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(io::Error::other(format!(
+                    "{} is not a directory",
+                    at.display()
+                )));
+            }
+            _ => {}
         }
-    } else {
-        copy_tree(from, to)
+    }
+    Ok(())
+}
+
+/// Applies a write-through path from the upper layer to disk, beneath the workspace:
+/// no symbolic link on the host is followed (a link in the way is replaced, never
+/// written through), and files are replaced by rename, so a hard link to a file
+/// elsewhere keeps its old content.
+fn write_through_copy(from: &Path, ws: &Path, rel: &Path, whiteout: bool, set: &mut ChangeSet) {
+    let to = ws.join(rel);
+    let to = to.as_path();
+    let result = match no_link_on_the_way(ws, rel) {
+        Err(e) => Err(e),
+        Ok(()) if whiteout => remove_no_follow(to),
+        Ok(()) => copy_tree(from, to),
     };
     match result {
         Ok(()) => set.written_through.push(to.to_path_buf()),
@@ -493,11 +535,31 @@ fn write_through_copy(from: &Path, to: &Path, whiteout: bool, set: &mut ChangeSe
     }
 }
 
+/// Removes `path` itself: a link is unlinked, never followed.
+fn remove_no_follow(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => fs::remove_file(path),
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(_) => Ok(()),
+    }
+}
+
 fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     let meta = fs::symlink_metadata(from)?;
     let ft = meta.file_type();
+    let existing = fs::symlink_metadata(to).ok();
     if ft.is_dir() {
-        fs::create_dir_all(to)?;
+        match &existing {
+            Some(m) if m.is_dir() && !m.file_type().is_symlink() => {}
+            Some(_) => {
+                // A link (or file) where the command made a directory: replace it,
+                // never write through it.
+                remove_no_follow(to)?;
+                fs::create_dir(to)?;
+            }
+            None => fs::create_dir(to)?,
+        }
         for entry in fs::read_dir(from)? {
             let entry = entry?;
             copy_tree(&entry.path(), &to.join(entry.file_name()))?;
@@ -505,10 +567,27 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
         Ok(())
     } else if ft.is_symlink() {
         let target = fs::read_link(from)?;
-        let _ = fs::remove_file(to);
+        if existing.is_some() {
+            remove_no_follow(to)?;
+        }
         std::os::unix::fs::symlink(target, to)
     } else if ft.is_file() {
-        fs::copy(from, to).map(|_| ())
+        // A fresh inode renamed over whatever is there: neither a link at `to` nor a
+        // hard link to `to` carries the write elsewhere.
+        let name = to.file_name().map(|n| n.to_string_lossy().into_owned());
+        let tmp = to.with_file_name(format!(
+            ".{}.agentls-{}",
+            name.unwrap_or_default(),
+            std::process::id()
+        ));
+        let _ = fs::remove_file(&tmp);
+        fs::copy(from, &tmp)?;
+        if existing.as_ref().is_some_and(|m| m.is_dir()) {
+            remove_no_follow(to)?;
+        }
+        fs::rename(&tmp, to).inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
     } else {
         // Whiteouts below a copied directory: nothing to bring over.
         Ok(())

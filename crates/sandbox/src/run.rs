@@ -217,9 +217,17 @@ impl Sandbox {
         // be shown and writes land on disk, which the warnings already say).
         for (dir, manifest) in &self.config.precreate {
             let (dir, manifest) = (self.workspace.join(dir), self.workspace.join(manifest));
-            if layers.overlay
+            // A planted link (`target -> /outside`) is neither followed nor in the way:
+            // it is left alone, not bound, and its writes stay in the overlay.
+            let planted = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink());
+            if planted {
+                warnings.push(format!(
+                    "{} is a symbolic link: it is not written through (its writes reach the workspace like any others)",
+                    dir.display()
+                ));
+            } else if layers.overlay
                 && manifest.is_file()
-                && !dir.exists()
+                && std::fs::symlink_metadata(&dir).is_err()
                 && let Err(e) = std::fs::create_dir(&dir)
             {
                 warnings.push(format!(

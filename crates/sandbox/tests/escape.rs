@@ -604,3 +604,94 @@ async fn cargo_test_sees_the_unsaved_buffer() {
             .contains("{ 1 }")
     );
 }
+
+/// An outside directory with a file in it, to check it is unchanged afterwards.
+#[expect(clippy::unwrap_used, reason = "test setup: a failure is a failed test")]
+fn outside_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    fs::write(root.join("victim"), "precious\n").unwrap();
+    (dir, root)
+}
+
+#[tokio::test]
+async fn a_link_planted_by_one_command_is_not_written_through_by_the_next() {
+    let (_keep, outside) = outside_dir();
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+    let sb = sandbox(&root);
+    let victim = outside.join("victim");
+    let out = sh(&sb, &format!("ln -s {} out.log", victim.display())).await;
+    assert!(out.success(), "{}", text(&out));
+    let out = sh(&sb, "rm out.log; echo X > out.log").await;
+    assert!(out.success(), "{}", text(&out));
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    // The file the command made is there, in place of the link.
+    let meta = fs::symlink_metadata(root.join("out.log")).unwrap();
+    assert!(meta.is_file(), "{meta:?}");
+    assert_eq!(fs::read_to_string(root.join("out.log")).unwrap(), "X\n");
+}
+
+#[tokio::test]
+async fn a_linked_directory_replaced_by_a_real_one_leaves_the_outside_alone() {
+    let (_keep, outside) = outside_dir();
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join(".gitignore"), "linkdir\n").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("linkdir")).unwrap();
+    let sb = sandbox(&root);
+    let out = sh(&sb, "rm linkdir && mkdir linkdir && echo new > linkdir/made").await;
+    assert!(out.success(), "{}", text(&out));
+    // Nothing created, nothing deleted outside.
+    let mut names: Vec<_> = fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["victim"]);
+    assert_eq!(
+        fs::read_to_string(outside.join("victim")).unwrap(),
+        "precious\n"
+    );
+}
+
+#[tokio::test]
+async fn a_hard_link_in_a_write_through_path_keeps_its_outside_twin() {
+    let (_keep, outside) = outside_dir();
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+    let sb = sandbox(&root);
+    // The command makes a new ignored file; on disk a hard link to an outside file
+    // stands where it lands.
+    fs::hard_link(outside.join("victim"), root.join("twin.log")).unwrap();
+    let out = sh(&sb, "rm -f twin.log; echo X > twin.log").await;
+    assert!(out.success(), "{}", text(&out));
+    assert_eq!(
+        fs::read_to_string(outside.join("victim")).unwrap(),
+        "precious\n"
+    );
+    assert_eq!(fs::read_to_string(root.join("twin.log")).unwrap(), "X\n");
+}
+
+#[tokio::test]
+async fn a_planted_target_link_is_not_bound_and_commands_still_start() {
+    let (_keep, outside) = outside_dir();
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("target")).unwrap();
+    let sb = sandbox(&root);
+    let out = sh(&sb, "echo X > target/victim; echo Y > target/new; echo ok").await;
+    // Whatever the command did stays off the outside directory.
+    assert!(out.stdout.to_text().contains("ok"), "{}", text(&out));
+    assert_eq!(
+        fs::read_to_string(outside.join("victim")).unwrap(),
+        "precious\n"
+    );
+    assert!(!outside.join("new").exists());
+    // And a later command starts.
+    let out = sh(&sb, "echo again").await;
+    assert!(out.success(), "{}", text(&out));
+}
