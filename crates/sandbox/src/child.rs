@@ -39,6 +39,12 @@ const STEP_OVERLAY: u8 = 4;
 const STEP_BIND: u8 = 5;
 const STEP_CLONE_WS: u8 = 6;
 const STEP_TMP: u8 = 7;
+/// The private /tmp: 1 GiB at most (tmpfs pages are memory).
+pub(crate) const TMP_OPTIONS: &std::ffi::CStr = c"mode=1777,size=1073741824";
+/// The private /dev/shm: 256 MiB at most.
+pub(crate) const SHM_OPTIONS: &std::ffi::CStr = c"mode=1777,size=268435456";
+/// The empty /run over the host's: 16 MiB at most.
+const RUN_OPTIONS: &std::ffi::CStr = c"mode=755,size=16777216";
 const STEP_REATTACH: u8 = 8;
 const STEP_LO: u8 = 9;
 const STEP_FORK: u8 = 10;
@@ -81,6 +87,9 @@ pub(crate) struct ChildPlan {
     /// One slot per bind, filled in the child (pre-sized: the child must not allocate).
     pub bind_fds: Vec<RawFd>,
     pub private_tmp: bool,
+    /// Mount an empty tmpfs over /run, hiding the host's sockets there (the Docker
+    /// socket, the session bus...): no writable tree lives under it.
+    pub hide_run: bool,
     /// Writable trees that live under /tmp (the workspace, granted paths), each with the
     /// directories to create in the fresh /tmp to re-attach it; outermost first.
     pub reattach: Vec<(CString, Vec<CString>)>,
@@ -223,12 +232,13 @@ impl ChildPlan {
                 *slot = check(fd as libc::c_int, e, STEP_CLONE_WS)?;
             }
             if self.private_tmp {
+                // Sized: a tmpfs is memory, so a command filling /tmp fills RAM.
                 let r = libc::mount(
                     c"tmpfs".as_ptr(),
                     c"/tmp".as_ptr(),
                     c"tmpfs".as_ptr(),
                     libc::MS_NOSUID | libc::MS_NODEV,
-                    c"mode=1777".as_ptr().cast(),
+                    TMP_OPTIONS.as_ptr().cast(),
                 );
                 check(r, e, STEP_TMP)?;
                 // /dev/shm too: on the host it is shared, and it holds run scratch dirs.
@@ -237,10 +247,22 @@ impl ChildPlan {
                     c"/dev/shm".as_ptr(),
                     c"tmpfs".as_ptr(),
                     libc::MS_NOSUID | libc::MS_NODEV,
-                    c"mode=1777".as_ptr().cast(),
+                    SHM_OPTIONS.as_ptr().cast(),
                 );
                 if r < 0 && *libc::__errno_location() != libc::ENOENT {
                     return Err(fail(e, STEP_TMP));
+                }
+                if self.hide_run {
+                    let r = libc::mount(
+                        c"tmpfs".as_ptr(),
+                        c"/run".as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        RUN_OPTIONS.as_ptr().cast(),
+                    );
+                    if r < 0 && *libc::__errno_location() != libc::ENOENT {
+                        return Err(fail(e, STEP_TMP));
+                    }
                 }
             }
             for ((tree, dirs), &fd) in self.reattach.iter().zip(self.reattach_fds.iter()) {

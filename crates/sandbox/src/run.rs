@@ -520,6 +520,10 @@ impl Sandbox {
             }
             under_tmp = outermost;
         }
+        let writable_under_run = std::iter::once(ws.as_path())
+            .chain(self.config.extra_writable.iter().map(PathBuf::as_path))
+            .chain(req.grant.writable.iter().map(PathBuf::as_path))
+            .any(|p| p.starts_with("/run") || p.starts_with("/var/run"));
         let mut reattach = Vec::new();
         for tree in under_tmp {
             let mut dirs = Vec::new();
@@ -596,6 +600,7 @@ impl Sandbox {
             bind_fds: vec![-1; binds.len()],
             binds,
             private_tmp: layers.mount,
+            hide_run: layers.mount && !writable_under_run,
             reattach_fds: vec![-1; reattach.len()],
             reattach,
             loopback_up: layers.net && join.is_none(),
@@ -639,9 +644,7 @@ fn landlock_ruleset(
         "/dev/full",
         "/dev/random",
         "/dev/urandom",
-        "/dev/tty",
-        "/dev/pts",
-        "/dev/ptmx",
+        // Not /dev/pts: the host's terminals are there. Commands run without one.
     ];
     let full: Vec<PathBuf> = devices
         .iter()

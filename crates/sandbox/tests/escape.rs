@@ -641,7 +641,11 @@ async fn a_linked_directory_replaced_by_a_real_one_leaves_the_outside_alone() {
     fs::write(root.join(".gitignore"), "linkdir\n").unwrap();
     std::os::unix::fs::symlink(&outside, root.join("linkdir")).unwrap();
     let sb = sandbox(&root);
-    let out = sh(&sb, "rm linkdir && mkdir linkdir && echo new > linkdir/made").await;
+    let out = sh(
+        &sb,
+        "rm linkdir && mkdir linkdir && echo new > linkdir/made",
+    )
+    .await;
     assert!(out.success(), "{}", text(&out));
     // Nothing created, nothing deleted outside.
     let mut names: Vec<_> = fs::read_dir(&outside)
@@ -694,4 +698,73 @@ async fn a_planted_target_link_is_not_bound_and_commands_still_start() {
     // And a later command starts.
     let out = sh(&sb, "echo again").await;
     assert!(out.success(), "{}", text(&out));
+}
+
+#[tokio::test]
+async fn host_terminals_are_out_of_reach() {
+    // A pty of the host, as an editor's terminal would be.
+    // SAFETY: plain libc calls on a descriptor this test owns.
+    let (master, name) = unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_NONBLOCK);
+        assert!(fd >= 0);
+        assert_eq!(libc::grantpt(fd), 0);
+        assert_eq!(libc::unlockpt(fd), 0);
+        let name = std::ffi::CStr::from_ptr(libc::ptsname(fd))
+            .to_string_lossy()
+            .into_owned();
+        (fd, name)
+    };
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let out = sh(&sb, &format!("echo INJECTED > {name}")).await;
+    assert!(!out.success(), "wrote to the host's {name}: {}", text(&out));
+    let mut buf = [0u8; 64];
+    // SAFETY: reading into a live buffer from our descriptor.
+    let n = unsafe { libc::read(master, buf.as_mut_ptr().cast(), buf.len()) };
+    assert!(n <= 0, "the host terminal received {:?}", &buf[..n as usize]);
+    // SAFETY: closing our descriptor.
+    unsafe { libc::close(master) };
+}
+
+#[tokio::test]
+async fn host_sockets_under_run_are_hidden() {
+    let dir = std::path::PathBuf::from(format!("/run/agentls-escape-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("docker.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let out = sh(
+        &sb,
+        &format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); s.sendall(b'GET /')\"",
+            path.display()
+        ),
+    )
+    .await;
+    let accepted = listener.accept();
+    let _ = fs::remove_dir_all(&dir);
+    assert!(!out.success(), "connected to a host socket: {}", text(&out));
+    assert!(
+        accepted.is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "the host socket saw a connection"
+    );
+}
+
+#[tokio::test]
+async fn private_tmp_and_shm_are_sized() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let out = sh(&sb, "df -k /tmp /dev/shm | tail -n +2").await;
+    assert!(out.success(), "{}", text(&out));
+    let sizes: Vec<u64> = out
+        .stdout
+        .to_text()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .collect();
+    assert_eq!(sizes.len(), 2, "{}", text(&out));
+    assert!(sizes[0] <= 1024 * 1024, "/tmp is {} KiB", sizes[0]);
+    assert!(sizes[1] <= 256 * 1024, "/dev/shm is {} KiB", sizes[1]);
 }
