@@ -62,6 +62,9 @@ fn doctor_reports_merged_configuration_and_problems() {
     );
     // Which editor settings give exact edits.
     assert!(stdout.contains("debounce_text_changes = 0"), "{stdout}");
+    // The sandbox's limits.
+    assert!(stdout.contains("sandbox limits"), "{stdout}");
+    assert!(stdout.contains("1 GiB at most"), "{stdout}");
 }
 
 #[test]

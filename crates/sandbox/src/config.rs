@@ -29,6 +29,40 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The limits in force, one line each, for `agentls doctor`: what is capped, by
+    /// what, and what is not.
+    pub fn describe(&self) -> Vec<String> {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        vec![
+            format!(
+                "wall time        {} s per command, then the whole process tree is killed",
+                self.wall_time.as_secs()
+            ),
+            format!(
+                "processes        {} at once (pid namespace pid_max and RLIMIT_NPROC)",
+                self.max_processes
+            ),
+            match self.memory_bytes {
+                Some(b) => format!(
+                    "memory           {:.1} GiB writable per process (RLIMIT_DATA); no cap on the total of all processes yet",
+                    gib(b)
+                ),
+                None => "memory           not capped".to_owned(),
+            },
+            "/tmp             private tmpfs, 1 GiB at most".to_owned(),
+            "/dev/shm         private tmpfs, 256 MiB at most".to_owned(),
+            "/run             an empty tmpfs over the host's (its sockets hidden)".to_owned(),
+            "terminals        none: no write right on /dev/pts".to_owned(),
+            "cpu              no quota".to_owned(),
+            format!(
+                "output           {} KiB of stdout and of stderr kept, head and tail",
+                self.output_bytes / 1024
+            ),
+        ]
+    }
+}
+
 /// What to do when the kernel lacks a layer of isolation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DegradedMode {

@@ -721,7 +721,11 @@ async fn host_terminals_are_out_of_reach() {
     let mut buf = [0u8; 64];
     // SAFETY: reading into a live buffer from our descriptor.
     let n = unsafe { libc::read(master, buf.as_mut_ptr().cast(), buf.len()) };
-    assert!(n <= 0, "the host terminal received {:?}", &buf[..n as usize]);
+    assert!(
+        n <= 0,
+        "the host terminal received {:?}",
+        &buf[..n as usize]
+    );
     // SAFETY: closing our descriptor.
     unsafe { libc::close(master) };
 }

@@ -66,5 +66,9 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     for line in agentls_sandbox::probe().to_string().lines() {
         writeln!(out, "  {line}")?;
     }
+    writeln!(out, "sandbox limits (defaults):")?;
+    for line in agentls_sandbox::Limits::default().describe() {
+        writeln!(out, "  {line}")?;
+    }
     Ok(())
 }
