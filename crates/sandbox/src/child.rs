@@ -76,6 +76,10 @@ pub(crate) struct LandlockPlan {
 /// Every decision and byte the child needs, computed by the parent.
 pub(crate) struct ChildPlan {
     pub err_fd: RawFd,
+    /// The read end of a pipe whose write end only the runner holds: when the runner
+    /// dies (even by SIGKILL) it reads as hung up, and the intermediate kills the
+    /// command. `-1` for none.
+    pub lifeline_fd: RawFd,
     /// Prepared (user, net) namespaces to join before unsharing the rest.
     pub join: Option<(RawFd, RawFd)>,
     pub unshare_flags: libc::c_int,
@@ -361,9 +365,46 @@ impl ChildPlan {
             if pid > 0 {
                 // The intermediate: hold no descriptor (so the parent sees EOF on its
                 // exec-status pipe and on the output pipes), wait, mirror the status.
-                libc::syscall(libc::SYS_close_range, 0, libc::c_uint::MAX, 0);
+                // The lifeline stays open: it tells when the runner is gone.
+                let life = self.lifeline_fd;
+                if life > 0 {
+                    libc::syscall(libc::SYS_close_range, 0, (life - 1) as libc::c_uint, 0);
+                    libc::syscall(
+                        libc::SYS_close_range,
+                        (life + 1) as libc::c_uint,
+                        libc::c_uint::MAX,
+                        0,
+                    );
+                } else {
+                    libc::syscall(libc::SYS_close_range, 0, libc::c_uint::MAX, 0);
+                }
+                let pidfd = if life > 0 {
+                    libc::syscall(libc::SYS_pidfd_open, pid, 0) as libc::c_int
+                } else {
+                    -1
+                };
                 let mut status = 0;
                 loop {
+                    if pidfd >= 0 {
+                        // Wait for the command to end or the runner to die, whichever
+                        // comes first; a dead runner takes the command with it.
+                        let mut fds = [
+                            libc::pollfd {
+                                fd: pidfd,
+                                events: libc::POLLIN,
+                                revents: 0,
+                            },
+                            libc::pollfd {
+                                fd: life,
+                                events: libc::POLLIN,
+                                revents: 0,
+                            },
+                        ];
+                        let n = libc::poll(fds.as_mut_ptr(), 2, -1);
+                        if n > 0 && fds[1].revents != 0 && fds[0].revents == 0 {
+                            libc::kill(pid, libc::SIGKILL);
+                        }
+                    }
                     let r = libc::waitpid(pid, &mut status, 0);
                     if r == pid {
                         break;

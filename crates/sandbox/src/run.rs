@@ -277,8 +277,12 @@ impl Sandbox {
             &mut keep_fds,
         )?;
         let (err_read, err_write) = pipe().map_err(|e| setup("error pipe", e))?;
+        // Held until this function returns: if the runner is killed, the kernel closes
+        // it and the sandboxed command dies with it.
+        let (life_read, _lifeline) = pipe().map_err(|e| setup("lifeline pipe", e))?;
         let mut plan = plan;
         plan.err_fd = err_write.as_raw_fd();
+        plan.lifeline_fd = life_read.as_raw_fd();
 
         let mut cmd = tokio::process::Command::new(&program);
         cmd.args(&req.argv[1..])
@@ -297,6 +301,7 @@ impl Sandbox {
         let started = Instant::now();
         let spawned = cmd.spawn();
         drop(err_write);
+        drop(life_read);
         drop(keep_fds);
         let mut child = spawned.map_err(|source| {
             let step = read_step(&err_read).unwrap_or_else(|| "exec".to_string());
@@ -592,6 +597,7 @@ impl Sandbox {
 
         Ok(ChildPlan {
             err_fd: -1,
+            lifeline_fd: -1,
             join,
             unshare_flags,
             uid_map,

@@ -772,3 +772,51 @@ async fn private_tmp_and_shm_are_sized() {
     assert!(sizes[0] <= 1024 * 1024, "/tmp is {} KiB", sizes[0]);
     assert!(sizes[1] <= 256 * 1024, "/dev/shm is {} KiB", sizes[1]);
 }
+
+/// Set in the process the next test starts as the runner it kills.
+const RUNNER_ENV: &str = "AGENTLS_ESCAPE_RUNNER_WS";
+
+/// Not a test of its own: the runner process `a_killed_runner_takes_its_command_along`
+/// starts (a no-op when run directly).
+#[tokio::test]
+async fn runner_for_the_killed_runner_test() {
+    let Some(ws) = std::env::var_os(RUNNER_ENV) else {
+        return;
+    };
+    let sb = sandbox(std::path::Path::new(&ws));
+    let _ = sh(&sb, "echo started > target/started; sleep 30.4242; echo late > target/late").await;
+}
+
+#[tokio::test]
+async fn a_killed_runner_takes_its_command_along() {
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    fs::create_dir(root.join("target")).unwrap();
+    let mut runner = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "runner_for_the_killed_runner_test", "--nocapture"])
+        .env(RUNNER_ENV, &root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !root.join("target/started").exists() {
+        assert!(std::time::Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!processes_with("30.4242").is_empty(), "the command is not running");
+    // SIGKILL: the runner gets no chance to clean up.
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    while !processes_with("30.4242").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command outlived its killed runner: {:?}",
+            processes_with("30.4242")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!root.join("target/late").exists());
+}
