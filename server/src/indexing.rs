@@ -74,20 +74,33 @@ pub fn schedule_update(state: &Arc<State>, uri: DocUri) {
     let state = state.clone();
     tokio::task::spawn_blocking(move || {
         state.clear_index_pending(&uri);
+        // The index lock first, then the store: a close job spawned after this job read
+        // the buffer must wait for it, or a closed buffer would stay live in the index
+        // (measured: ~250 KB per 100 KB document opened and closed at once).
+        let mut index = state.index_mut();
         let (Some(snapshot), Some(path)) = (state.store.snapshot(&uri), uri.to_file_path()) else {
             return;
         };
-        state.index_mut().update_file(&path, &snapshot.text());
+        index.update_file(&path, &snapshot.text());
     });
 }
 
-/// A buffer was closed: the index goes back to the disk's version of the file.
-pub fn close(state: &Arc<State>, uri: &DocUri) {
-    let Some(path) = uri.to_file_path() else {
+/// A buffer was closed: the index goes back to the disk's version of the file. With
+/// `trim`, freed memory is handed back once the index has let go of the buffer.
+pub fn close(state: &Arc<State>, uri: &DocUri, trim: bool) {
+    let path = uri.to_file_path();
+    if path.is_none() && !trim {
         return;
-    };
+    }
     let state = state.clone();
-    tokio::task::spawn_blocking(move || state.index_mut().close_file(&path));
+    tokio::task::spawn_blocking(move || {
+        if let Some(path) = path {
+            state.index_mut().close_file(&path);
+        }
+        if trim {
+            crate::memory::trim();
+        }
+    });
 }
 
 /// Applies file events (from `workspace/didChangeWatchedFiles` or the watcher).

@@ -83,3 +83,25 @@ pub fn agent_workspace(
     .unwrap();
     (dir, root, config)
 }
+
+/// The resident memory of process `pid`, in KiB (`VmRSS` in `/proc/<pid>/status`).
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Waits for a notification with `method` whose `params.message` holds `needle`,
+/// skipping the others with that method.
+pub fn wait_message(client: &mut LspClient, method: &str, needle: &str) -> String {
+    loop {
+        let n = client.wait_notification(method).unwrap();
+        let message = n["params"]["message"].as_str().unwrap_or_default();
+        if message.contains(needle) {
+            return message.to_owned();
+        }
+    }
+}
