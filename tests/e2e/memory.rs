@@ -90,3 +90,130 @@ fn closed_documents_give_their_memory_back() {
     );
     assert!(client.shutdown().unwrap().success());
 }
+
+/// A client that sends many requests and stops reading stdout: the server stops reading
+/// too (its outgoing queue is bounded) instead of queueing answers without end, and
+/// answers everything once the client reads again.
+#[test]
+fn a_client_that_stops_reading_holds_the_server_back_not_its_memory() {
+    use std::io::{BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use agentls_testkit::lsp::read_frame;
+
+    const REQUESTS: usize = 2_000;
+    const DOC_BYTES: usize = 200 * 1024;
+    let mut child = Command::new(crate::support::bin())
+        .env("AGENTLS_LOG", "warn")
+        .env("AGENTLS_CONFIG", "/nonexistent/agentls.toml")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let frame = move |msg: serde_json::Value| {
+        let body = msg.to_string();
+        format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+    };
+    let uri = "untitled:agentls-e2e/backpressure.rs";
+    let view = move |id: usize| {
+        frame(
+            json!({ "jsonrpc": "2.0", "id": id, "method": "agentls/viewFileText",
+                      "params": { "textDocument": { "uri": uri } } }),
+        )
+    };
+    stdin
+        .write_all(&frame(
+            json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                  "params": { "capabilities": {} } }),
+        ))
+        .unwrap();
+    stdin
+        .write_all(&frame(
+            json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }),
+        ))
+        .unwrap();
+    let text = "x".repeat(DOC_BYTES);
+    stdin
+        .write_all(&frame(json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen",
+            "params": { "textDocument": { "uri": uri, "languageId": "rust", "version": 1, "text": text } } })))
+        .unwrap();
+    stdin.write_all(&view(1)).unwrap();
+    // Read until the answer to the first view: the server is warm.
+    let answered = |stdout: &mut BufReader<_>, id: usize| loop {
+        let msg = read_frame(stdout).unwrap().unwrap();
+        if msg["id"] == id && msg.get("method").is_none() {
+            return msg;
+        }
+    };
+    assert_eq!(
+        answered(&mut stdout, 1)["result"]["text"]
+            .as_str()
+            .map(str::len),
+        Some(DOC_BYTES)
+    );
+    let before = rss_kib(pid);
+
+    // Send the requests from a thread (it blocks once the server stops reading) and
+    // read nothing meanwhile.
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = sent.clone();
+    let writer = std::thread::spawn(move || {
+        for id in 2..REQUESTS + 2 {
+            stdin.write_all(&view(id)).unwrap();
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        stdin
+    });
+    let (mut peak, mut last, mut still) = (before, 0, 0);
+    while still < 10 && sent.load(Ordering::Relaxed) < REQUESTS {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        peak = peak.max(rss_kib(pid));
+        let now = sent.load(Ordering::Relaxed);
+        still = if now == last { still + 1 } else { 0 };
+        last = now;
+    }
+    peak = peak.max(rss_kib(pid));
+    let stalled_at = sent.load(Ordering::Relaxed);
+    eprintln!(
+        "backpressure: the client stopped reading; the server took {stalled_at} of {REQUESTS} \
+         requests of {} KiB answers, RSS {} -> {} MiB",
+        DOC_BYTES / 1024,
+        before / 1024,
+        peak / 1024
+    );
+    assert!(
+        stalled_at < REQUESTS,
+        "the server read every request although nobody read its answers"
+    );
+    assert!(
+        peak < before + 100 * 1024,
+        "RSS grew by {} MiB while the client did not read",
+        (peak - before) / 1024
+    );
+
+    // Reading again: every request is answered, in full.
+    for id in 2..REQUESTS + 2 {
+        let msg = answered(&mut stdout, id);
+        assert_eq!(
+            msg["result"]["text"].as_str().map(str::len),
+            Some(DOC_BYTES)
+        );
+    }
+    let mut stdin = writer.join().unwrap();
+    stdin
+        .write_all(&frame(
+            json!({ "jsonrpc": "2.0", "id": REQUESTS + 2, "method": "shutdown" }),
+        ))
+        .unwrap();
+    answered(&mut stdout, REQUESTS + 2);
+    stdin
+        .write_all(&frame(json!({ "jsonrpc": "2.0", "method": "exit" })))
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
