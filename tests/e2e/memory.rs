@@ -27,14 +27,8 @@ fn open_close(
     bytes: usize,
 ) {
     for n in first..first + docs {
-        let scheme = std::env::var("XMEM_SCHEME").unwrap_or("file:///tmp/".into());
-        let uri = format!("{scheme}agentls-e2e-memory/f{n}.rs");
-        let seed = if std::env::var_os("XMEM_SAME").is_some() {
-            0
-        } else {
-            n
-        };
-        open(client, &uri, 1, &rust_file(seed, bytes));
+        let uri = format!("file:///tmp/agentls-e2e-memory/f{n}.rs");
+        open(client, &uri, 1, &rust_file(n, bytes));
         client
             .notify(
                 "textDocument/didClose",
@@ -55,11 +49,7 @@ fn open_close(
 
 #[test]
 fn closed_documents_give_their_memory_back() {
-    let docs_env: usize = std::env::var("XMEM_DOCS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
-    let DOCS: usize = docs_env;
+    const DOCS: usize = 2_000;
     const BYTES: usize = 100 * 1024;
     // Quiet logs: 2,000 debug lines per second are not what is measured here.
     let mut client = start(&[("AGENTLS_LOG", "warn")]);

@@ -377,7 +377,7 @@ fn garbage_line(line: &[u8]) -> HeaderParse {
 /// Whether a partial line may still become a header line: its name so far is a token.
 fn could_be_header(partial: &[u8]) -> bool {
     let name = match partial.iter().position(|&b| b == b':') {
-        Some(colon) if colon == 0 => return false,
+        Some(0) => return false,
         Some(colon) => &partial[..colon],
         None => partial.strip_suffix(b"\r").unwrap_or(partial),
     };
