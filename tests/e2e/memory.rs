@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{open, rss_kib, start};
+use crate::support::{open, proc_status, rss_kib, start};
 
 /// A Rust file of about `bytes` bytes, different for each `seed`, with symbols for the
 /// index to hold.
@@ -66,12 +66,13 @@ fn closed_documents_give_their_memory_back() {
     let end = rss_kib(pid);
     let growth = end.saturating_sub(warm);
     eprintln!(
-        "memory: start {} MiB, after 100 docs {} MiB, after {DOCS} docs of {} KiB {} MiB (+{} MiB)",
+        "memory: start {} MiB, after 100 docs {} MiB, after {DOCS} docs of {} KiB {} MiB (+{} MiB), {} threads",
         start / 1024,
         warm / 1024,
         BYTES / 1024,
         end / 1024,
-        growth / 1024
+        growth / 1024,
+        proc_status(pid, "Threads:")
     );
     assert!(
         growth < 60 * 1024,

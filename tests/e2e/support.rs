@@ -86,11 +86,16 @@ pub fn agent_workspace(
 
 /// The resident memory of process `pid`, in KiB (`VmRSS` in `/proc/<pid>/status`).
 pub fn rss_kib(pid: u32) -> u64 {
+    proc_status(pid, "VmRSS:")
+}
+
+/// A number from `/proc/<pid>/status` (the first word after `field`).
+pub fn proc_status(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap()
 }
 
