@@ -13,7 +13,6 @@ mod edit_sink;
 mod handlers;
 mod indexing;
 mod logging;
-mod memory;
 mod panic_guard;
 mod server;
 mod state;

@@ -309,9 +309,9 @@ impl LanguageServer for Server {
     async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
         guard_notification("textDocument/didClose", async {
             let uri = from_lsp::uri(&params.text_document.uri);
-            let (outcome, trim) = handlers::text_sync::did_close(&self.state, params);
+            let outcome = handlers::text_sync::did_close(&self.state, params);
             self.state.changed.notify_waiters();
-            indexing::close(&self.state, &uri, trim);
+            indexing::close(&self.state, &uri);
             self.say(outcome).await;
         })
         .await

@@ -89,10 +89,9 @@ impl DocumentStore {
         self.docs.get(uri).map(|d| d.in_sync())
     }
 
-    /// Closes a document. Returns the size of its text in bytes, `None` if it was not
-    /// open.
-    pub fn close(&self, uri: &DocUri) -> Option<usize> {
-        self.docs.remove(uri).map(|(_, doc)| doc.rope().len_bytes())
+    /// Closes a document. Returns `false` if it was not open.
+    pub fn close(&self, uri: &DocUri) -> bool {
+        self.docs.remove(uri).is_some()
     }
 
     /// A snapshot of an open document.

@@ -139,15 +139,11 @@ pub fn did_save(state: &State, params: lsp::DidSaveTextDocumentParams) -> Outcom
     Outcome::Quiet
 }
 
-/// `textDocument/didClose`. Returns whether enough text was closed lately that freed
-/// memory should be handed back (see [`crate::memory`]) once the index has let go too.
-pub fn did_close(state: &State, params: lsp::DidCloseTextDocumentParams) -> (Outcome, bool) {
+/// `textDocument/didClose`.
+pub fn did_close(state: &State, params: lsp::DidCloseTextDocumentParams) -> Outcome {
     let uri = from_lsp::uri(&params.text_document.uri);
-    match state.store.close(&uri) {
-        Some(bytes) => (Outcome::Quiet, crate::memory::closed(bytes)),
-        None => {
-            tracing::warn!(%uri, "didClose for a document that is not open");
-            (Outcome::Quiet, false)
-        }
+    if !state.store.close(&uri) {
+        tracing::warn!(%uri, "didClose for a document that is not open");
     }
+    Outcome::Quiet
 }
