@@ -64,6 +64,97 @@ pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
     progress.end(&client, message).await;
 }
 
+/// Index work that follows the editor, run one job at a time, in order, on the blocking
+/// pool.
+///
+/// One job at a time, because a burst of opens and closes spawned one blocking task
+/// each, all but one waiting for the index lock: tokio grew its pool to a hundred
+/// threads, each leaving a malloc arena, a mimalloc heap and a stack behind (measured:
+/// 2,000 documents of 100 KB opened and closed, RSS +93 MiB with 102 threads; in one
+/// worker, +7 MiB with 6 threads; `malloc_trim` on top was tried and measured no
+/// better). In order, because a close must not be overtaken by the update of the buffer
+/// it closes (which left closed buffers live in the index: +498 MiB).
+#[derive(Debug, Default)]
+pub struct Jobs {
+    queue: std::sync::Mutex<JobQueue>,
+}
+
+#[derive(Debug, Default)]
+struct JobQueue {
+    jobs: std::collections::VecDeque<Job>,
+    running: bool,
+}
+
+#[derive(Debug)]
+enum Job {
+    Update(DocUri),
+    Close(PathBuf),
+    Events(Vec<FileEvent>),
+}
+
+impl Jobs {
+    fn queue(&self) -> std::sync::MutexGuard<'_, JobQueue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Queues `job`, starting the worker when none runs.
+fn push(state: &Arc<State>, job: Job) {
+    {
+        let mut queue = state.index_jobs.queue();
+        queue.jobs.push_back(job);
+        if queue.running {
+            return;
+        }
+        queue.running = true;
+    }
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || {
+        loop {
+            let job = {
+                let mut queue = state.index_jobs.queue();
+                match queue.jobs.pop_front() {
+                    Some(job) => job,
+                    None => {
+                        // Under the lock: a job pushed after this starts a new worker.
+                        queue.running = false;
+                        return;
+                    }
+                }
+            };
+            // A panic in the index must not leave `running` set with nobody running.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&state, job))).is_err()
+            {
+                tracing::error!("an index job panicked");
+            }
+        }
+    });
+}
+
+fn run(state: &State, job: Job) {
+    match job {
+        Job::Update(uri) => {
+            state.clear_index_pending(&uri);
+            // The index lock first, then the store: a close that happens meanwhile
+            // queues its job behind this one, which then finds the buffer gone or
+            // removes it again.
+            let mut index = state.index_mut();
+            let (Some(snapshot), Some(path)) = (state.store.snapshot(&uri), uri.to_file_path())
+            else {
+                return;
+            };
+            index.update_file(&path, &snapshot.text());
+        }
+        Job::Close(path) => state.index_mut().close_file(&path),
+        Job::Events(events) => {
+            let mut index = state.index_mut();
+            for event in &events {
+                index.apply_event(event);
+            }
+        }
+    }
+}
+
 /// Re-indexes an open document from its live text, soon, off the LSP task. Several
 /// changes in a row cost one re-index: a document already queued is not queued again,
 /// and the job reads the newest text when it runs.
@@ -71,34 +162,19 @@ pub fn schedule_update(state: &Arc<State>, uri: DocUri) {
     if !state.mark_index_pending(&uri) {
         return;
     }
-    let state = state.clone();
-    tokio::task::spawn_blocking(move || {
-        state.clear_index_pending(&uri);
-        let (Some(snapshot), Some(path)) = (state.store.snapshot(&uri), uri.to_file_path()) else {
-            return;
-        };
-        state.index_mut().update_file(&path, &snapshot.text());
-    });
+    push(state, Job::Update(uri));
 }
 
 /// A buffer was closed: the index goes back to the disk's version of the file.
 pub fn close(state: &Arc<State>, uri: &DocUri) {
-    let Some(path) = uri.to_file_path() else {
-        return;
-    };
-    let state = state.clone();
-    tokio::task::spawn_blocking(move || state.index_mut().close_file(&path));
+    if let Some(path) = uri.to_file_path() {
+        push(state, Job::Close(path));
+    }
 }
 
 /// Applies file events (from `workspace/didChangeWatchedFiles` or the watcher).
 pub fn apply_events(state: &Arc<State>, events: Vec<FileEvent>) {
-    let state = state.clone();
-    tokio::task::spawn_blocking(move || {
-        let mut index = state.index_mut();
-        for event in &events {
-            index.apply_event(event);
-        }
-    });
+    push(state, Job::Events(events));
 }
 
 /// Converts `didChangeWatchedFiles` events.

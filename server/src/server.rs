@@ -41,6 +41,7 @@ impl Server {
             Server::view_file_text,
         )
         .custom_method("window/workDoneProgress/cancel", Server::progress_cancel)
+        .custom_method(transport::INVALID_DID_CHANGE, Server::invalid_did_change)
         .custom_method(agent::new_session::METHOD, Server::agent_new_session)
         .custom_method(agent::prompt::METHOD, Server::agent_prompt)
         .custom_method(agent::cancel::METHOD, Server::agent_cancel)
@@ -63,6 +64,16 @@ impl Server {
     ) -> jsonrpc::Result<agentls_protocol::view_file_text::Result> {
         guard(agentls_protocol::view_file_text::METHOD, async {
             handlers::debug::view_file_text(&self.state, params)
+        })
+        .await
+    }
+
+    /// A `didChange` the transport could not read, in its place in arrival order.
+    async fn invalid_did_change(&self, params: transport::InvalidDidChange) {
+        guard_notification(transport::INVALID_DID_CHANGE, async {
+            let outcome = handlers::text_sync::invalid_did_change(&self.state, params);
+            self.state.changed.notify_waiters();
+            self.say(outcome).await;
         })
         .await
     }
@@ -207,10 +218,21 @@ impl Server {
     }
 
     async fn say(&self, outcome: Outcome) {
-        if let Outcome::Warn(message) = outcome {
-            self.client
-                .show_message(lsp::MessageType::WARNING, message)
-                .await;
+        match outcome {
+            Outcome::Quiet => {}
+            Outcome::Warn(message) => {
+                self.client
+                    .log_message(lsp::MessageType::WARNING, message)
+                    .await
+            }
+            Outcome::LostSync(message) => {
+                self.client
+                    .log_message(lsp::MessageType::WARNING, message.clone())
+                    .await;
+                self.client
+                    .show_message(lsp::MessageType::WARNING, message)
+                    .await;
+            }
         }
     }
 }
@@ -462,7 +484,8 @@ pub async fn serve_stdio() {
     let (service, socket) = Server::service();
     let (server_in, pump_in) = tokio::io::duplex(PIPE_BYTES);
     let (server_out, pump_out) = tokio::io::duplex(PIPE_BYTES);
-    let (out_tx, out_rx) = tokio::sync::mpsc::unbounded_channel();
+    // Bounded: a client that stops reading stops the server reading (see OUTGOING_FRAMES).
+    let (out_tx, out_rx) = tokio::sync::mpsc::channel(transport::OUTGOING_FRAMES);
     let input = tokio::spawn(transport::pump_input(
         tokio::io::stdin(),
         pump_in,

@@ -21,6 +21,8 @@ pub struct State {
     client_caps: RwLock<ClientCaps>,
     index: Arc<RwLock<Index>>,
     index_pending: Mutex<HashSet<DocUri>>,
+    /// Index work that follows the editor, one job at a time.
+    pub index_jobs: crate::indexing::Jobs,
     watcher: Mutex<Option<FileWatcher>>,
     tokens: AtomicU64,
     /// What the client reported while agent edits were in flight, and when.

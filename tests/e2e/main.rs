@@ -11,6 +11,7 @@ mod apply_edit;
 mod cli;
 mod edit_cli;
 mod keystrokes;
+mod memory;
 mod neovim;
 mod neovim_typing;
 mod robustness;

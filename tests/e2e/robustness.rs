@@ -3,7 +3,7 @@
 use agentls_testkit::lsp::changes;
 use serde_json::json;
 
-use crate::support::{change, open, start, start_initialized, view};
+use crate::support::{change, open, start, start_initialized, view, wait_message};
 
 const URI: &str = "file:///tmp/agentls-e2e/bad.rs";
 
@@ -73,31 +73,35 @@ fn out_of_range_and_stale_changes_never_corrupt_the_buffer() {
     // Inside the surrogate pair (column 3) snaps to the emoji's start.
     change(&mut client, URI, 4, changes(&[(0, 3, 0, 3, "|")]));
     assert_eq!(view(&mut client, URI).0, "ab|😀cd!\nxy?");
-    // A version that is not newer is applied in arrival order and logged.
+    // A version that is not newer is applied in arrival order, logged, and leaves the
+    // buffer out of sync: the client's history is not ours.
     change(&mut client, URI, 4, changes(&[(1, 0, 1, 0, ">")]));
     assert_eq!(
         view(&mut client, URI),
-        ("ab|😀cd!\n>xy?".to_owned(), 4, true)
+        ("ab|😀cd!\n>xy?".to_owned(), 4, false)
+    );
+    let shown = wait_message(&mut client, "window/showMessage", "lost sync");
+    assert!(shown.contains("not newer"), "{shown}");
+    wait_message(&mut client, "window/logMessage", "not newer");
+    // A full-text change brings it back.
+    change(&mut client, URI, 5, json!([{ "text": "ab|😀cd!\n>xy?" }]));
+    assert_eq!(
+        view(&mut client, URI),
+        ("ab|😀cd!\n>xy?".to_owned(), 5, true)
     );
     // An inverted range is refused whole: the buffer is kept and marked out of sync,
     // and the user is told.
     change(
         &mut client,
         URI,
-        5,
+        6,
         changes(&[(0, 0, 0, 0, "Z"), (1, 2, 0, 1, "")]),
     );
-    let msg = client.wait_notification("window/showMessage").unwrap();
-    assert!(
-        msg["params"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("lost sync"),
-        "{msg}"
-    );
+    let shown = wait_message(&mut client, "window/showMessage", "lost sync");
+    assert!(shown.contains("inverted range"), "{shown}");
     assert_eq!(
         view(&mut client, URI),
-        ("ab|😀cd!\n>xy?".to_owned(), 5, false)
+        ("ab|😀cd!\n>xy?".to_owned(), 6, false)
     );
     // Saving with text brings it back.
     client
@@ -108,8 +112,111 @@ fn out_of_range_and_stale_changes_never_corrupt_the_buffer() {
         .unwrap();
     assert_eq!(
         view(&mut client, URI),
-        ("Zab|😀cd!\n>xy?".to_owned(), 5, true)
+        ("Zab|😀cd!\n>xy?".to_owned(), 6, true)
     );
+}
+
+#[test]
+fn a_did_change_of_the_wrong_shape_marks_the_buffer_out_of_sync() {
+    let (mut client, _) = start_initialized(None);
+    open(&mut client, URI, 1, "fn a() {}\n");
+    // `contentChanges` is no array: tower-lsp alone would drop this without a word.
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": { "uri": URI, "version": 2 },
+                "contentChanges": { "text": "fn b() {}\n" }
+            }),
+        )
+        .unwrap();
+    assert_eq!(view(&mut client, URI), ("fn a() {}\n".to_owned(), 1, false));
+    let logged = wait_message(&mut client, "window/logMessage", "lost sync");
+    assert!(logged.contains("invalid didChange"), "{logged}");
+    wait_message(&mut client, "window/showMessage", "lost sync");
+    // A change without a version: the same.
+    change(&mut client, URI, 3, json!([{ "text": "x" }]));
+    assert_eq!(view(&mut client, URI), ("x".to_owned(), 3, true));
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": URI }, "contentChanges": [] }),
+        )
+        .unwrap();
+    assert!(!view(&mut client, URI).2);
+    // Reopening brings it back.
+    open(&mut client, URI, 7, "fn c() {}\n");
+    assert_eq!(view(&mut client, URI), ("fn c() {}\n".to_owned(), 7, true));
+    // The transport's own notification cannot come from the client.
+    client
+        .notify(
+            "agentls/internal/invalidDidChange",
+            json!({ "uri": URI, "reason": "forged" }),
+        )
+        .unwrap();
+    assert!(view(&mut client, URI).2);
+    assert!(client.shutdown().unwrap().success());
+}
+
+#[test]
+fn dollar_requests_are_answered_method_not_found() {
+    let (mut client, _) = start_initialized(None);
+    let err = client
+        .request("$/agentls/noSuchRequest", json!({}))
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err["code"], -32601, "{err}");
+    // `$/` notifications are still ignored without a word, and the server goes on.
+    client.notify("$/noSuchNotification", json!({})).unwrap();
+    open(&mut client, URI, 1, "ok\n");
+    assert_eq!(view(&mut client, URI).0, "ok\n");
+    assert!(
+        client.orphan_errors.is_empty(),
+        "{:?}",
+        client.orphan_errors
+    );
+}
+
+/// A frame with a wrong `Content-Length` costs that frame only: the next message is
+/// read as it was sent.
+#[test]
+fn a_wrong_content_length_costs_only_its_frame() {
+    let (mut client, _) = start_initialized(None);
+    open(&mut client, URI, 1, "fn main() {}\n");
+    let body = |id: i64| {
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "agentls/viewFileText",
+            "params": { "textDocument": { "uri": URI } }
+        })
+        .to_string()
+    };
+    // Too short: the body is cut and its rest is not a header.
+    let b = body(900);
+    let frame = format!("Content-Length: {}\r\n\r\n{b}", b.len() - 12);
+    client.send_raw(frame.as_bytes()).unwrap();
+    assert_eq!(view(&mut client, URI).0, "fn main() {}\n");
+    // Too long: the body would swallow the next request, which the client waits for.
+    let b = body(901);
+    let frame = format!("Content-Length: {}\r\n\r\n{b}", b.len() + 500);
+    client.send_raw(frame.as_bytes()).unwrap();
+    assert_eq!(view(&mut client, URI).0, "fn main() {}\n");
+    // Two lengths: refused, with the request's id.
+    let b = body(902);
+    let frame = format!(
+        "Content-Length: {0}\r\nContent-Length: {0}\r\n\r\n{b}",
+        b.len()
+    );
+    client.send_raw(frame.as_bytes()).unwrap();
+    assert_eq!(view(&mut client, URI).0, "fn main() {}\n");
+    let errors: Vec<_> = client
+        .orphan_errors
+        .iter()
+        .map(|e| (e["id"].clone(), e["error"]["code"].clone()))
+        .collect();
+    assert!(errors.contains(&(json!(null), json!(-32700))), "{errors:?}");
+    assert!(errors.contains(&(json!(901), json!(-32700))), "{errors:?}");
+    assert!(errors.contains(&(json!(902), json!(-32700))), "{errors:?}");
+    assert!(client.shutdown().unwrap().success());
 }
 
 #[test]

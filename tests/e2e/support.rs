@@ -83,3 +83,30 @@ pub fn agent_workspace(
     .unwrap();
     (dir, root, config)
 }
+
+/// The resident memory of process `pid`, in KiB (`VmRSS` in `/proc/<pid>/status`).
+pub fn rss_kib(pid: u32) -> u64 {
+    proc_status(pid, "VmRSS:")
+}
+
+/// A number from `/proc/<pid>/status` (the first word after `field`).
+pub fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// Waits for a notification with `method` whose `params.message` holds `needle`,
+/// skipping the others with that method.
+pub fn wait_message(client: &mut LspClient, method: &str, needle: &str) -> String {
+    loop {
+        let n = client.wait_notification(method).unwrap();
+        let message = n["params"]["message"].as_str().unwrap_or_default();
+        if message.contains(needle) {
+            return message.to_owned();
+        }
+    }
+}

@@ -89,6 +89,11 @@ impl LspClient {
         })
     }
 
+    /// The server's process id (to read its memory use, say).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Replaces the closure that answers the server's requests.
     pub fn on_request(
         &mut self,
@@ -294,8 +299,9 @@ impl Drop for LspClient {
     }
 }
 
-/// Reads one frame; `None` at end of stream.
-fn read_frame(reader: &mut impl BufRead) -> anyhow::Result<Option<Value>> {
+/// Reads one frame; `None` at end of stream. Public for tests that drive a server's
+/// stdio themselves (one that must not read for a while, say).
+pub fn read_frame(reader: &mut impl BufRead) -> anyhow::Result<Option<Value>> {
     let mut length = None;
     loop {
         let mut line = String::new();

@@ -92,7 +92,9 @@ pub enum SyncError {
 /// logs these: they are client bugs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyncWarning {
-    /// The version did not increase; the changes were applied anyway, in arrival order.
+    /// The version did not increase; the changes were applied anyway, in arrival order,
+    /// and unless the batch held the full text the document is now out of sync: the
+    /// client's view of what came before is not ours.
     VersionNotNewer {
         /// Version held before the batch.
         old: i32,
@@ -214,17 +216,21 @@ impl Document {
     }
 
     /// Records the outcome of a batch: the version always moves on (the client applied
-    /// the batch whatever we did), and a refused batch marks the document out of sync.
+    /// the batch whatever we did). A refused batch, or one whose version is not newer,
+    /// marks the document out of sync; a full-text change brings it back.
     fn finish(
         &mut self,
         version: i32,
         result: Result<(bool, Vec<SyncWarning>), SyncError>,
     ) -> Result<Vec<SyncWarning>, SyncError> {
+        let stale = version <= self.version;
         self.version = version;
         self.revision += 1;
         match result {
-            Ok((regained_sync, warnings)) => {
-                self.in_sync |= regained_sync;
+            Ok((full_text, warnings)) => {
+                // Whatever came before a full text no longer matters; without one, a
+                // stale version means the client's history differs from ours.
+                self.in_sync = full_text || (self.in_sync && !stale);
                 Ok(warnings)
             }
             Err(e) => {
@@ -232,6 +238,13 @@ impl Document {
                 Err(e)
             }
         }
+    }
+
+    /// Marks the document out of sync: the client sent a change the server could not
+    /// read. Returns whether it was in sync before.
+    pub fn mark_out_of_sync(&mut self) -> bool {
+        self.revision += 1;
+        std::mem::replace(&mut self.in_sync, false)
     }
 
     /// Replaces the whole text with what the client says it is (a save with text, say),
@@ -337,12 +350,34 @@ mod tests {
     }
 
     #[test]
-    fn stale_version_is_applied_and_reported() {
+    fn stale_version_is_applied_reported_and_marks_out_of_sync() {
         let mut d = doc("abc");
         let r = d.apply_changes(1, &[change(0, 3, 0, 3, "d")], PositionEncoding::Utf32);
         assert_eq!(r, Ok(vec![SyncWarning::VersionNotNewer { old: 1, new: 1 }]));
         assert_eq!(d.rope().to_string(), "abcd");
-        assert_eq!(d.revision(), 1);
+        assert_eq!((d.revision(), d.in_sync()), (1, false));
+        // A newer ranged change does not prove anything: still out of sync.
+        let r = d.apply_changes(2, &[change(0, 0, 0, 0, "x")], PositionEncoding::Utf32);
+        assert_eq!(r, Ok(vec![]));
+        assert!(!d.in_sync());
+        // A full text does, even under a stale version; later ranged changes keep it.
+        let r = d.apply_changes(
+            2,
+            &[ContentChange::full("new"), change(0, 3, 0, 3, "!")],
+            PositionEncoding::Utf32,
+        );
+        assert_eq!(r, Ok(vec![SyncWarning::VersionNotNewer { old: 2, new: 2 }]));
+        assert_eq!((d.rope().to_string().as_str(), d.in_sync()), ("new!", true));
+    }
+
+    #[test]
+    fn marking_out_of_sync_says_whether_it_was_in_sync() {
+        let mut d = doc("abc");
+        assert!(d.mark_out_of_sync());
+        assert!(!d.mark_out_of_sync());
+        assert!(!d.snapshot().in_sync);
+        d.resync("abc");
+        assert!(d.in_sync());
     }
 
     #[test]

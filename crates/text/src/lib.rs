@@ -10,8 +10,10 @@
 //!   ([`position`]); nothing else computes columns. Conversions are O(log n).
 //! - No input panics: positions past the end clamp, positions inside a character snap
 //!   to its start, inverted ranges are refused, and every adjustment is reported.
-//! - A batch of changes applies whole or not at all; a refused batch marks the document
-//!   out of sync until the client sends the full text again.
+//! - A batch of changes applies whole or not at all; a refused batch, a batch whose
+//!   version is not newer, or a change the server could not read marks the document out
+//!   of sync until the client sends the full text again (a full-text change, a save with
+//!   text, or a reopen).
 //! - No LSP types, no JSON, no async here: this crate speaks offsets and versions.
 //!
 //! ```

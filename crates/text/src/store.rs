@@ -74,6 +74,21 @@ impl DocumentStore {
         Ok(())
     }
 
+    /// Marks an open document out of sync (the client sent a change that could not be
+    /// read). Returns whether it was in sync before.
+    pub fn mark_out_of_sync(&self, uri: &DocUri) -> Result<bool, SyncError> {
+        let mut doc = self
+            .docs
+            .get_mut(uri)
+            .ok_or_else(|| SyncError::UnknownDocument(uri.clone()))?;
+        Ok(doc.mark_out_of_sync())
+    }
+
+    /// Whether an open document is in sync; `None` if it is not open.
+    pub fn in_sync(&self, uri: &DocUri) -> Option<bool> {
+        self.docs.get(uri).map(|d| d.in_sync())
+    }
+
     /// Closes a document. Returns `false` if it was not open.
     pub fn close(&self, uri: &DocUri) -> bool {
         self.docs.remove(uri).is_some()

@@ -9,14 +9,31 @@ use tower_lsp::lsp_types as lsp;
 
 use crate::convert::from_lsp;
 use crate::state::State;
+use crate::transport;
 
 /// What a sync handler wants said to the user once the change is in.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Nothing to say.
     Quiet,
-    /// Tell the user (the buffer went out of sync, say).
+    /// A warning for the client's log (`window/logMessage`).
     Warn(String),
+    /// The document just went out of sync: logged, and shown once to the user, who
+    /// would otherwise not know why agent edits to it are refused.
+    LostSync(String),
+}
+
+/// The outcome of a change that left `uri` out of sync, `was_in_sync` before it.
+fn out_of_sync(uri: &agentls_text::DocUri, why: &str, was_in_sync: bool) -> Outcome {
+    let message = format!(
+        "agentls: lost sync with {uri} ({why}). Agent edits to it are paused until the \
+         file is saved or reopened."
+    );
+    if was_in_sync {
+        Outcome::LostSync(message)
+    } else {
+        Outcome::Warn(message)
+    }
 }
 
 /// `textDocument/didOpen`.
@@ -33,7 +50,9 @@ pub fn did_open(state: &State, params: lsp::DidOpenTextDocumentParams) -> Outcom
     Outcome::Quiet
 }
 
-/// `textDocument/didChange`.
+/// `textDocument/didChange`. A change that cannot be applied as the client meant it
+/// (an inverted range, a version that is not newer) marks the document out of sync:
+/// agent edits to it are refused until a full-text change, a save with text or a reopen.
 pub fn did_change(state: &State, params: lsp::DidChangeTextDocumentParams) -> Outcome {
     let uri = from_lsp::uri(&params.text_document.uri);
     let version = params.text_document.version;
@@ -42,34 +61,60 @@ pub fn did_change(state: &State, params: lsp::DidChangeTextDocumentParams) -> Ou
         .into_iter()
         .map(from_lsp::content_change)
         .collect();
+    let was_in_sync = state.store.in_sync(&uri).unwrap_or(true);
     match state
         .store
         .change(&uri, version, &changes, state.encoding())
     {
         Ok(warnings) => {
+            let mut outcome = Outcome::Quiet;
             for w in warnings {
                 match w {
-                    SyncWarning::VersionNotNewer { old, new } => tracing::warn!(
-                        %uri, old, new,
-                        "didChange version is not newer than the stored one (client bug); applied in arrival order"
-                    ),
+                    SyncWarning::VersionNotNewer { old, new } => {
+                        tracing::warn!(
+                            %uri, old, new,
+                            "didChange version is not newer than the stored one (client bug); applied in arrival order"
+                        );
+                        if state.store.in_sync(&uri) == Some(false) {
+                            let why = format!("version {new} is not newer than {old}");
+                            outcome = out_of_sync(&uri, &why, was_in_sync);
+                        }
+                    }
                     SyncWarning::PositionFixed { index, fixup } => {
                         tracing::debug!(%uri, index, ?fixup, "adjusted a change position")
                     }
                 }
             }
-            Outcome::Quiet
+            outcome
         }
         Err(e @ SyncError::UnknownDocument(_)) => {
             tracing::warn!(%uri, "didChange ignored: {e}");
             Outcome::Quiet
         }
         Err(e @ SyncError::InvertedRange { .. }) => {
-            tracing::error!(%uri, version, "didChange refused: {e}; buffer marked out of sync");
-            Outcome::Warn(format!(
-                "agentls: lost sync with {uri} ({e}). Agent edits to it are paused until the \
-                 file is saved or reopened."
-            ))
+            tracing::warn!(%uri, version, "didChange refused: {e}; buffer marked out of sync");
+            out_of_sync(&uri, &e.to_string(), was_in_sync)
+        }
+    }
+}
+
+/// A `didChange` whose parameters could not be read (see
+/// [`crate::transport::INVALID_DID_CHANGE`]): the document, when known and open, is
+/// marked out of sync.
+pub fn invalid_did_change(state: &State, params: transport::InvalidDidChange) -> Outcome {
+    let reason = params.reason;
+    let Some(uri) = params.uri.map(agentls_text::DocUri::new) else {
+        tracing::warn!("didChange for no readable document dropped: {reason}");
+        return Outcome::Warn(format!("agentls: a didChange was dropped: {reason}"));
+    };
+    match state.store.mark_out_of_sync(&uri) {
+        Ok(was_in_sync) => {
+            tracing::warn!(%uri, "didChange dropped: {reason}; buffer marked out of sync");
+            out_of_sync(&uri, &reason, was_in_sync)
+        }
+        Err(e) => {
+            tracing::warn!(%uri, "didChange dropped: {reason} ({e})");
+            Outcome::Quiet
         }
     }
 }
