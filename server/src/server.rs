@@ -71,7 +71,16 @@ impl Server {
     /// A `didChange` the transport could not read, in its place in arrival order.
     async fn invalid_did_change(&self, params: transport::InvalidDidChange) {
         guard_notification(transport::INVALID_DID_CHANGE, async {
-            let outcome = handlers::text_sync::invalid_did_change(&self.state, params);
+            // An edit in flight for this document can no longer be followed.
+            let uri = params.uri.clone().map(agentls_text::DocUri::new);
+            let outcome = {
+                let mut journals = self.state.journals.lock();
+                let outcome = handlers::text_sync::invalid_did_change(&self.state, params);
+                if let Some(uri) = &uri {
+                    journals.record(uri, &[], self.state.encoding(), false);
+                }
+                outcome
+            };
             self.state.changed.notify_waiters();
             self.say(outcome).await;
         })

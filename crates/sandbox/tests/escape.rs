@@ -784,7 +784,11 @@ async fn runner_for_the_killed_runner_test() {
         return;
     };
     let sb = sandbox(std::path::Path::new(&ws));
-    let _ = sh(&sb, "echo started > target/started; sleep 30.4242; echo late > target/late").await;
+    let _ = sh(
+        &sb,
+        "echo started > target/started; sleep 30.4242; echo late > target/late",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -794,7 +798,11 @@ async fn a_killed_runner_takes_its_command_along() {
     fs::write(root.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
     fs::create_dir(root.join("target")).unwrap();
     let mut runner = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "runner_for_the_killed_runner_test", "--nocapture"])
+        .args([
+            "--exact",
+            "runner_for_the_killed_runner_test",
+            "--nocapture",
+        ])
         .env(RUNNER_ENV, &root)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -802,10 +810,16 @@ async fn a_killed_runner_takes_its_command_along() {
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !root.join("target/started").exists() {
-        assert!(std::time::Instant::now() < deadline, "the command never started");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!processes_with("30.4242").is_empty(), "the command is not running");
+    assert!(
+        !processes_with("30.4242").is_empty(),
+        "the command is not running"
+    );
     // SIGKILL: the runner gets no chance to clean up.
     runner.kill().unwrap();
     runner.wait().unwrap();
