@@ -310,7 +310,7 @@ impl LspEditSink {
                     FileChange::Edit(t) => DocUri::from_file_path(&t.path),
                     _ => None,
                 })
-                .filter_map(|uri| self.state.journals.last_change(&uri))
+                .filter_map(|uri| self.state.journals.last_user_change(&uri))
                 .max();
             let Some(last) = last else { break };
             let quiet_at = Instant::from_std(last) + QUIET;
@@ -509,6 +509,7 @@ impl LspEditSink {
         let before = journal.state(at).clone();
         match track::judge(journal, &sent.edits, at, end, self.state.encoding()) {
             Verdict::Exact { landed } => {
+                self.state.journals.settle(uri, at, end);
                 let new_text = apply_edits(&before, &landed).to_string();
                 Followed::Landed {
                     change: TextChange {

@@ -30,12 +30,18 @@ pub struct Journals {
 struct Inner {
     watches: HashMap<DocUri, Watch>,
     last_change: HashMap<DocUri, Instant>,
+    /// When the client last reported a change that was the user's, not an agent edit's
+    /// own: every change to a document with no edit in flight, and the changes around
+    /// an edit once it is proven landed.
+    last_user: HashMap<DocUri, Instant>,
     paused: HashMap<DocUri, String>,
 }
 
 #[derive(Debug)]
 struct Watch {
     journal: Journal,
+    /// When each change of the journal arrived.
+    times: Vec<Instant>,
     /// The text stopped matching what the client reported (a refused change).
     broken: bool,
     watchers: usize,
@@ -66,12 +72,14 @@ impl Journals {
         let snapshot = store.snapshot(uri)?;
         let watch = inner.watches.entry(uri.clone()).or_insert_with(|| Watch {
             journal: Journal::new(snapshot.rope.clone()),
+            times: Vec::new(),
             broken: false,
             watchers: 0,
         });
         // A watch already running (a second edit of the same file cannot be in flight:
         // the sink serialises them) is restarted from the current text.
         watch.journal = Journal::new(snapshot.rope.clone());
+        watch.times.clear();
         watch.broken = false;
         watch.watchers += 1;
         Some(snapshot)
@@ -83,6 +91,13 @@ impl Journals {
         if let Some(w) = inner.watches.get_mut(uri) {
             w.watchers = w.watchers.saturating_sub(1);
             if w.watchers == 0 {
+                // Whatever was not accounted for counts as the user's.
+                if !w.times.is_empty()
+                    && let Some(last) = inner.last_change.get(uri).copied()
+                {
+                    let user = inner.last_user.entry(uri.clone()).or_insert(last);
+                    *user = (*user).max(last);
+                }
                 inner.watches.remove(uri);
             }
         }
@@ -99,6 +114,33 @@ impl Journals {
     /// When the client last reported a change to `uri`.
     pub fn last_change(&self, uri: &DocUri) -> Option<Instant> {
         self.inner().last_change.get(uri).copied()
+    }
+
+    /// When the client last reported a change to `uri` that was the user's.
+    pub fn last_user_change(&self, uri: &DocUri) -> Option<Instant> {
+        self.inner().last_user.get(uri).copied()
+    }
+
+    /// The edit in flight for `uri` was proven applied between journal states `at` and
+    /// `end`: the changes before and after those are the user's.
+    pub fn settle(&self, uri: &DocUri, at: usize, end: usize) {
+        let mut inner = self.inner();
+        let Some(w) = inner.watches.get_mut(uri) else {
+            return;
+        };
+        let user = w
+            .times
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i < at || *i >= end)
+            .map(|(_, t)| *t)
+            .max();
+        // Accounted for: unwatching must not count the edit's own changes as typing.
+        w.times.clear();
+        if let Some(t) = user {
+            let last = inner.last_user.entry(uri.clone()).or_insert(t);
+            *last = (*last).max(t);
+        }
     }
 
     /// Pauses agent edits to `uri`, saying why, until the client reports its whole text.
@@ -122,6 +164,7 @@ impl Journals {
         let mut inner = self.inner();
         inner.paused.remove(uri);
         inner.last_change.remove(uri);
+        inner.last_user.remove(uri);
     }
 }
 
@@ -139,11 +182,14 @@ impl ChangeLock<'_> {
         encoding: PositionEncoding,
         ok: bool,
     ) {
-        self.inner.last_change.insert(uri.clone(), Instant::now());
+        let now = Instant::now();
+        self.inner.last_change.insert(uri.clone(), now);
         if changes.iter().any(|c| c.range.is_none()) && ok {
             self.inner.paused.remove(uri);
         }
         let Some(w) = self.inner.watches.get_mut(uri) else {
+            // No edit in flight: the change is the user's.
+            self.inner.last_user.insert(uri.clone(), now);
             return;
         };
         if !ok {
@@ -151,6 +197,7 @@ impl ChangeLock<'_> {
             return;
         }
         for change in changes {
+            w.times.push(now);
             match change.range {
                 None => w.journal.push_full(ropey::Rope::from_str(&change.text)),
                 Some(range) => {

@@ -576,3 +576,51 @@ fn helix_refusing_stale_edits_loses_nothing() {
 fn unversioned_without_debounce_loses_nothing() {
     property(Kind::Unversioned, Duration::ZERO, 8);
 }
+
+/// What waiting for a quiet buffer costs a client that cannot check versions: an edit
+/// to a buffer left alone goes out at once; one right after a keystroke waits for the
+/// quiet spell (160 ms, at most 190 ms). Printed; bounds are generous (shared machine).
+#[test]
+fn unversioned_edit_latency_figures() {
+    let idle = Scenario {
+        agent_lines: vec![1, 2, 3],
+        keys: vec![],
+        in_flight: vec![],
+    };
+    let mut idle_lat = Vec::new();
+    let o = run(Kind::Unversioned, Duration::ZERO, &idle, &mut idle_lat);
+    assert!(o.results.iter().all(|(_, r)| r.is_ok()), "{:?}", o.results);
+    // A keystroke lands while the first edit is in flight, so the second is asked for
+    // right after it.
+    let typing = Scenario {
+        agent_lines: vec![1, 2],
+        keys: vec![(
+            0,
+            Key {
+                id: 0,
+                line: 6,
+                newline: false,
+            },
+        )],
+        in_flight: vec![],
+    };
+    let mut typing_lat = Vec::new();
+    let o = run(Kind::Unversioned, Duration::ZERO, &typing, &mut typing_lat);
+    assert!(o.results.iter().all(|(_, r)| r.is_ok()), "{:?}", o.results);
+    let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
+    eprintln!(
+        "unversioned edit latency: idle buffer {:?} ms; first edit, then one right after a keystroke {:?} ms",
+        idle_lat
+            .iter()
+            .map(ms)
+            .map(|m| m.round())
+            .collect::<Vec<_>>(),
+        typing_lat
+            .iter()
+            .map(ms)
+            .map(|m| m.round())
+            .collect::<Vec<_>>(),
+    );
+    assert!(idle_lat.iter().all(|d| *d < Duration::from_secs(2)));
+    assert!(typing_lat.iter().all(|d| *d < Duration::from_secs(2)));
+}
