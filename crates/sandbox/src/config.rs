@@ -242,9 +242,21 @@ impl RunRequest {
         }
     }
 
-    /// Runs `script` with `/bin/sh -c`, the form agents usually send.
+    /// Runs `script` with `bash -o pipefail -c` (`/bin/sh -c` where there is no bash),
+    /// the form agents usually send. With pipefail a pipeline fails when any of its
+    /// commands fails: `cargo test | tail` must not read as success when the tests fail.
     pub fn shell(script: impl Into<String>) -> Self {
-        Self::new(["/bin/sh".to_string(), "-c".to_string(), script.into()])
+        if Path::new("/bin/bash").is_file() {
+            Self::new([
+                "/bin/bash".to_string(),
+                "-o".to_string(),
+                "pipefail".to_string(),
+                "-c".to_string(),
+                script.into(),
+            ])
+        } else {
+            Self::new(["/bin/sh".to_string(), "-c".to_string(), script.into()])
+        }
     }
 
     /// Sets the working directory.

@@ -40,7 +40,7 @@ impl Tool for RunCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_command",
-            description: "Run a shell command (sh -c) in the workspace, sandboxed: no network, writes only inside the workspace and /tmp, unsaved editor buffers visible as files. Use it to build, run tests, and inspect the system. Returns the exit code and stdout/stderr (long output keeps its head and tail). Files the command changes are applied like your edits and listed. Some commands need the user's approval or are forbidden.",
+            description: "Run a shell command (bash -o pipefail -c: a pipeline fails when any part fails) in the workspace, sandboxed: no network, writes only inside the workspace and /tmp, unsaved editor buffers visible as files. Use it to build, run tests, and inspect the system. Returns the exit code and stdout/stderr (long output keeps its head and tail). Files the command changes are applied like your edits and listed. Some commands need the user's approval or are forbidden.",
             parameters: json!({
                 "type": "object",
                 "properties": {
