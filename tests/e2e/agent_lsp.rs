@@ -444,7 +444,7 @@ async fn commands_the_policy_asks_about_go_to_the_user() {
         f.model.push_turn(Turn::default().tool_call(
             call,
             "run_command",
-            json!({"command": "some-unlisted-tool --version"}),
+            json!({"command": "git push origin main"}),
         ));
         f.model.push_turn(Turn::text("ok"));
         let (reply, _) = f.execute(&json!({
@@ -467,7 +467,7 @@ async fn commands_the_policy_asks_about_go_to_the_user() {
         asked[0]["params"]["message"]
             .as_str()
             .unwrap()
-            .contains("some-unlisted-tool --version")
+            .contains("git push origin main")
     );
     let requests = f.model.requests();
     // Allowed: the command ran (and failed: the tool does not exist). Only the tool

@@ -116,6 +116,10 @@ async fn agentls_run(
         .unwrap()
 }
 
+/// A command the default policy asks about (it deletes wholesale) that also runs the
+/// workspace's check script. Everything else runs unasked in the full sandbox.
+const ASKED: &str = "rm -rf build-cache && sh check.sh";
+
 /// Text of the `tool` messages of a chat request.
 fn tool_results(body: &Value) -> Vec<String> {
     body["messages"]
@@ -134,7 +138,7 @@ async fn approve_always_runs_asked_commands_streams_them_and_keeps_forbidden_one
     server.push_turn(Turn::default().tool_call(
         "c1",
         "run_command",
-        json!({"command": "sh check.sh"}),
+        json!({"command": ASKED}),
     ));
     server.push_turn(Turn::default().tool_call(
         "c2",
@@ -169,7 +173,7 @@ async fn approve_always_runs_asked_commands_streams_them_and_keeps_forbidden_one
         .iter()
         .find(|e| e["type"] == "tool_started" && e["id"] == "c1")
         .unwrap();
-    assert_eq!(started["args"]["command"], "sh check.sh");
+    assert_eq!(started["args"]["command"], ASKED);
     let output: String = events
         .iter()
         .filter(|e| e["type"] == "tool_output" && e["id"] == "c1")
@@ -189,7 +193,7 @@ async fn approve_never_refuses_tells_the_model_and_lists_the_command() {
     server.push_turn(Turn::default().tool_call(
         "c1",
         "run_command",
-        json!({"command": "sh check.sh"}),
+        json!({"command": ASKED}),
     ));
     server.push_turn(Turn::text("Could not run the check."));
     let out = agentls_run(ws.path(), &cfg, &["--approve", "never"]).await;
@@ -202,12 +206,12 @@ async fn approve_never_refuses_tells_the_model_and_lists_the_command() {
 
     let results = tool_results(&server.requests()[1].body);
     assert!(
-        results[0].contains("UserAborted") && results[0].contains("`sh check.sh` was refused"),
+        results[0].contains("UserAborted") && results[0].contains(&format!("`{ASKED}` was refused")),
         "{results:?}"
     );
     assert!(!results[0].contains("ran-check"), "{results:?}");
     assert!(
-        stdout.contains("refused (not approved): run `sh check.sh`"),
+        stdout.contains(&format!("refused (not approved): run `{ASKED}`")),
         "the summary lists it: {stdout}"
     );
 }
@@ -219,7 +223,7 @@ async fn approve_from_the_config_file_when_no_flag() {
     server.push_turn(Turn::default().tool_call(
         "c1",
         "run_command",
-        json!({"command": "sh check.sh"}),
+        json!({"command": ASKED}),
     ));
     server.push_turn(Turn::text("Checked."));
     let out = agentls_run(ws.path(), &cfg, &[]).await;
@@ -233,7 +237,7 @@ async fn approve_from_the_config_file_when_no_flag() {
     // Plain lines: the command, its output indented under it, then its result.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("  $ sh check.sh\n    │ ran-check\n  ✓ run_command"),
+        stdout.contains(&format!("  $ {ASKED}\n    │ ran-check\n  ✓ run_command")),
         "{stdout}"
     );
     // And stdin not being a terminal means `never` when nothing is configured.
@@ -242,7 +246,7 @@ async fn approve_from_the_config_file_when_no_flag() {
     server.push_turn(Turn::default().tool_call(
         "c1",
         "run_command",
-        json!({"command": "sh check.sh"}),
+        json!({"command": ASKED}),
     ));
     server.push_turn(Turn::text("Could not."));
     let out = agentls_run(ws.path(), &cfg, &[]).await;

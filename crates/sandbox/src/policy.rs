@@ -3,6 +3,17 @@
 //! The sandbox does not ask anyone; the caller (agent or server) checks a command with
 //! [`Policy::check_argv`] or [`Policy::check_shell`] and asks the user on
 //! [`Decision::Ask`].
+//!
+//! **The sandbox, not this policy, is what makes a command safe.** A prefix rule
+//! cannot see what a program does (`python3 plant.py` runs whatever the model wrote
+//! into `plant.py`), so the default policy does not pretend to: with the full sandbox
+//! (no network, writes only to the workspace and a private /tmp, nothing of the host
+//! reachable) every command runs unasked, except a few whose very purpose is outward or
+//! destructive, which are asked about as a courtesy (`git push`, `cargo publish`,
+//! `rm -rf`, `git reset --hard`, `git clean`), and privilege changes, which are
+//! forbidden. When the kernel lacks a layer of the sandbox the caller passes
+//! [`Decision::Ask`] as the default to [`Policy::check_shell_with_default`], and every
+//! command without an allow rule is asked about.
 
 /// What to do with a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -32,10 +43,11 @@ pub struct Policy {
 }
 
 impl Default for Policy {
-    /// Reading, building and testing run; publishing, history rewriting and privilege
-    /// changes ask or are forbidden; anything unknown asks.
+    /// Everything runs (the sandbox contains it); publishing, pushing and wholesale
+    /// deletion ask; privilege changes are forbidden. The allow rules below matter when
+    /// the sandbox is incomplete and unknown commands are asked about.
     fn default() -> Self {
-        let mut p = Policy::new(Decision::Ask);
+        let mut p = Policy::new(Decision::Allow);
         for prefix in [
             "cargo build",
             "cargo check",
@@ -95,12 +107,10 @@ impl Default for Policy {
             "cargo publish",
             "npm publish",
             "git reset --hard",
+            "git clean",
             "rm -rf",
+            "rm -fr",
         ] {
-            p = p.with(prefix, Decision::Ask);
-        }
-        // Runners of other commands: what they run is not visible to a prefix rule.
-        for prefix in ["env", "xargs", "eval", "exec", "nohup", "timeout", "nice"] {
             p = p.with(prefix, Decision::Ask);
         }
         for prefix in ["sudo", "su", "doas", "mkfs", "shutdown", "reboot"] {
@@ -136,6 +146,11 @@ impl Policy {
     /// The decision for an argument vector. The program is compared by file name, so
     /// `/usr/bin/git push` matches `git push`.
     pub fn check_argv<S: AsRef<str>>(&self, argv: &[S]) -> Decision {
+        self.decide(argv).unwrap_or(self.default)
+    }
+
+    /// The decision of the longest rule matching `argv`, if any.
+    fn decide<S: AsRef<str>>(&self, argv: &[S]) -> Option<Decision> {
         let words: Vec<&str> = argv
             .iter()
             .enumerate()
@@ -154,7 +169,7 @@ impl Policy {
                 r.prefix.len() <= words.len() && r.prefix.iter().zip(&words).all(|(a, b)| a == b)
             })
             .max_by_key(|r| r.prefix.len())
-            .map_or(self.default, |r| r.decision)
+            .map(|r| r.decision)
     }
 
     /// The strictest decision over the simple commands of a shell script. The split is
@@ -162,6 +177,16 @@ impl Policy {
     /// anything it cannot see through, such as `eval` or `sh -c`, falls to the default
     /// unless a rule names it.
     pub fn check_shell(&self, script: &str) -> Decision {
+        self.check_shell_with_default(script, self.default)
+    }
+
+    /// [`Policy::check_shell`] with `default` for commands no rule names: `Ask` when
+    /// the sandbox is incomplete.
+    pub fn check_shell_with_default(&self, script: &str, default: Decision) -> Decision {
+        self.check_shell_inner(script, default)
+    }
+
+    fn check_shell_inner(&self, script: &str, default: Decision) -> Decision {
         let mut worst = None;
         for part in script.split([';', '&', '|', '\n', '`', '(', ')', '{', '}']) {
             let part = part.trim().trim_start_matches('$').trim();
@@ -176,10 +201,10 @@ impl Policy {
             if words.is_empty() {
                 continue;
             }
-            let d = self.check_argv(&words);
+            let d = self.decide(&words).unwrap_or(default);
             worst = Some(worst.map_or(d, |w: Decision| w.max(d)));
         }
-        worst.unwrap_or(self.default)
+        worst.unwrap_or(default)
     }
 }
 
@@ -204,12 +229,26 @@ mod tests {
     #[test]
     fn shell_takes_the_strictest_part() {
         let p = Policy::default();
+        // With the whole sandbox, what no rule names runs: the sandbox contains it.
         assert_eq!(p.check_shell("cargo test && ls"), Decision::Allow);
         assert_eq!(p.check_shell("cargo test; sudo rm x"), Decision::Forbid);
-        assert_eq!(p.check_shell("echo $(curl example)"), Decision::Ask);
+        assert_eq!(p.check_shell("echo $(curl example)"), Decision::Allow);
         assert_eq!(p.check_shell("RUST_LOG=debug cargo test"), Decision::Allow);
         assert_eq!(p.check_shell("git push --force"), Decision::Ask);
-        assert_eq!(p.check_shell("   "), Decision::Ask);
+        assert_eq!(p.check_shell("cd x && rm -rf build"), Decision::Ask);
+        // The promise holds both ways: a script the model wrote and the same code
+        // inline get the same answer.
+        assert_eq!(
+            p.check_shell("python3 plant.py"),
+            p.check_shell("python3 -c \"import os; print(os.getcwd())\"")
+        );
+        // Without the whole sandbox, what no allow rule names is asked about.
+        let ask = |s: &str| p.check_shell_with_default(s, Decision::Ask);
+        assert_eq!(ask("cargo test && ls"), Decision::Allow);
+        assert_eq!(ask("echo $(curl example)"), Decision::Ask);
+        assert_eq!(ask("some-tool --version"), Decision::Ask);
+        assert_eq!(ask("sudo true"), Decision::Forbid);
+        assert_eq!(ask("   "), Decision::Ask);
     }
 
     #[test]

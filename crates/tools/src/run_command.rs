@@ -40,7 +40,7 @@ impl Tool for RunCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "run_command",
-            description: "Run a shell command (bash -o pipefail -c: a pipeline fails when any part fails) in the workspace, sandboxed: no network, writes only inside the workspace and /tmp, unsaved editor buffers visible as files. Use it to build, run tests, and inspect the system. Returns the exit code and stdout/stderr (long output keeps its head and tail). Files the command changes are applied like your edits and listed. Some commands need the user's approval or are forbidden.",
+            description: "Run a shell command (bash -o pipefail -c: a pipeline fails when any part fails) in the workspace, sandboxed: no network, writes only inside the workspace and /tmp, unsaved editor buffers visible as files. Use it to build, run tests, and inspect the system. Returns the exit code and stdout/stderr (long output keeps its head and tail). Files the command changes are applied like your edits and listed. A few commands (pushing, publishing, `rm -rf`) need the user's approval; privilege changes are forbidden.",
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -69,7 +69,14 @@ impl Tool for RunCommand {
                 "run_command: commands cannot run in this session (read-only mode)",
             ));
         };
-        match ctx.policy.check_shell(&command) {
+        // The sandbox is what makes a command safe to run unasked: when the kernel
+        // lacks one of its layers, whatever no allow rule names is asked about.
+        let unnamed = if sandbox.capabilities().is_complete() {
+            Decision::Allow
+        } else {
+            Decision::Ask
+        };
+        match ctx.policy.check_shell_with_default(&command, unnamed) {
             Decision::Allow => {}
             Decision::Forbid => {
                 return Err(ToolError::invalid_arguments(format!(
