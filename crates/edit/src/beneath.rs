@@ -317,9 +317,13 @@ fn io_err(path: &Path, source: io::Error) -> EditError {
 }
 
 fn not_beneath(path: &Path, e: EditError) -> ReadError {
+    let message = match e {
+        EditError::NotBeneath { reason, .. } => reason,
+        other => other.to_string(),
+    };
     ReadError::Io {
         path: path.to_owned(),
-        source: io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()),
+        source: io::Error::new(io::ErrorKind::PermissionDenied, message),
     }
 }
 
