@@ -168,17 +168,29 @@ impl Beneath {
         read_text_from(file, path, limits)
     }
 
-    /// Reads `path`'s bytes beneath the root (a move's content).
-    pub fn read_bytes(&self, path: &Path) -> Result<Vec<u8>, EditError> {
+    /// Opens `path` for reading beneath the root, refusing a hard-linked file.
+    pub fn open_read(&self, path: &Path) -> Result<std::fs::File, EditError> {
         let shown = path.display().to_string();
         let rel = self.rel(path)?;
-        let mut f = self
+        let f = self
             .dir
             .open(rel)
-            .map_err(|e| self.refusal(rel, &shown, e))?
+            .map_err(|e| {
+                if e.kind() == io::ErrorKind::NotFound {
+                    io_err(path, e)
+                } else {
+                    self.refusal(rel, &shown, e)
+                }
+            })?
             .into_std();
         let meta = f.metadata().map_err(|source| io_err(path, source))?;
         std_hard_links(&meta, &shown)?;
+        Ok(f)
+    }
+
+    /// Reads `path`'s bytes beneath the root (a move's content).
+    pub fn read_bytes(&self, path: &Path) -> Result<Vec<u8>, EditError> {
+        let mut f = self.open_read(path)?;
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes)
             .map_err(|source| io_err(path, source))?;
