@@ -238,7 +238,11 @@ impl Merged {
 
     /// Reads a TOML file as a layer; a missing file is no layer, a broken one a problem.
     pub fn load_file(&mut self, source: Source, path: &Path) {
-        match std::fs::read_to_string(path) {
+        let read = match &source {
+            Source::Workspace(_) => read_workspace_file(path),
+            _ => std::fs::read_to_string(path),
+        };
+        match read {
             Ok(text) => match toml::from_str::<toml::Table>(&text) {
                 Ok(table) => match serde_json::to_value(table) {
                     Ok(value) => self.set_layer(source, value),
@@ -261,9 +265,24 @@ impl Merged {
         let mut merged = defaults.clone();
         self.applied.clear();
         self.problems = self.load_problems.clone();
+        // The model a workspace file chose, with what was in force before it: checked
+        // once every layer (and so every configured model) is in.
+        let mut workspace_model: Option<(Source, Value, Value)> = None;
         for (source, layer) in &self.layers {
             let mut candidate = merged.clone();
             merge_into(&mut candidate, layer);
+            if matches!(source, Source::Workspace(_)) {
+                self.problems
+                    .extend(hold_workspace_limits(source, &merged, &mut candidate));
+                if let Some(m) = layer.pointer("/agent/model") {
+                    let before = merged.pointer("/agent/model").cloned();
+                    workspace_model =
+                        Some((source.clone(), m.clone(), before.unwrap_or(Value::Null)));
+                }
+            } else if layer.pointer("/agent/model").is_some() {
+                // A later layer chose the model: the workspace's choice is moot.
+                workspace_model = None;
+            }
             match serde_json::from_value::<Config>(candidate.clone()) {
                 Ok(_) => {
                     merged = candidate;
@@ -277,7 +296,91 @@ impl Merged {
             }
         }
         self.config = serde_json::from_value(merged).unwrap_or_default();
+        if let Some((source, chosen, before)) = workspace_model
+            && let Some(name) = chosen.as_str()
+            && self.config.agent.model.as_deref() == Some(name)
+            && let Ok(models) = self.config.models()
+            && let Err(why) = crate::agent::check_model(&models, name)
+        {
+            // A workspace file naming a model the user does not have would make every
+            // new session fail: the user's choice stands.
+            let problem = format!("{source}: `agent.model = {name:?}` ignored: {why}");
+            tracing::warn!("{problem}");
+            self.problems.push(problem);
+            self.config.agent.model = before.as_str().map(str::to_owned);
+        }
     }
+}
+
+/// Settings a workspace file may only make stricter: numeric limits (`min` with what
+/// the user or the defaults set) and review (it may ask for review, not turn it off).
+/// Anyone who can commit to the repository writes that file.
+const WORKSPACE_LIMITS: &[&str] = &[
+    "/agent/max_steps",
+    "/agent/approval_timeout_secs",
+    "/files/max_bytes",
+];
+
+/// Holds `candidate` (the merge with the workspace layer) to no looser than `before`
+/// (the merge without it); returns a problem for each setting held back.
+fn hold_workspace_limits(source: &Source, before: &Value, candidate: &mut Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    for pointer in WORKSPACE_LIMITS {
+        let (Some(old), Some(new)) = (
+            before.pointer(pointer).and_then(Value::as_u64),
+            candidate.pointer(pointer).and_then(Value::as_u64),
+        ) else {
+            continue;
+        };
+        if new > old
+            && let Some(slot) = candidate.pointer_mut(pointer)
+        {
+            *slot = Value::from(old);
+            let key = pointer.trim_start_matches('/').replace('/', ".");
+            let problem = format!(
+                "{source}: `{key} = {new}` lowered to {old}: a workspace file may lower limits, not raise them"
+            );
+            tracing::warn!("{problem}");
+            problems.push(problem);
+        }
+    }
+    if before.pointer("/agent/review").and_then(Value::as_str) == Some("review")
+        && candidate.pointer("/agent/review").and_then(Value::as_str) == Some("direct")
+        && let Some(slot) = candidate.pointer_mut("/agent/review")
+    {
+        *slot = Value::from("review");
+        let problem = format!(
+            "{source}: `agent.review = \"direct\"` ignored: a workspace file may ask for review, not turn it off"
+        );
+        tracing::warn!("{problem}");
+        problems.push(problem);
+    }
+    problems
+}
+
+/// Most bytes read from a workspace config file.
+const MAX_WORKSPACE_FILE_BYTES: u64 = 1024 * 1024;
+
+/// A workspace file read beneath its directory (the workspace root): a link out of the
+/// workspace or a hard-linked file is refused, and at most
+/// [`MAX_WORKSPACE_FILE_BYTES`] are read (a link to `/dev/zero` ends there).
+fn read_workspace_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a file path",
+        ));
+    };
+    let beneath = agentls_edit::Beneath::open(dir)?;
+    let file = beneath.open_read(Path::new(name)).map_err(|e| match e {
+        agentls_edit::EditError::Io { source, .. } => source,
+        other => std::io::Error::new(std::io::ErrorKind::PermissionDenied, other.to_string()),
+    })?;
+    let mut text = String::new();
+    file.take(MAX_WORKSPACE_FILE_BYTES)
+        .read_to_string(&mut text)?;
+    Ok(text)
 }
 
 fn rank_of(source: &Source) -> u8 {
@@ -441,6 +544,105 @@ mod tests {
             json!({"models": {"mine": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1"}}}),
         );
         assert_eq!(m.config.models["mine"]["wire"], "openai_chat");
+    }
+
+    #[test]
+    fn a_workspace_file_may_lower_limits_but_not_raise_them() {
+        let user =
+            json!({"agent": {"max_steps": 80, "review": "review"}, "files": {"max_bytes": 1000}});
+        let mut m = Merged::default();
+        m.set_layer(Source::User("/u.toml".into()), user.clone());
+        m.set_layer(
+            Source::Workspace("/w/agentls.toml".into()),
+            json!({"agent": {"max_steps": 100000, "approval_timeout_secs": 9999, "review": "direct"}, "files": {"max_bytes": 10}}),
+        );
+        // Raised: held at the user's (or the default's) value; lowered: taken.
+        assert_eq!(m.config.agent.max_steps, 80);
+        assert_eq!(
+            m.config.agent.approval_timeout_secs,
+            AgentSettings::default().approval_timeout_secs
+        );
+        assert_eq!(m.config.agent.review, ReviewMode::Review);
+        assert_eq!(m.config.files.max_bytes, 10);
+        let held: Vec<&String> = m
+            .problems
+            .iter()
+            .filter(|p| p.contains("may lower limits") || p.contains("may ask for review"))
+            .collect();
+        assert_eq!(held.len(), 3, "{:?}", m.problems);
+        assert!(
+            m.problems
+                .iter()
+                .any(|p| p.contains("`agent.max_steps = 100000` lowered to 80")),
+            "{:?}",
+            m.problems
+        );
+        // A lower value from the workspace is taken as is, and asking for review is fine.
+        let mut m = Merged::default();
+        m.set_layer(
+            Source::Workspace("/w/agentls.toml".into()),
+            json!({"agent": {"max_steps": 5, "review": "review"}}),
+        );
+        assert_eq!(m.config.agent.max_steps, 5);
+        assert_eq!(m.config.agent.review, ReviewMode::Review);
+        assert!(m.problems.is_empty(), "{:?}", m.problems);
+        // The client (the user's editor settings) may still raise them.
+        m.set_layer(Source::Client, json!({"agent": {"max_steps": 500}}));
+        assert_eq!(m.config.agent.max_steps, 500);
+    }
+
+    #[test]
+    fn a_workspace_model_the_user_lacks_is_ignored() {
+        let models = json!({"models": {"mine": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1"}}, "agent": {"model": "mine"}});
+        let mut m = Merged::default();
+        m.set_layer(Source::User("/u.toml".into()), models);
+        m.set_layer(
+            Source::Workspace("/w/agentls.toml".into()),
+            json!({"agent": {"model": "evil"}}),
+        );
+        assert_eq!(m.config.agent.model.as_deref(), Some("mine"));
+        assert!(
+            m.problems
+                .iter()
+                .any(|p| p.contains("`agent.model = \"evil\"` ignored")
+                    && p.contains("unknown model")),
+            "{:?}",
+            m.problems
+        );
+        // New sessions can still start: the model in force is a configured one.
+        let cfg = m.config.models().unwrap();
+        assert!(crate::agent::check_model(&cfg, m.config.agent.model.as_deref().unwrap()).is_ok());
+        // A model the user has is a fine choice for the workspace to make.
+        m.set_layer(
+            Source::User("/u.toml".into()),
+            json!({"models": {"mine": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1"}, "other": {"wire": "openai_chat", "base_url": "http://127.0.0.1:2/v1"}}}),
+        );
+        m.set_layer(
+            Source::Workspace("/w/agentls.toml".into()),
+            json!({"agent": {"model": "other"}}),
+        );
+        assert_eq!(m.config.agent.model.as_deref(), Some("other"));
+        assert!(m.problems.is_empty(), "{:?}", m.problems);
+    }
+
+    #[test]
+    fn a_workspace_file_that_links_out_is_not_read() {
+        let ws = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let secret = out.path().join("config.toml");
+        std::fs::write(&secret, "[files]\nmax_bytes = 7\n").unwrap();
+        let file = ws.path().join(WORKSPACE_FILE);
+        std::os::unix::fs::symlink(&secret, &file).unwrap();
+        let mut m = Merged::default();
+        m.load_file(Source::Workspace(file.clone()), &file);
+        assert_eq!(m.config.files.max_bytes, FilesConfig::default().max_bytes);
+        assert!(
+            m.problems
+                .iter()
+                .any(|p| p.contains("cannot read") && p.contains("outside the workspace root")),
+            "{:?}",
+            m.problems
+        );
     }
 
     #[test]

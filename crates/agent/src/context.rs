@@ -2,8 +2,10 @@
 //! mode, then the static context of the workspace. Built once per session and never
 //! changed by the loop, so provider prompt caches hit from the second step on.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+
+use agentls_edit::{Beneath, Found};
 
 use agentls_model::{ModelProfile, PromptVariant};
 
@@ -30,34 +32,18 @@ pub struct StaticContext {
     pub open_files: Vec<String>,
     /// Project rules: `(file name, text)`.
     pub rules: Vec<(String, String)>,
+    /// Rules files present but not read, with why (a link out of the workspace, a file
+    /// with several hard links), so the user and the model know they were left out.
+    pub skipped_rules: Vec<(String, String)>,
 }
 
 impl StaticContext {
     /// Gathers the context of `root`. Never fails: what cannot be read is left out.
     pub async fn gather(root: &Path, open_files: &[PathBuf]) -> Self {
-        let mut rules = Vec::new();
-        for name in RULE_FILES {
-            if let Some(text) = read_capped(&root.join(name)).await {
-                rules.push(((*name).to_owned(), text));
-            }
-        }
-        // .cursor/rules/*.mdc (and .md), sorted for a stable prefix.
-        if let Ok(mut dir) = tokio::fs::read_dir(root.join(".cursor").join("rules")).await {
-            let mut found = Vec::new();
-            while let Ok(Some(entry)) = dir.next_entry().await {
-                let p = entry.path();
-                if matches!(p.extension().and_then(|e| e.to_str()), Some("mdc" | "md")) {
-                    found.push(p);
-                }
-            }
-            found.sort();
-            for p in found {
-                if let Some(text) = read_capped(&p).await {
-                    let name = p.strip_prefix(root).unwrap_or(&p).display().to_string();
-                    rules.push((name, text));
-                }
-            }
-        }
+        let owned = root.to_path_buf();
+        let (rules, skipped_rules) = tokio::task::spawn_blocking(move || read_rules(&owned))
+            .await
+            .unwrap_or_default();
         let open_files = open_files
             .iter()
             .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
@@ -68,6 +54,7 @@ impl StaticContext {
             git_status: git_status(root).await,
             open_files,
             rules,
+            skipped_rules,
         }
     }
 
@@ -93,19 +80,101 @@ impl StaticContext {
             out.push_str(text.trim_end());
             out.push('\n');
         }
+        if !self.skipped_rules.is_empty() {
+            out.push_str("\n# Project rules not read\n");
+            for (name, why) in &self.skipped_rules {
+                out.push_str(&format!("- {name}: {why}\n"));
+            }
+        }
         out
     }
 }
 
-async fn read_capped(path: &Path) -> Option<String> {
-    let bytes = tokio::fs::read(path).await.ok()?;
+/// A file's name and its text (or why it was not read).
+type Named = (String, String);
+
+/// Rules found: `(name, text)`, and those present but refused: `(name, why)`. Every
+/// file is read beneath the root (the edit engine's resolver), so a rules file that is
+/// a link to `~/.ssh/id_rsa` is not read, sent to a provider, or saved in a trajectory.
+fn read_rules(root: &Path) -> (Vec<Named>, Vec<Named>) {
+    let mut rules = Vec::new();
+    let mut skipped = Vec::new();
+    let Ok(beneath) = Beneath::open(root) else {
+        return (rules, skipped);
+    };
+    let mut read = |name: String| match read_capped(&beneath, Path::new(&name)) {
+        Ok(Some(text)) => rules.push((name, text)),
+        Ok(None) => {}
+        Err(why) => {
+            tracing::warn!(file = %name, %why, "rules file not read");
+            skipped.push((name, why));
+        }
+    };
+    for name in RULE_FILES {
+        read((*name).to_owned());
+    }
+    // .cursor/rules/*.mdc (and .md), sorted for a stable prefix.
+    let dir = Path::new(".cursor").join("rules");
+    match beneath.check(&dir, ".cursor/rules") {
+        Ok(Found::Dir) => {
+            let mut found = Vec::new();
+            if let Ok(real) = beneath.canonical(&dir, ".cursor/rules")
+                && let Ok(entries) = std::fs::read_dir(real)
+            {
+                for entry in entries.flatten() {
+                    let p = dir.join(entry.file_name());
+                    if matches!(p.extension().and_then(|e| e.to_str()), Some("mdc" | "md")) {
+                        found.push(p.display().to_string());
+                    }
+                }
+            }
+            found.sort();
+            for name in found {
+                read(name);
+            }
+        }
+        Ok(_) => {}
+        Err(e) => skipped.push((".cursor/rules".into(), reason(e))),
+    }
+    (rules, skipped)
+}
+
+/// The text of the rules file `rel`, cut at [`MAX_RULES_BYTES`]; `Ok(None)` when there
+/// is none; `Err(why)` when it is there but leads out of the workspace.
+fn read_capped(beneath: &Beneath, rel: &Path) -> Result<Option<String>, String> {
+    let shown = rel.display().to_string();
+    match beneath.check(rel, &shown) {
+        Ok(Found::File) => {}
+        Ok(_) => return Ok(None),
+        Err(e) => return Err(reason(e)),
+    }
+    let file = match beneath.open_read(rel) {
+        Ok(f) => f,
+        Err(e @ agentls_edit::EditError::NotBeneath { .. }) => return Err(reason(e)),
+        Err(_) => return Ok(None),
+    };
+    let mut bytes = Vec::new();
+    if file
+        .take(MAX_RULES_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return Ok(None);
+    }
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
     if text.len() > MAX_RULES_BYTES {
         let cut = floor_char_boundary(&text, MAX_RULES_BYTES);
         text.truncate(cut);
         text.push_str("\n[… cut]");
     }
-    Some(text)
+    Ok(Some(text))
+}
+
+fn reason(e: agentls_edit::EditError) -> String {
+    match e {
+        agentls_edit::EditError::NotBeneath { reason, .. } => reason,
+        other => other.to_string(),
+    }
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -115,21 +184,9 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// `git status` with nothing from the repository executed ([`crate::git`]), capped.
 async fn git_status(root: &Path) -> Option<String> {
-    let run = tokio::process::Command::new("git")
-        .args(["status", "--short", "--branch"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(5), run)
-        .await
-        .ok()?
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut text = crate::git::status(root).await?;
     if text.len() > MAX_GIT_BYTES {
         let cut = floor_char_boundary(&text, MAX_GIT_BYTES);
         text.truncate(cut);
@@ -206,5 +263,152 @@ mod tests {
             prompt,
             system_prompt(&ModelProfile::default(), Mode::Ask, &ctx)
         );
+    }
+
+    /// A repository whose configuration runs a command (creating a file in `marks`)
+    /// from every place git looks for one, with a tracked file changed since the index
+    /// so that status has to look at its content.
+    fn hostile_repo(ws: &Path, marks: &Path) {
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(ws)
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        };
+        git(&["init", "-q", "."]);
+        std::fs::write(ws.join("a.txt"), "one\n").unwrap();
+        std::fs::write(ws.join("b.txt"), "one\n").unwrap();
+        std::fs::write(
+            ws.join(".gitattributes"),
+            "a.txt filter=evil diff=evil\nb.txt filter=x=y\n",
+        )
+        .unwrap();
+        git(&["add", "."]);
+        git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ]);
+        std::fs::create_dir(ws.join("hooks")).unwrap();
+        let hook = ws.join("hooks/post-index-change");
+        std::fs::write(
+            &hook,
+            format!("#!/bin/sh\ntouch {}/hook\n", marks.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let m = marks.display();
+        let mut config = std::fs::OpenOptions::new()
+            .append(true)
+            .open(ws.join(".git/config"))
+            .unwrap();
+        std::io::Write::write_all(
+            &mut config,
+            format!(
+                "[core]\n\tfsmonitor = \"touch {m}/fsmonitor; false\"\n\thooksPath = hooks\n\tpager = \"touch {m}/pager; cat\"\n\teditor = \"touch {m}/editor\"\n\tsshCommand = \"touch {m}/ssh\"\n[diff]\n\texternal = \"touch {m}/external\"\n[diff \"evil\"]\n\ttextconv = \"touch {m}/textconv; cat\"\n[filter \"evil\"]\n\tclean = \"touch {m}/clean; cat\"\n\tprocess = \"touch {m}/process\"\n\trequired = true\n[filter \"x=y\"]\n\tclean = \"touch {m}/clean-xy; cat\"\n[pager]\n\tstatus = \"touch {m}/pager-status; cat\"\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        // Changed after the index was written, same size: status must read the content.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        std::fs::write(ws.join("a.txt"), "two\n").unwrap();
+        std::fs::write(ws.join("b.txt"), "two\n").unwrap();
+    }
+
+    fn marks(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[tokio::test]
+    async fn git_status_runs_nothing_from_the_repository() {
+        // The attack works against a plain `git status` ...
+        let plain_ws = tempfile::tempdir().unwrap();
+        let plain_marks = tempfile::tempdir().unwrap();
+        hostile_repo(plain_ws.path(), plain_marks.path());
+        let plain = std::process::Command::new("git")
+            .args(["status", "--short", "--branch"])
+            .current_dir(plain_ws.path())
+            .output()
+            .unwrap();
+        // It fails when the fake `process` filter does not answer; the commands ran.
+        assert!(!plain.status.success(), "{plain:?}");
+        let fired = marks(plain_marks.path());
+        assert!(fired.contains(&"fsmonitor".to_owned()), "{fired:?}");
+        assert!(
+            fired.iter().any(|m| m == "process" || m == "clean"),
+            "{fired:?}"
+        );
+
+        // ... and not against the session context, which still gets the status.
+        let ws = tempfile::tempdir().unwrap();
+        let marks_dir = tempfile::tempdir().unwrap();
+        hostile_repo(ws.path(), marks_dir.path());
+        let ctx = StaticContext::gather(ws.path(), &[]).await;
+        assert_eq!(marks(marks_dir.path()), Vec::<String>::new());
+        let status = ctx.git_status.expect("git status in the context");
+        assert!(status.contains(" M a.txt"), "{status}");
+        assert!(status.contains(" M b.txt"), "{status}");
+        assert!(status.starts_with("## "), "{status}");
+        assert_eq!(marks(marks_dir.path()), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn rules_files_that_lead_out_are_not_read_and_are_noted() {
+        let ws = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let secret = home.path().join("id_rsa");
+        std::fs::write(&secret, "-----BEGIN OPENSSH PRIVATE KEY----- s3cr3t").unwrap();
+        std::fs::create_dir_all(home.path().join("rules")).unwrap();
+        std::fs::write(home.path().join("rules/x.mdc"), "s3cr3t rule").unwrap();
+        std::os::unix::fs::symlink(&secret, ws.path().join("AGENTS.md")).unwrap();
+        std::fs::hard_link(&secret, ws.path().join(".cursorrules")).unwrap();
+        std::fs::create_dir(ws.path().join(".cursor")).unwrap();
+        std::os::unix::fs::symlink(home.path().join("rules"), ws.path().join(".cursor/rules"))
+            .unwrap();
+        std::fs::write(ws.path().join("CLAUDE.md"), "No unwrap.").unwrap();
+        let ctx = StaticContext::gather(ws.path(), &[]).await;
+        let names: Vec<&str> = ctx.rules.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["CLAUDE.md"]);
+        let skipped: Vec<&str> = ctx.skipped_rules.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(skipped, ["AGENTS.md", ".cursorrules", ".cursor/rules"]);
+        let prompt = system_prompt(&ModelProfile::default(), Mode::Agent, &ctx);
+        assert!(!prompt.contains("s3cr3t"), "{prompt}");
+        assert!(prompt.contains("# Project rules not read"), "{prompt}");
+        assert!(
+            prompt.contains("- AGENTS.md: resolves outside the workspace root"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("- .cursorrules: has 2 hard links"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("No unwrap."));
+    }
+
+    #[tokio::test]
+    async fn a_rules_link_inside_the_workspace_is_read() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join("docs")).unwrap();
+        std::fs::write(ws.path().join("docs/rules.md"), "Use tabs.").unwrap();
+        std::os::unix::fs::symlink("docs/rules.md", ws.path().join("AGENTS.md")).unwrap();
+        let ctx = StaticContext::gather(ws.path(), &[]).await;
+        assert_eq!(
+            ctx.rules,
+            [("AGENTS.md".to_owned(), "Use tabs.".to_owned())]
+        );
+        assert!(ctx.skipped_rules.is_empty());
     }
 }

@@ -56,6 +56,7 @@ pub mod config;
 pub mod context;
 mod dispatch;
 pub mod event;
+pub(crate) mod git;
 pub mod headless;
 pub mod metrics;
 pub mod repeats;

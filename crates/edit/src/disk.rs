@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use crate::beneath::{Beneath, Found};
 use crate::error::EditError;
 use crate::hunk::HunkReport;
 use crate::matcher::MatchLevel;
@@ -185,10 +186,21 @@ enum Staged {
     Remove,
 }
 
-/// Writes a plan to disk: every new content goes to a temporary file beside its target
-/// first; only when all are written are they renamed into place and removed files
-/// deleted. A failure while staging removes the temporaries and changes nothing.
+/// Writes a plan to disk beneath its root: every new content goes to a temporary file
+/// beside its target first (created new, so no link is followed and no hard link written
+/// through); only when all are written are they renamed into place and removed files
+/// deleted. A target reached through a link inside the root is written where the link
+/// leads; one that leads out is refused. A failure while staging removes the
+/// temporaries and changes nothing.
 pub fn write_plan(plan: &Plan) -> Result<(), EditError> {
+    let root = plan.root.as_deref().ok_or_else(|| EditError::Unreadable {
+        path: ".".into(),
+        message: "the plan has no workspace root to write beneath; nothing was changed".into(),
+    })?;
+    let beneath = Beneath::open(root).map_err(|source| EditError::Io {
+        path: root.to_owned(),
+        source,
+    })?;
     let mut staged: BTreeMap<PathBuf, Staged> = BTreeMap::new();
     for c in &plan.changes {
         match c {
@@ -212,40 +224,42 @@ pub fn write_plan(plan: &Plan) -> Result<(), EditError> {
     }
     let mut temps: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut made_dirs: Vec<PathBuf> = Vec::new();
-    let staging = stage(&staged, &mut temps, &mut made_dirs);
+    let staging = stage(&beneath, &staged, &mut temps, &mut made_dirs);
     if let Err(e) = staging {
         for (tmp, _) in &temps {
-            let _ = std::fs::remove_file(tmp);
+            let _ = beneath.remove_file(tmp);
         }
         for d in made_dirs.iter().rev() {
-            let _ = std::fs::remove_dir(d);
+            beneath.remove_dir_quietly(d);
         }
         return Err(e);
     }
     for (tmp, target) in &temps {
-        std::fs::rename(tmp, target).map_err(|source| EditError::Io {
-            path: target.clone(),
-            source,
-        })?;
+        beneath.rename(tmp, target)?;
     }
     for (path, s) in &staged {
         if matches!(s, Staged::Remove) {
-            match std::fs::remove_file(path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => {
-                    return Err(EditError::Io {
-                        path: path.clone(),
-                        source,
-                    });
-                }
-            }
+            beneath.remove_file(path)?;
         }
     }
     Ok(())
 }
 
+/// Where a write to `path` lands: `path` itself, or where a link inside the root leads.
+fn write_target(beneath: &Beneath, path: &Path) -> Result<PathBuf, EditError> {
+    let shown = path.display().to_string();
+    match beneath.check(path, &shown)? {
+        Found::Missing => Ok(path.to_owned()),
+        Found::File => beneath.canonical(path, &shown),
+        Found::Dir | Found::Other => Err(EditError::Unreadable {
+            path: shown,
+            message: "is not a regular file".into(),
+        }),
+    }
+}
+
 fn stage(
+    beneath: &Beneath,
     staged: &BTreeMap<PathBuf, Staged>,
     temps: &mut Vec<(PathBuf, PathBuf)>,
     made_dirs: &mut Vec<PathBuf>,
@@ -253,40 +267,31 @@ fn stage(
     for (n, (path, s)) in staged.iter().enumerate() {
         let bytes = match s {
             Staged::Write(t) => t.clone().into_bytes(),
-            Staged::CopyFrom(from) => std::fs::read(from).map_err(|source| EditError::Io {
-                path: from.clone(),
-                source,
-            })?,
-            Staged::Remove => continue,
-        };
-        let io = |source| EditError::Io {
-            path: path.clone(),
-            source,
+            Staged::CopyFrom(from) => beneath.read_bytes(from)?,
+            Staged::Remove => {
+                // Checked before anything is renamed: a removal that would be refused
+                // must not leave the rest half done.
+                beneath.check(path, &path.display().to_string())?;
+                continue;
+            }
         };
         let dir = path
             .parent()
             .ok_or_else(|| EditError::Args(format!("{}: no parent directory", path.display())))?;
-        let mut missing = Vec::new();
-        let mut d = dir;
-        while !d.exists() {
-            missing.push(d.to_path_buf());
-            match d.parent() {
-                Some(p) => d = p,
-                None => break,
-            }
-        }
-        std::fs::create_dir_all(dir).map_err(io)?;
-        made_dirs.extend(missing.into_iter().rev());
-        let name = path
+        let missing = beneath.missing_dirs(dir)?;
+        beneath.create_dir_all(dir)?;
+        made_dirs.extend(missing.into_iter().map(|d| beneath.root().join(d)));
+        let target = write_target(beneath, path)?;
+        let dir = target
+            .parent()
+            .ok_or_else(|| EditError::Args(format!("{}: no parent directory", path.display())))?;
+        let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let tmp = dir.join(format!(".{name}.agentls-{}-{n}.tmp", std::process::id()));
-        std::fs::write(&tmp, &bytes).map_err(io)?;
-        temps.push((tmp.clone(), path.clone()));
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions()).map_err(io)?;
-        }
+        beneath.write_new(&tmp, &bytes, Some(&target))?;
+        temps.push((tmp, target));
     }
     Ok(())
 }

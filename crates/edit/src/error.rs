@@ -71,6 +71,16 @@ pub enum EditError {
         /// File as written.
         path: String,
     },
+    /// The path is under the root as written, but the workspace's links would take it
+    /// out (a symbolic link leaving the root, a dangling link, a file with several hard
+    /// links). An environment error: the workspace, not the model's path, is at fault.
+    #[error("{path}: {reason}")]
+    NotBeneath {
+        /// File as written.
+        path: String,
+        /// What leads out, and what to do instead.
+        reason: String,
+    },
     /// The file cannot be edited as text (binary, too large, unreadable).
     #[error("{path}: {message}")]
     Unreadable {
@@ -93,6 +103,9 @@ pub enum EditError {
 impl EditError {
     /// Whether the environment, not the edit, is at fault (unreadable file, I/O).
     pub fn is_environment(&self) -> bool {
-        matches!(self, EditError::Unreadable { .. } | EditError::Io { .. })
+        matches!(
+            self,
+            EditError::Unreadable { .. } | EditError::Io { .. } | EditError::NotBeneath { .. }
+        )
     }
 }

@@ -49,6 +49,7 @@
 //! assert_eq!(apply_edits(&change.base, &change.edits).to_string(), "fn a() {\n    new();\n}\n");
 //! ```
 
+mod beneath;
 mod diff;
 mod disk;
 mod error;
@@ -66,6 +67,7 @@ mod source;
 mod syntax;
 pub mod track;
 
+pub use beneath::{Beneath, Found};
 pub use diff::{TextEdit, apply_edits, diff, invert};
 pub use disk::{
     Format, Summary, apply_patch_to_dir, apply_search_replace_to_dir, apply_str_replace_to_dir,

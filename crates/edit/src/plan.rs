@@ -2,10 +2,11 @@
 //! the change set, all or nothing. Nothing is written here.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use ropey::Rope;
 
+use crate::beneath::{Beneath, normalize};
 use crate::diff::{TextEdit, apply_edits, diff};
 use crate::error::EditError;
 use crate::hunk::{Applied, Ctx, HunkReport, apply_lines, apply_substring};
@@ -74,6 +75,9 @@ pub struct Plan {
     pub hunks: Vec<HunkReport>,
     /// Syntax errors the edit introduced (the edit still stands; tell the model).
     pub syntax: Vec<NewSyntaxErrors>,
+    /// The workspace root the plan was made under, when it exists on disk:
+    /// [`write_plan`](crate::write_plan) writes beneath it and refuses a plan without one.
+    pub root: Option<PathBuf>,
 }
 
 impl TextChange {
@@ -123,6 +127,7 @@ impl Plan {
             changes: Vec::new(),
             hunks: self.hunks,
             syntax: self.syntax,
+            root: self.root,
         };
         for c in self.changes {
             match c {
@@ -137,6 +142,10 @@ impl Plan {
 /// Plans edits under a workspace root.
 pub struct Planner<'a> {
     root: PathBuf,
+    /// The root opened on disk; `None` when it does not exist (nothing there to follow).
+    beneath: Option<Beneath>,
+    /// Why the root could not be opened, when it exists: every plan is refused.
+    open_error: Option<String>,
     source: &'a dyn SourceProvider,
     syntax: Option<&'a dyn SyntaxCheck>,
 }
@@ -154,8 +163,18 @@ struct Entry {
 impl<'a> Planner<'a> {
     /// A planner reading through `source`; paths resolve under `root`.
     pub fn new(root: impl Into<PathBuf>, source: &'a dyn SourceProvider) -> Self {
+        let root = root.into();
+        let root = normalize(&std::path::absolute(&root).unwrap_or(root));
+        let (beneath, open_error) = match Beneath::open(&root) {
+            Ok(b) => (Some(b), None),
+            // A root that does not exist has no links to follow (in-memory sources).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
+            Err(e) => (None, Some(format!("{}: {e}", root.display()))),
+        };
         Self {
-            root: normalize(&root.into()),
+            root,
+            beneath,
+            open_error,
             source,
             syntax: None,
         }
@@ -167,30 +186,33 @@ impl<'a> Planner<'a> {
         self
     }
 
-    /// The absolute path for `written`, refusing anything outside the root.
+    /// The absolute path for `written`, refusing anything outside the root, lexically
+    /// (`..`, absolute paths) and on disk (links leading out, hard-linked files).
     pub fn resolve(&self, written: &str) -> Result<PathBuf, EditError> {
-        let trimmed = written.trim();
-        if trimmed.is_empty() {
+        if written.trim().is_empty() {
             return Err(EditError::Args("empty file path".into()));
         }
-        let p = Path::new(trimmed);
-        let joined = if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.root.join(p)
-        };
-        let abs = normalize(&joined);
-        if !abs.starts_with(&self.root) || abs == self.root {
+        let rel = Beneath::relative(&self.root, written)?;
+        if rel.as_os_str().is_empty() {
             return Err(EditError::OutsideRoot {
                 path: written.to_owned(),
             });
         }
-        Ok(abs)
+        if let Some(b) = &self.beneath {
+            b.check(&rel, written.trim())?;
+        }
+        Ok(self.root.join(rel))
     }
 
     /// Matches every operation and builds the change set; on any error nothing is
     /// planned.
     pub fn plan(&self, ops: &[FileOp]) -> Result<Plan, EditError> {
+        if let Some(e) = &self.open_error {
+            return Err(EditError::Unreadable {
+                path: ".".into(),
+                message: format!("cannot open the workspace root: {e}"),
+            });
+        }
         let mut order: Vec<PathBuf> = Vec::new();
         let mut map: HashMap<PathBuf, Entry> = HashMap::new();
         let mut reports = Vec::new();
@@ -319,7 +341,11 @@ impl<'a> Planner<'a> {
         if map.contains_key(path) {
             return Ok(());
         }
-        let base = match self.source.read(path) {
+        let read = match &self.beneath {
+            Some(b) => self.source.read_beneath(path, b),
+            None => self.source.read(path),
+        };
+        let base = match read {
             Ok(src) => {
                 let text = src.rope.to_string();
                 Some((src.rope, src.version, text))
@@ -355,6 +381,7 @@ impl<'a> Planner<'a> {
     ) -> Result<Plan, EditError> {
         let mut plan = Plan {
             hunks,
+            root: self.beneath.as_ref().map(|b| b.root().to_path_buf()),
             ..Plan::default()
         };
         for path in &order {
@@ -425,21 +452,6 @@ fn with_eol_of(old: &str, content: &str) -> String {
     } else {
         content.to_owned()
     }
-}
-
-/// Removes `.` and resolves `..` lexically (the file may not exist yet).
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

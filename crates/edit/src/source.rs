@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use agentls_text::{DocumentStore, ReadError, ReadLimits, read_text_file};
+use agentls_text::{DocUri, DocumentStore, ReadError, ReadLimits, read_text_file};
+
+use crate::beneath::Beneath;
 use ropey::Rope;
 
 /// The current text of a file and the version it was read at.
@@ -39,6 +41,12 @@ pub enum SourceError {
 pub trait SourceProvider {
     /// Reads `path`.
     fn read(&self, path: &Path) -> Result<Source, SourceError>;
+
+    /// Reads `path` with any disk access beneath the workspace root. Sources that read
+    /// no disk (tests, buffers only) need not override it.
+    fn read_beneath(&self, path: &Path, _beneath: &Beneath) -> Result<Source, SourceError> {
+        self.read(path)
+    }
 }
 
 impl<F> SourceProvider for F
@@ -69,6 +77,16 @@ impl SourceProvider for DiskSource {
             })
             .map_err(from_read_error)
     }
+
+    fn read_beneath(&self, path: &Path, beneath: &Beneath) -> Result<Source, SourceError> {
+        beneath
+            .read_text(path, &self.limits)
+            .map(|text| Source {
+                rope: Rope::from_str(&text),
+                version: None,
+            })
+            .map_err(from_read_error)
+    }
 }
 
 /// Reads live buffers first, the disk otherwise (the language server).
@@ -89,6 +107,16 @@ impl SourceProvider for StoreSource<'_> {
                 version: s.version,
             })
             .map_err(from_read_error)
+    }
+
+    fn read_beneath(&self, path: &Path, beneath: &Beneath) -> Result<Source, SourceError> {
+        if let Some(snap) = DocUri::from_file_path(path).and_then(|uri| self.store.snapshot(&uri)) {
+            return Ok(Source::from(&snap));
+        }
+        DiskSource {
+            limits: self.limits,
+        }
+        .read_beneath(path, beneath)
     }
 }
 

@@ -53,6 +53,7 @@ fn staging_failure_leaves_the_tree_untouched() {
                 text: "cannot exist\n".into(),
             },
         ],
+        root: Some(dir.path().to_path_buf()),
         ..Default::default()
     };
     // Staged in path order: `anew/...` is written to a temporary (and its directories

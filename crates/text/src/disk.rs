@@ -69,11 +69,24 @@ pub enum ReadError {
 /// Reads a file as UTF-8 text, refusing files over the limit, binary files and invalid
 /// UTF-8 with an error that says which and where.
 pub fn read_text_file(path: &Path, limits: &ReadLimits) -> Result<String, ReadError> {
+    let file = std::fs::File::open(path).map_err(|source| ReadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    read_text_from(file, path, limits)
+}
+
+/// [`read_text_file`] on a file already opened (beneath the workspace root, say);
+/// `path` names it in errors.
+pub fn read_text_from(
+    file: std::fs::File,
+    path: &Path,
+    limits: &ReadLimits,
+) -> Result<String, ReadError> {
     let io = |source| ReadError::Io {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     if size > limits.max_bytes {
         return Err(ReadError::TooLarge {

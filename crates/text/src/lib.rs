@@ -37,7 +37,7 @@ pub mod position;
 mod snapshot;
 mod store;
 
-pub use disk::{ReadError, ReadLimits, read_text_file};
+pub use disk::{ReadError, ReadLimits, read_text_file, read_text_from};
 pub use document::{ContentChange, DocUri, Document, SyncError, SyncWarning};
 pub use encoding::PositionEncoding;
 pub use position::{Position, Range};

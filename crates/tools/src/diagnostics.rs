@@ -61,7 +61,7 @@ impl Tool for Diagnostics {
         let mut count = 0;
         for path in &paths {
             let shown = display(&ctx.root, path);
-            let text = match ctx.store.read(path, &ctx.read_limits) {
+            let text = match crate::paths::read(ctx, path) {
                 Ok(s) => s.rope.to_string(),
                 Err(e) if a.path.is_some() => return Err(ToolError::environment(e.to_string())),
                 Err(_) => continue,

@@ -2,20 +2,37 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::ToolError;
+use agentls_edit::Beneath;
+use agentls_text::{DocUri, Origin, ReadError, SourceText};
+
+use crate::{ToolContext, ToolError};
 
 /// The absolute path for `written` (relative to `root`, or absolute under it), refusing
-/// anything that leaves the root. An empty path or `.` is the root itself.
+/// anything that leaves the root: lexically (`..`, absolute paths elsewhere) and on disk
+/// (links leading out, dangling final links, hard-linked files), through the edit
+/// engine's one beneath-root resolver. An empty path or `.` is the root itself.
 pub(crate) fn resolve(root: &Path, written: &str) -> Result<PathBuf, ToolError> {
-    let trimmed = written.trim();
-    let p = Path::new(trimmed);
-    let joined = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    };
+    let rel = Beneath::relative(root, written).map_err(crate::land::refused_path)?;
+    match Beneath::open(root) {
+        Ok(b) => {
+            b.check(&rel, written.trim())
+                .map_err(crate::land::refused_path)?;
+        }
+        // No root on disk: nothing there to follow.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(ToolError::environment(format!(
+                "cannot open the workspace root {}: {e}",
+                root.display()
+            )));
+        }
+    }
+    Ok(normalize_root(root).join(rel))
+}
+
+fn normalize_root(root: &Path) -> PathBuf {
     let mut out = PathBuf::new();
-    for c in joined.components() {
+    for c in root.components() {
         match c {
             Component::ParentDir => {
                 out.pop();
@@ -24,12 +41,29 @@ pub(crate) fn resolve(root: &Path, written: &str) -> Result<PathBuf, ToolError> 
             other => out.push(other),
         }
     }
-    if !out.starts_with(root) {
-        return Err(ToolError::invalid_arguments(format!(
-            "{written}: outside the workspace root; use a path relative to the root"
-        )));
+    out
+}
+
+/// The text of `path` as the editor shows it: the live buffer when open, otherwise the
+/// file read beneath the root (no link out, no hard-linked file).
+pub(crate) fn read(ctx: &ToolContext, path: &Path) -> Result<SourceText, ReadError> {
+    if let Some(snap) = DocUri::from_file_path(path).and_then(|u| ctx.store.snapshot(&u)) {
+        return Ok(SourceText {
+            rope: snap.rope,
+            origin: Origin::Buffer,
+            version: Some(snap.version),
+        });
     }
-    Ok(out)
+    let beneath = Beneath::open(&ctx.root).map_err(|source| ReadError::Io {
+        path: ctx.root.clone(),
+        source,
+    })?;
+    let text = beneath.read_text(path, &ctx.read_limits)?;
+    Ok(SourceText {
+        rope: ropey::Rope::from_str(&text),
+        origin: Origin::Disk,
+        version: None,
+    })
 }
 
 /// `path` relative to `root` for display (`src/lib.rs`), or as is when not under it.

@@ -59,7 +59,7 @@ impl Tool for ReadFile {
                 "{shown}: is a directory; use list_dir to see its entries"
             )));
         }
-        let src = ctx.store.read(&path, &ctx.read_limits).map_err(|e| {
+        let src = crate::paths::read(ctx, &path).map_err(|e| {
             ToolError::environment(match &e {
                 agentls_text::ReadError::Io { source, .. }
                     if source.kind() == std::io::ErrorKind::NotFound =>

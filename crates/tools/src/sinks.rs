@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use agentls_edit::{FileChange, Plan};
+use agentls_edit::{Beneath, FileChange, Plan};
 use agentls_index::Index;
 use agentls_text::{ReadLimits, read_text_file};
 use async_trait::async_trait;
@@ -54,11 +54,21 @@ impl EditSink for DiskSink {
 /// Refuses the plan if a file it edits from disk is no longer the text it was computed
 /// on. Edits computed on a live buffer (`version` set) are the buffer's owner's to check.
 fn check_unchanged(plan: &Plan) -> Result<(), ToolError> {
+    let beneath = match &plan.root {
+        Some(root) => Some(Beneath::open(root).map_err(|e| {
+            ToolError::environment(format!("{}: {e}; nothing was changed", root.display()))
+        })?),
+        None => None,
+    };
     for c in &plan.changes {
         let FileChange::Edit(t) = c else { continue };
         if t.version.is_none() {
-            let now = read_text_file(&t.path, &ReadLimits::default())
-                .map_err(|e| ToolError::environment(format!("{e}; nothing was changed")))?;
+            let limits = ReadLimits::default();
+            let now = match &beneath {
+                Some(b) => b.read_text(&t.path, &limits),
+                None => read_text_file(&t.path, &limits),
+            }
+            .map_err(|e| ToolError::environment(format!("{e}; nothing was changed")))?;
             if t.base != now.as_str() {
                 return Err(ToolError::environment(format!(
                     "{}: changed on disk since it was read; nothing was changed. Read it again and redo the edit",
