@@ -135,11 +135,7 @@ fn tool_results(body: &Value) -> Vec<String> {
 async fn approve_always_runs_asked_commands_streams_them_and_keeps_forbidden_ones_out() {
     let server = ModelServer::start().await.unwrap();
     let (ws, cfg) = approval_workspace(&server, "");
-    server.push_turn(Turn::default().tool_call(
-        "c1",
-        "run_command",
-        json!({"command": ASKED}),
-    ));
+    server.push_turn(Turn::default().tool_call("c1", "run_command", json!({"command": ASKED})));
     server.push_turn(Turn::default().tool_call(
         "c2",
         "run_command",
@@ -190,11 +186,7 @@ async fn approve_never_refuses_tells_the_model_and_lists_the_command() {
     let server = ModelServer::start().await.unwrap();
     // The config says always; the flag wins.
     let (ws, cfg) = approval_workspace(&server, "[run]\napprove = \"always\"\n");
-    server.push_turn(Turn::default().tool_call(
-        "c1",
-        "run_command",
-        json!({"command": ASKED}),
-    ));
+    server.push_turn(Turn::default().tool_call("c1", "run_command", json!({"command": ASKED})));
     server.push_turn(Turn::text("Could not run the check."));
     let out = agentls_run(ws.path(), &cfg, &["--approve", "never"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -206,7 +198,8 @@ async fn approve_never_refuses_tells_the_model_and_lists_the_command() {
 
     let results = tool_results(&server.requests()[1].body);
     assert!(
-        results[0].contains("UserAborted") && results[0].contains(&format!("`{ASKED}` was refused")),
+        results[0].contains("UserAborted")
+            && results[0].contains(&format!("`{ASKED}` was refused")),
         "{results:?}"
     );
     assert!(!results[0].contains("ran-check"), "{results:?}");
@@ -220,11 +213,7 @@ async fn approve_never_refuses_tells_the_model_and_lists_the_command() {
 async fn approve_from_the_config_file_when_no_flag() {
     let server = ModelServer::start().await.unwrap();
     let (ws, cfg) = approval_workspace(&server, "[run]\napprove = \"always\"\n");
-    server.push_turn(Turn::default().tool_call(
-        "c1",
-        "run_command",
-        json!({"command": ASKED}),
-    ));
+    server.push_turn(Turn::default().tool_call("c1", "run_command", json!({"command": ASKED})));
     server.push_turn(Turn::text("Checked."));
     let out = agentls_run(ws.path(), &cfg, &[]).await;
     assert!(
@@ -243,11 +232,7 @@ async fn approve_from_the_config_file_when_no_flag() {
     // And stdin not being a terminal means `never` when nothing is configured.
     let server = ModelServer::start().await.unwrap();
     let (ws, cfg) = approval_workspace(&server, "");
-    server.push_turn(Turn::default().tool_call(
-        "c1",
-        "run_command",
-        json!({"command": ASKED}),
-    ));
+    server.push_turn(Turn::default().tool_call("c1", "run_command", json!({"command": ASKED})));
     server.push_turn(Turn::text("Could not."));
     let out = agentls_run(ws.path(), &cfg, &[]).await;
     assert!(

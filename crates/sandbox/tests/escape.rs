@@ -840,7 +840,11 @@ async fn a_failing_command_in_a_pipeline_fails_the_run() {
     let ws = workspace(false);
     let sb = sandbox(ws.path());
     let out = sh(&sb, "false | tail -1").await;
-    assert!(!out.success(), "a failing pipeline read as success: {}", text(&out));
+    assert!(
+        !out.success(),
+        "a failing pipeline read as success: {}",
+        text(&out)
+    );
     let out = sh(&sb, "echo ok | tail -1").await;
     assert!(out.success(), "{}", text(&out));
 }
