@@ -321,6 +321,59 @@ pub mod list_models {
     }
 }
 
+/// `agent/diagnostics` (client to server, a notification): the diagnostics the editor
+/// shows for one file, from every source (other language servers, linters), so the
+/// agent sees the type errors the user sees. Each notification replaces what the
+/// client sent earlier for that file; an empty list clears it.
+pub mod diagnostics {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/diagnostics";
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Params {
+        /// The document's URI.
+        pub uri: String,
+        /// The document version the diagnostics are for, when known.
+        #[serde(default)]
+        pub version: Option<i32>,
+        /// The diagnostics, as LSP's `Diagnostic`.
+        pub diagnostics: Vec<Diagnostic>,
+    }
+
+    /// One diagnostic, with LSP's fields and meanings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Diagnostic {
+        /// Where.
+        pub range: Range,
+        /// 1 error, 2 warning, 3 information, 4 hint.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub severity: Option<u8>,
+        /// The source's code for it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub code: Option<Code>,
+        /// Who reported it (`rustc`, `pyright`, ...).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub source: Option<String>,
+        /// The message.
+        pub message: String,
+    }
+
+    /// A diagnostic's code: a number or a string, as in LSP.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(untagged)]
+    pub enum Code {
+        /// A number.
+        Number(i64),
+        /// A string.
+        String(String),
+    }
+}
+
 /// `agent/review`: accepts or rejects changes a session landed for review.
 /// Rejecting restores the text the user had, keeping their later typing.
 pub mod review {

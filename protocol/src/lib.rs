@@ -42,6 +42,7 @@ pub fn json_schema() -> serde_json::Value {
         "agent/review.Params" => agent::review::Params,
         "agent/review.Result" => agent::review::Result,
         "agent/event.Params" => agent::EventParams,
+        "agent/diagnostics.Params" => agent::diagnostics::Params,
         "command.TaskArgs" => commands::TaskArgs,
         "command.Started" => commands::Started,
         "command.SessionArgs" => commands::SessionArgs,

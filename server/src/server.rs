@@ -49,7 +49,8 @@ impl Server {
         .custom_method(agent::get_transcript::METHOD, Server::agent_get_transcript)
         .custom_method(agent::set_model::METHOD, Server::agent_set_model)
         .custom_method(agent::list_models::METHOD, Server::agent_list_models)
-        .custom_method(agent::review::METHOD, Server::agent_review);
+        .custom_method(agent::review::METHOD, Server::agent_review)
+        .custom_method(agent::diagnostics::METHOD, Server::agent_diagnostics);
         let builder = if std::env::var(DEBUG_PANIC_ENV).as_deref() == Ok("1") {
             builder.custom_method(DEBUG_PANIC_METHOD, Server::debug_panic)
         } else {
@@ -161,6 +162,38 @@ impl Server {
     async fn agent_list_models(&self) -> jsonrpc::Result<agent::list_models::Result> {
         guard(agent::list_models::METHOD, async {
             handlers::agent::list_models(&self.state)
+        })
+        .await
+    }
+
+    /// `agent/diagnostics`: the editor's diagnostics of one file, for the agent.
+    async fn agent_diagnostics(&self, params: agent::diagnostics::Params) {
+        guard_notification(agent::diagnostics::METHOD, async {
+            let Some(path) = lsp::Url::parse(&params.uri)
+                .ok()
+                .and_then(|u| u.to_file_path().ok())
+            else {
+                tracing::warn!(uri = %params.uri, "agent/diagnostics for a URI that is not a file");
+                return;
+            };
+            let found = params
+                .diagnostics
+                .iter()
+                .map(|d| {
+                    let severity = match d.severity {
+                        Some(1) => "error",
+                        Some(2) => "warning",
+                        Some(3) => "info",
+                        _ => "hint",
+                    };
+                    (
+                        d.range.start.line as usize + 1,
+                        severity.to_owned(),
+                        d.message.clone(),
+                    )
+                })
+                .collect();
+            self.state.diagnostics.replace(&path, found);
         })
         .await
     }

@@ -652,3 +652,55 @@ fn without_a_model_the_command_fails_at_once_with_what_to_do() {
         .unwrap_err();
     assert_eq!(bad["code"], -32602, "{bad}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn diagnostics_the_editor_forwards_reach_the_agent() {
+    let mut caps = helix_caps();
+    caps["experimental"] = json!({ "agent": { "version": 1 } });
+    let mut f = setup(caps, json!({}), STUB).await;
+    // Another server's type error, as the VS Code and Neovim clients forward it.
+    let params = json!({
+        "uri": f.uri,
+        "version": 1,
+        "diagnostics": [{
+            "range": { "start": { "line": 1, "character": 4 }, "end": { "line": 1, "character": 11 } },
+            "severity": 1, "source": "rustc", "code": "E0308",
+            "message": "mismatched types: expected `i32`, found `()`"
+        }]
+    });
+    f.editor.client.notify("agent/diagnostics", params).unwrap();
+    f.model.push_turn(Turn::default().tool_call(
+        "d1",
+        "diagnostics",
+        json!({"path": "src/lib.rs"}),
+    ));
+    f.model.push_turn(Turn::text("There is a type error."));
+    let (reply, _) = f.execute(&json!({
+        "command": "agentls.ask",
+        "arguments": [{ "instruction": "what is wrong?" }]
+    }));
+    let token = reply["progressToken"].as_str().unwrap().to_owned();
+    f.progress_until_end(&token);
+    let second = f.model.requests()[1].body.to_string();
+    assert!(second.contains("mismatched types"), "{second}");
+    // An empty list clears it.
+    let clear = json!({ "uri": f.uri, "version": 2, "diagnostics": [] });
+    f.editor.client.notify("agent/diagnostics", clear).unwrap();
+    f.model.push_turn(Turn::default().tool_call(
+        "d2",
+        "diagnostics",
+        json!({"path": "src/lib.rs"}),
+    ));
+    f.model.push_turn(Turn::text("Clean."));
+    let (reply, _) = f.execute(&json!({
+        "command": "agentls.ask",
+        "arguments": [{ "instruction": "and now?" }]
+    }));
+    let token = reply["progressToken"].as_str().unwrap().to_owned();
+    f.progress_until_end(&token);
+    let requests = f.model.requests();
+    let last = requests.last().unwrap();
+    let m = &last.body["messages"];
+    let tool = m[m.as_array().unwrap().len() - 1].to_string();
+    assert!(!tool.contains("mismatched types"), "{tool}");
+}

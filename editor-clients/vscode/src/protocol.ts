@@ -47,8 +47,8 @@ export interface AgentDiagnostic {
 }
 
 /**
- * `agent/diagnostics` params: the schema's type once protocol/schema.json carries the
- * method (another change adds it); until then the shape the server side agreed on.
+ * `agent/diagnostics` params: the schema's type (protocol/schema.json carries the method);
+ * the fallback only matters for an older schema.
  */
 export type DiagnosticsParams = ProtocolTypes extends { "agent/diagnostics.Params": infer P }
   ? P

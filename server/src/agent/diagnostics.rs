@@ -1,5 +1,6 @@
 //! The diagnostics the client showed us. LSP has no request to read a client's
-//! diagnostics, but code action requests carry the ones under the cursor: we keep the
+//! diagnostics, but code action requests carry the ones under the cursor, and clients
+//! of the `agent/*` extension forward whole files with `agent/diagnostics`: we keep the
 //! latest per file for the agent's `diagnostics` tool.
 
 use std::collections::HashMap;
@@ -24,6 +25,20 @@ impl ClientDiagnostics {
         entry.extend(found);
         entry.sort();
         entry.dedup();
+    }
+}
+
+impl ClientDiagnostics {
+    /// Replaces all of `path`'s diagnostics (an `agent/diagnostics` notification).
+    pub fn replace(&self, path: &Path, mut found: Vec<Diagnostic>) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        found.sort();
+        found.dedup();
+        if found.is_empty() {
+            map.remove(path);
+        } else {
+            map.insert(path.to_path_buf(), found);
+        }
     }
 }
 
