@@ -217,8 +217,8 @@ try {
   await chat.locator(".prompt", { hasText: "take your time" }).waitFor();
   log("PASS resume");
 
-  // An approval: the command policy asks (window/showMessageRequest); the panel's Deny answers.
-  await push({ events: [call("r1", "run_command", { command: "deploy-to-production --now" })] }, text("Not deployed."));
+  // An approval: the command policy asks about pushing (window/showMessageRequest); the panel's Deny answers.
+  await push({ events: [call("r1", "run_command", { command: "git push origin main" })] }, text("Not deployed."));
   await chat.locator("#input").fill("deploy it");
   await chat.locator("#send").click();
   const deny = chat.locator("button.approve", { hasText: "Deny" });
