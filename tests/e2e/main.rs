@@ -19,4 +19,3 @@ mod run_cli;
 mod support;
 mod symbols;
 mod text_sync;
-mod vscode;

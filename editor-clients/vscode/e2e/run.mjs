@@ -1,5 +1,5 @@
 // The VS Code end-to-end scenario: code-server with the packaged extension, driven by
-// Chromium through playwright-core. Started by the Rust test tests/e2e/vscode.rs, which
+// Chromium through playwright-core. Started by the Rust test tests/vscode/main.rs, which
 // owns the fixture model server: `ctl()` asks it (stdout `@@ctl {...}`, answer on stdin).
 //
 // Env: AGENTLS_BIN, AGENTLS_CONFIG, E2E_WORKSPACE, E2E_HOME (scratch), E2E_OUT
@@ -96,6 +96,8 @@ let exitCode = 0;
 try {
   await until("code-server", async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // Playwright's 30 s default is short for two loaded cores (CI runs this on two).
+  page.setDefaultTimeout(60000);
   const t0 = Date.now();
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await page.locator(".monaco-workbench").waitFor({ timeout: 60000 });
@@ -119,7 +121,8 @@ try {
   // Open the file first, so the lightbulb step has it.
   await palette("Go to File");
   await page.keyboard.type("lib.rs");
-  await page.waitForTimeout(300);
+  // Enter only once the file is in the list, not after a guessed delay.
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "lib.rs" }).first().waitFor();
   await page.keyboard.press("Enter");
   await page.locator(".monaco-editor .view-lines").getByText("pub fn double").waitFor();
 

@@ -6,15 +6,19 @@
 //! and gets answers on its stdin, so the wire format is the fixture server's, as users
 //! run it. Needs node, code-server (`e2e/install-code-server.sh`), chromium and the built
 //! .vsix (`npm run package`): without them it prints SKIPPED, and fails under CI.
+//!
+//! Its own test binary, so that cargo runs it alone: a browser, code-server and the
+//! extension host share two cores badly with the e2e tests that run in parallel.
 
-use std::io::{BufRead, BufReader, Write};
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::{Value, json};
-
-use crate::support::bin;
 
 const LIB_RS: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n/// Doubles.\npub fn double(x: i32) -> i32 {\n    x\n}\n\n\n\npub fn one() -> i32 {\n    2\n}\n";
 
@@ -89,7 +93,7 @@ async fn vscode_extension_in_code_server() {
 
     let mut child = Command::new("node")
         .arg(ext.join("e2e/run.mjs"))
-        .env("AGENTLS_BIN", bin())
+        .env("AGENTLS_BIN", env!("CARGO_BIN_EXE_agentls"))
         .env("AGENTLS_CONFIG", &config)
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("E2E_WORKSPACE", &root)
@@ -97,10 +101,32 @@ async fn vscode_extension_in_code_server() {
         .env("E2E_OUT", &out_dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
+    // The script's stderr goes on to ours as it comes, and its tail into the failure
+    // message, so a CI log that shows only the panic still shows why.
+    let stderr_tail = Arc::new(Mutex::new(String::new()));
+    let mut stderr = child.stderr.take().unwrap();
+    let tail = Arc::clone(&stderr_tail);
+    let stderr_pump = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let chunk = String::from_utf8_lossy(&buf[..n]);
+            eprint!("{chunk}");
+            let mut t = tail.lock().unwrap();
+            t.push_str(&chunk);
+            if t.len() > 6000 {
+                let cut = t.len() - 6000;
+                let cut = (cut..t.len()).find(|&i| t.is_char_boundary(i)).unwrap_or(0);
+                t.drain(..cut);
+            }
+        }
+    });
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let mut passed = Vec::new();
     for line in stdout.lines() {
@@ -132,9 +158,11 @@ async fn vscode_extension_in_code_server() {
         stdin.flush().unwrap();
     }
     let status = child.wait().unwrap();
+    stderr_pump.join().unwrap();
+    let tail = stderr_tail.lock().unwrap().clone();
     assert!(
         status.success(),
-        "the VS Code scenario failed ({status}); passed: {passed:?}"
+        "the VS Code scenario failed ({status}); passed: {passed:?}\n--- its stderr (tail):\n{tail}"
     );
     for step in [
         "panel",
