@@ -322,3 +322,60 @@ async fn a_local_model_with_a_base_url_is_a_config_error() {
         "{stderr}"
     );
 }
+
+/// Headless runs crawl the workspace before the first step (issue 17): `symbols` and
+/// `repo_map` answer with the workspace's own definitions.
+#[tokio::test]
+async fn headless_symbols_and_repo_map_see_the_workspace() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("src/lib.rs"),
+        "pub struct Ledger;\n\npub fn settle_accounts(l: &Ledger) -> u32 {\n    0\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("src/main.rs"),
+        "fn main() {\n    let _ = settle_accounts(&Ledger);\n}\n",
+    )
+    .unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    server.push_turn(
+        Turn::default()
+            .tool_call("c1", "symbols", json!({"name": "settle_accounts"}))
+            .tool_call("c2", "repo_map", json!({})),
+    );
+    server.push_turn(Turn::text("Looked."));
+    let out = agentls_run(ws.path(), &cfg, &["--mode", "ask"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains("src/lib.rs:3") && results[0].contains("settle_accounts"),
+        "symbols finds the definition: {results:?}"
+    );
+    assert!(
+        results[0].contains("src/main.rs:2"),
+        "and the use: {results:?}"
+    );
+    assert!(
+        results[1].contains("src/lib.rs")
+            && results[1].contains("Ledger")
+            && results[1].contains("settle_accounts"),
+        "repo_map lists the workspace's definitions: {results:?}"
+    );
+}

@@ -230,6 +230,28 @@ async fn resolve_off_thread(o: &HeadlessOptions) -> Result<Resolved, HeadlessErr
         })?
 }
 
+/// Crawls `root` into `index` before the first step, as the server does on `initialized`
+/// (`server/src/indexing.rs`): without it `symbols` and `repo_map` answer nothing. The
+/// crawl runs on a blocking thread into a fresh index, swapped in at the end, so the
+/// lock is held for the swap only. A failed crawl leaves the index empty and says so.
+async fn crawl(root: &Path, index: &Arc<RwLock<agentls_index::Index>>) {
+    let crawl_root = root.to_path_buf();
+    let result = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let mut fresh = agentls_index::Index::new(agentls_index::IndexOptions::default());
+        let stats = fresh.crawl(&crawl_root, &agentls_index::Overlay::new());
+        (fresh, stats, started.elapsed())
+    })
+    .await;
+    match result {
+        Ok((fresh, stats, took)) => {
+            tracing::info!(files = stats.files, lines = stats.lines, ?took, "indexed");
+            *index.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+        }
+        Err(e) => tracing::error!("indexing failed: {e}"),
+    }
+}
+
 /// Runs one session on `options.task` to completion, calling `print` with every event
 /// as it happens.
 pub async fn run_headless(
@@ -249,6 +271,7 @@ pub async fn run_headless(
         summarizer,
     } = resolve_off_thread(&options).await?;
     let mut ctx = test_context(&root);
+    crawl(&root, &ctx.index).await;
     ctx.cancel = options.cancel.clone();
     if let Some(approver) = &options.approver {
         ctx.approver = approver.clone();
