@@ -19,3 +19,4 @@ mod run_cli;
 mod support;
 mod symbols;
 mod text_sync;
+mod verify_edit;

@@ -61,6 +61,7 @@ pub fn test_context(root: &Path) -> ToolContext {
         edits: Arc::new(DiskSink::with_index(index)),
         approver: Arc::new(DenyAll),
         diagnostics: None,
+        checker: None,
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,
@@ -93,6 +94,8 @@ pub struct HeadlessOptions {
     /// Who answers approvals (commands the policy marks `ask`); [`DenyAll`] when `None`.
     /// What it refused is listed in [`Metrics::refused`].
     pub approver: Option<Arc<dyn Approver>>,
+    /// The workspace's language servers: verify on edit and the `diagnostics` tool.
+    pub verify: crate::VerifyConfig,
 }
 
 impl std::fmt::Debug for HeadlessOptions {
@@ -271,7 +274,17 @@ pub async fn run_headless(
         summarizer,
     } = resolve_off_thread(&options).await?;
     let mut ctx = test_context(&root);
+    // Detected while the index crawls; started at once, so the first edit's check
+    // does not pay for the start.
+    let detect = {
+        let (root, verify) = (root.clone(), options.verify.clone());
+        tokio::task::spawn_blocking(move || crate::LspChecker::detect(&root, &verify))
+    };
     crawl(&root, &ctx.index).await;
+    if let Ok(Some(checker)) = detect.await {
+        checker.warm_up();
+        ctx.checker = Some(Arc::new(checker));
+    }
     ctx.cancel = options.cancel.clone();
     if let Some(approver) = &options.approver {
         ctx.approver = approver.clone();

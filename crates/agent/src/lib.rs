@@ -66,6 +66,7 @@ pub mod status;
 mod subagent;
 mod toolset;
 pub mod trajectory;
+pub mod verify;
 
 pub use compaction::{Artifacts, ReadArtifact};
 pub use config::{Budget, CompactionConfig, Mode, SessionConfig};
@@ -81,3 +82,4 @@ pub use status::Status;
 pub use subagent::Subagents;
 pub use toolset::ToolSet;
 pub use trajectory::Trajectory;
+pub use verify::{LspChecker, VerifyConfig};

@@ -44,6 +44,7 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
         trajectory_dir: Some(logs.path().to_path_buf()),
         cancel: CancellationToken::new(),
         approver: None,
+        verify: Default::default(),
     };
     let mut events = Vec::new();
     let outcome = run_headless(options, |ev| events.push(ev.clone()))
@@ -98,6 +99,7 @@ async fn a_missing_workspace_is_an_error_not_a_panic() {
         trajectory_dir: None,
         cancel: CancellationToken::new(),
         approver: None,
+        verify: Default::default(),
     };
     let err = run_headless(options, |_| {}).await.unwrap_err();
     assert!(err.to_string().contains("not a directory"), "{err}");
@@ -135,6 +137,7 @@ async fn a_trajectory_replays_its_tool_calls_with_the_same_outcomes() {
         trajectory_dir: Some(logs.path().to_path_buf()),
         cancel: CancellationToken::new(),
         approver: None,
+        verify: Default::default(),
     };
     let outcome = run_headless(options, |_| {}).await.unwrap();
     // Replay on a fresh copy of the original workspace.
@@ -193,6 +196,7 @@ async fn long_run(main: &ModelServer, cheap: &ModelServer, models: ModelsConfig)
         trajectory_dir: None,
         cancel: CancellationToken::new(),
         approver: None,
+        verify: Default::default(),
     };
     run_headless(options, |_| {}).await.unwrap().status
 }

@@ -61,6 +61,7 @@ async fn a_constrained_call_reaches_the_real_tool_and_the_edit_lands() {
         trajectory_dir: Some(dir.path().join("traj")),
         cancel: CancellationToken::new(),
         approver: None,
+        verify: Default::default(),
     };
     let outcome = agentls_agent::run_headless(options, |_| {}).await.unwrap();
     let lib = std::fs::read_to_string(ws.join("src/lib.rs")).unwrap();

@@ -123,6 +123,7 @@ async fn a_headless_run_reaches_the_configured_local_model() {
         trajectory_dir: Some(ws.path().join(".trajectory")),
         cancel: CancellationToken::new(),
         approver: None,
+        verify: Default::default(),
     };
     let mut started_on = None;
     let outcome = agentls_agent::run_headless(options, |ev| {

@@ -43,6 +43,7 @@ fn ctx() -> ToolContext {
         edits: Arc::new(MemorySink::new()),
         approver: Arc::new(No),
         diagnostics: None,
+        checker: None,
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,

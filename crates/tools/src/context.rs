@@ -34,6 +34,46 @@ pub trait DiagnosticsSource: Send + Sync {
     fn diagnostics(&self, path: &std::path::Path) -> Vec<(usize, String, String)>;
 }
 
+/// One diagnostic of a checker: 1-based line, severity (`error`, `warning`, `info`,
+/// `hint`), message.
+pub type Problem = (usize, String, String);
+
+/// What a [`Checker`] said about one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckResult {
+    /// No language server checks this file type here.
+    NoServer,
+    /// `server` checked the text.
+    Problems {
+        /// Which server.
+        server: String,
+        /// What it found, every severity.
+        problems: Vec<Problem>,
+        /// From sending the text to its answer.
+        took: std::time::Duration,
+    },
+    /// `server` gave no answer in time, or is not running: `why`, for the model.
+    Unavailable {
+        /// Which server.
+        server: String,
+        /// Why.
+        why: String,
+    },
+}
+
+/// The workspace's own language servers, run as children (`agentls-lspclient`): they
+/// check a file's text within a bounded wait.
+#[async_trait]
+pub trait Checker: Send + Sync {
+    /// Checks `path` as `text` (the editor's buffer, the agent's edited text), waiting
+    /// at most the configured bound.
+    async fn check(&self, path: &std::path::Path, text: &str) -> CheckResult;
+    /// Whether edit results list warnings too (errors only by default).
+    fn warnings_on_edit(&self) -> bool {
+        false
+    }
+}
+
 /// Runs a subagent for the `task` tool: a fresh context and budget, returning a summary.
 #[async_trait]
 pub trait SubagentRunner: Send + Sync {
@@ -67,6 +107,9 @@ pub struct ToolContext {
     pub approver: Arc<dyn Approver>,
     /// Client diagnostics, if any.
     pub diagnostics: Option<Arc<dyn DiagnosticsSource>>,
+    /// The workspace's language servers: edits are checked by them, and so is the
+    /// `diagnostics` tool's answer for files the editor reported nothing on.
+    pub checker: Option<Arc<dyn Checker>>,
     /// Runs subagents for the `task` tool, if allowed.
     pub subagents: Option<Arc<dyn SubagentRunner>>,
     /// Fires when the user cancels; running tools stop.

@@ -18,10 +18,12 @@ pub(crate) async fn plan_and_land(
 ) -> Result<ToolOutput, ToolError> {
     let plan = plan(ctx, ops).await?;
     let landed = plan.clone();
-    let out = land(ctx, tool, plan).await?;
+    let mut out = land(ctx, tool, plan).await?;
     // The model wrote this text, so it has seen it. Not so for a command's changes
     // (`run_command` lands through [`land`] alone): those count as someone else's.
     ctx.reads.record(&landed);
+    out.content
+        .push_str(&crate::verify::after_edit(ctx, &crate::verify::touched(&landed)).await);
     Ok(out)
 }
 

@@ -53,6 +53,7 @@ mod sinks;
 mod syntax_check;
 mod tool;
 mod util;
+mod verify;
 
 mod apply_patch;
 mod delete_file;
@@ -71,7 +72,10 @@ mod task;
 mod todo;
 mod write_file;
 
-pub use context::{Approver, DiagnosticsSource, EditSink, SubagentRunner, ToolContext};
+pub use context::{
+    Approver, CheckResult, Checker, DiagnosticsSource, EditSink, Problem, SubagentRunner,
+    ToolContext,
+};
 pub use error::{ErrorClass, ToolError};
 pub use progress::{OUTPUT_BATCH, OUTPUT_REPORT_LIMIT, ToolProgress, forward_output};
 pub use read_versions::ReadVersions;

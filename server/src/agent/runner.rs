@@ -273,6 +273,7 @@ async fn build(
             timeout: Duration::from_secs(config.agent.approval_timeout_secs),
         }),
         diagnostics: Some(Arc::new(state.diagnostics.clone())),
+        checker: None,
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,

@@ -242,6 +242,7 @@ mod with_local {
             trajectory_dir: Some(workspace.join(".agentls-trajectory")),
             cancel: CancellationToken::new(),
             approver: None,
+            verify: Default::default(),
         };
         let outcome =
             runtime.block_on(agentls_agent::run_headless(options, |ev: &AgentEvent| {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use agentls_agent::headless::render_event;
 use agentls_agent::{
-    AgentEvent, AllowAll, DenyAll, HeadlessOptions, SessionConfig, Status, ToolSet,
+    AgentEvent, AllowAll, DenyAll, HeadlessOptions, SessionConfig, Status, ToolSet, VerifyConfig,
 };
 use agentls_model::{CancellationToken, ModelsConfig};
 use agentls_tools::Approver;
@@ -24,7 +24,7 @@ use crate::config;
 /// Runs the session described by `args`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let (models, configured) = load_config(args.config.as_deref())?;
+    let (models, configured, verify) = load_config(args.config.as_deref())?;
     let approve = args.approve.or(configured).unwrap_or_else(|| {
         if std::io::stdin().is_terminal() {
             Approve::Ask
@@ -58,6 +58,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         trajectory_dir: args.trajectory_dir.clone(),
         cancel: cancel.clone(),
         approver: Some(approver),
+        verify,
     };
     let outcome = runtime.block_on(async move {
         let ctrl_c = cancel.clone();
@@ -179,14 +180,17 @@ fn ask(what: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
 }
 
 /// The `[models]` and `[router]` tables and `summarizer` of `path`, else of the user
-/// config file, and `[run] approve`. Never the workspace's file: keys and endpoints are the user's
-/// choice, not the repository's, and so is what runs without asking.
-fn load_config(path: Option<&Path>) -> anyhow::Result<(ModelsConfig, Option<Approve>)> {
+/// config file, `[run] approve`, and `[verify]` with `[language_servers]`. Never the
+/// workspace's file: keys and endpoints are the user's choice, not the repository's, and
+/// so are what runs without asking and which programs check the code.
+fn load_config(
+    path: Option<&Path>,
+) -> anyhow::Result<(ModelsConfig, Option<Approve>, VerifyConfig)> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => match config::user_config_path() {
             Some(p) if p.is_file() => p,
-            _ => return Ok((ModelsConfig::default(), None)),
+            _ => return Ok((ModelsConfig::default(), None, VerifyConfig::default())),
         },
     };
     let text =
@@ -200,10 +204,23 @@ fn load_config(path: Option<&Path>) -> anyhow::Result<(ModelsConfig, Option<Appr
             })?),
             None => None,
         };
+    let verify = verify_config(&table).with_context(|| path.display().to_string())?;
     table.retain(|k, _| matches!(k, "models" | "router" | "summarizer"));
     let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
     models.reject_inline_keys()?;
-    Ok((models, approve))
+    Ok((models, approve, verify))
+}
+
+/// `[verify]` and `[language_servers.NAME]` of a config table.
+pub fn verify_config(table: &toml::Table) -> anyhow::Result<VerifyConfig> {
+    let mut verify: VerifyConfig = match table.get("verify") {
+        Some(v) => v.clone().try_into().context("[verify]")?,
+        None => VerifyConfig::default(),
+    };
+    if let Some(servers) = table.get("language_servers") {
+        verify.servers = servers.clone().try_into().context("[language_servers]")?;
+    }
+    Ok(verify)
 }
 
 #[cfg(test)]

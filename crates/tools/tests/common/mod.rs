@@ -68,6 +68,7 @@ pub fn ws_with(files: &[(&str, &str)], sink: Arc<dyn EditSink>) -> Ws {
             asked: Default::default(),
         }),
         diagnostics: None,
+        checker: None,
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,

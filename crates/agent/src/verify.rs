@@ -1,0 +1,118 @@
+//! Verify on edit: the session's language servers ([`agentls_lspclient`]) behind the
+//! tools' [`Checker`] trait, and how the user configures them (`[verify]` and
+//! `[language_servers.NAME]` in the user's config file; never the workspace's).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentls_lspclient::{Checked, LanguageServers, LanguageServersConfig};
+use agentls_tools::{CheckResult, Checker};
+use async_trait::async_trait;
+use serde::Deserialize;
+
+/// `[verify]`: whether agentls runs the workspace's language servers, how long an edit
+/// waits for their diagnostics, and whether warnings are shown after edits.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VerifyConfig {
+    /// Run language servers at all (on by default).
+    pub enabled: bool,
+    /// The bounded wait for a server's diagnostics after an edit, in milliseconds.
+    pub wait_ms: u64,
+    /// List warnings after edits too, not only errors.
+    pub warnings: bool,
+    /// `[language_servers.NAME]`: overrides of the known servers, or new ones.
+    #[serde(skip)]
+    pub servers: LanguageServersConfig,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            wait_ms: 2000,
+            warnings: false,
+            servers: LanguageServersConfig::default(),
+        }
+    }
+}
+
+impl VerifyConfig {
+    /// The bounded wait.
+    pub fn wait(&self) -> Duration {
+        Duration::from_millis(self.wait_ms)
+    }
+}
+
+/// The language servers of a session, as the tools see them.
+#[derive(Debug, Clone)]
+pub struct LspChecker {
+    servers: Arc<LanguageServers>,
+    wait: Duration,
+    warnings: bool,
+}
+
+impl LspChecker {
+    /// Detects the servers for `root` (file types and `PATH`, blocking: a bounded walk)
+    /// per `config`; `None` when disabled or when none is found.
+    pub fn detect(root: &Path, config: &VerifyConfig) -> Option<Self> {
+        if !config.enabled {
+            return None;
+        }
+        let servers = LanguageServers::detect(root, &config.servers);
+        if servers.is_empty() {
+            return None;
+        }
+        Some(Self {
+            servers: Arc::new(servers),
+            wait: config.wait(),
+            warnings: config.warnings,
+        })
+    }
+
+    /// Starts every server in the background. Call from an async task.
+    pub fn warm_up(&self) {
+        self.servers.warm_up();
+    }
+
+    /// The servers.
+    pub fn servers(&self) -> &Arc<LanguageServers> {
+        &self.servers
+    }
+}
+
+#[async_trait]
+impl Checker for LspChecker {
+    async fn check(&self, path: &Path, text: &str) -> CheckResult {
+        match self.servers.check(path, text, self.wait).await {
+            Checked::NoServer => CheckResult::NoServer,
+            Checked::Problems {
+                server,
+                problems,
+                took,
+            } => {
+                tracing::debug!("{server} checked {} in {took:?}", path.display());
+                CheckResult::Problems {
+                    server,
+                    problems: problems
+                        .into_iter()
+                        .map(|p| {
+                            let message = match p.source {
+                                Some(source) => format!("{} [{source}]", p.message),
+                                None => p.message,
+                            };
+                            (p.line as usize, p.severity.as_str().to_owned(), message)
+                        })
+                        .collect(),
+                    took,
+                }
+            }
+            Checked::Unavailable { server, why } => CheckResult::Unavailable { server, why },
+        }
+    }
+
+    fn warnings_on_edit(&self) -> bool {
+        self.warnings
+    }
+}
