@@ -67,6 +67,14 @@ pub struct Config {
     /// `summarizer`: the model that writes compaction summaries (agentls-model).
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
     pub summarizer: serde_json::Value,
+    /// `[verify]`: the workspace's language servers and verify on edit (agentls-agent's
+    /// `VerifyConfig`). Never from the workspace.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub verify: serde_json::Value,
+    /// `[language_servers.NAME]`: which programs check the code (agentls-lspclient).
+    /// Never from the workspace: a repository must not pick programs to run.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub language_servers: serde_json::Value,
 }
 
 /// `[files]`: reading files from disk.
@@ -161,6 +169,20 @@ impl Config {
         Ok(models)
     }
 
+    /// `[verify]` and `[language_servers]` as the agent reads them.
+    pub fn verify(&self) -> Result<agentls_agent::VerifyConfig, String> {
+        let mut verify: agentls_agent::VerifyConfig = if self.verify.is_null() {
+            agentls_agent::VerifyConfig::default()
+        } else {
+            serde_json::from_value(self.verify.clone()).map_err(|e| format!("[verify]: {e}"))?
+        };
+        if !self.language_servers.is_null() {
+            verify.servers = serde_json::from_value(self.language_servers.clone())
+                .map_err(|e| format!("[language_servers]: {e}"))?;
+        }
+        Ok(verify)
+    }
+
     /// The read limits these settings ask for.
     pub fn read_limits(&self) -> agentls_text::ReadLimits {
         agentls_text::ReadLimits {
@@ -219,6 +241,15 @@ impl Merged {
             for key in MODEL_KEYS {
                 let problem = format!(
                     "{source}: `{key}` ignored: models are only read from the user's config or the client's settings"
+                );
+                if table.remove(*key).is_some() && !self.load_problems.contains(&problem) {
+                    self.load_problems.push(problem);
+                }
+            }
+            // Nor the programs agentls runs on the code.
+            for key in PROGRAM_KEYS {
+                let problem = format!(
+                    "{source}: `{key}` ignored: language servers are only configured in the user's config or the client's settings"
                 );
                 if table.remove(*key).is_some() && !self.load_problems.contains(&problem) {
                     self.load_problems.push(problem);
@@ -437,7 +468,17 @@ fn merge_into(base: &mut Value, layer: &Value) {
 
 /// Top-level keys whose contents other crates check (the model layer's `[models]`,
 /// `[router]` and `summarizer`, and `[run]`, read by `agentls run`).
-const PASSTHROUGH: &[&str] = &["models", "router", "summarizer", "run"];
+const PASSTHROUGH: &[&str] = &[
+    "models",
+    "router",
+    "summarizer",
+    "run",
+    "verify",
+    "language_servers",
+];
+
+/// Keys that choose programs to run: never taken from a workspace file.
+const PROGRAM_KEYS: &[&str] = &["language_servers", "verify"];
 
 /// Keys that choose models: never taken from a workspace file.
 const MODEL_KEYS: &[&str] = &["models", "router", "summarizer"];
@@ -544,6 +585,30 @@ mod tests {
             json!({"models": {"mine": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1"}}}),
         );
         assert_eq!(m.config.models["mine"]["wire"], "openai_chat");
+    }
+
+    #[test]
+    fn a_workspace_file_cannot_pick_language_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join(WORKSPACE_FILE);
+        std::fs::write(
+            &ws,
+            "[verify]\nwait_ms = 1\n[language_servers.pylsp]\ncommand = \"./evil.sh\"\n",
+        )
+        .unwrap();
+        let mut m = Merged::default();
+        m.load_file(Source::Workspace(ws.clone()), &ws);
+        assert!(m.config.language_servers.is_null() && m.config.verify.is_null());
+        assert_eq!(m.problems.len(), 2, "{:?}", m.problems);
+        assert_eq!(m.config.verify().unwrap().wait_ms, 2000);
+        // From the user (here the client's settings) they are taken.
+        m.set_layer(
+            Source::Client,
+            json!({"verify": {"wait_ms": 500}, "language_servers": {"pylsp": {"enabled": false}}}),
+        );
+        let v = m.config.verify().unwrap();
+        assert_eq!(v.wait_ms, 500);
+        assert_eq!(v.servers["pylsp"].enabled, Some(false));
     }
 
     #[test]

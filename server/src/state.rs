@@ -38,6 +38,10 @@ pub struct State {
     pub sessions: crate::agent::Sessions,
     /// Diagnostics the client showed us (in code action requests), for the agent.
     pub diagnostics: crate::agent::ClientDiagnostics,
+    /// The workspace's language servers, detected and started with the first agent
+    /// session and shared by all: `None` inside until then, `Some(None)` when there are
+    /// none (or they are disabled).
+    pub checker: tokio::sync::Mutex<Option<Option<Arc<agentls_agent::LspChecker>>>>,
 }
 
 /// What the client said it can do, in the terms the server needs.

@@ -125,3 +125,76 @@ async fn an_edit_that_breaks_python_shows_pylsps_error_and_the_fix_shows_none() 
         b as f64 / default_ms
     );
 }
+
+/// In the editor: the server's agent session checks the editor's live buffer (unsaved
+/// text, clean on disk) with pylsp when the editor reported nothing for it, and the
+/// `diagnostics` result names pylsp as its source.
+#[tokio::test(flavor = "multi_thread")]
+async fn in_the_editor_diagnostics_check_the_live_buffer_with_pylsp() {
+    use agentls_testkit::editor::Editor;
+    use agentls_text::PositionEncoding;
+    if !pylsp_available() {
+        eprintln!("SKIPPED: pylsp is not installed (pip install 'python-lsp-server[pyflakes]')");
+        return;
+    }
+    let model = ModelServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("ws");
+    std::fs::create_dir_all(&root).unwrap();
+    let disk = "def total(items):\n    return sum(items)\n";
+    std::fs::write(root.join("shop.py"), disk).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[verify]\nwait_ms = {WAIT_MS}\n[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let client = agentls_testkit::lsp::LspClient::start(
+        crate::support::bin(),
+        &[],
+        &[
+            ("AGENTLS_CONFIG", config.to_str().unwrap()),
+            ("XDG_DATA_HOME", data.to_str().unwrap()),
+        ],
+    )
+    .unwrap();
+    let mut editor = Editor::new(client, PositionEncoding::Utf16);
+    let root_uri = format!("file://{}", root.display());
+    editor
+        .client
+        .initialize(
+            json!({ "window": { "workDoneProgress": true } }),
+            json!({ "workspaceFolders": [{ "uri": root_uri, "name": "ws" }] }),
+        )
+        .unwrap();
+    let uri = format!("file://{}", root.join("shop.py").display());
+    // Typed, not saved: the undefined name is in the buffer only.
+    editor
+        .open(&uri, &format!("{disk}\nprint(totl([1]))\n"))
+        .unwrap();
+    model.push_turn(Turn::default().tool_call("d1", "diagnostics", json!({"path": "shop.py"})));
+    model.push_turn(Turn::text("An undefined name."));
+    let reply = editor
+        .client
+        .request_ok(
+            "workspace/executeCommand",
+            json!({ "command": "agentls.ask", "arguments": [{ "instruction": "what is wrong?" }] }),
+        )
+        .unwrap();
+    let token = reply["progressToken"].as_str().unwrap().to_owned();
+    loop {
+        let n = editor.client.wait_notification("$/progress").unwrap();
+        if n["params"]["token"] == token.as_str() && n["params"]["value"]["kind"] == "end" {
+            break;
+        }
+    }
+    let result = tool_results(&model.requests()[1].body).pop().unwrap();
+    assert!(
+        result.contains("shop.py:4: error: undefined name 'totl'") && result.contains("(pylsp)"),
+        "{result}"
+    );
+}

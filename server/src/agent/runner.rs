@@ -273,7 +273,9 @@ async fn build(
             timeout: Duration::from_secs(config.agent.approval_timeout_secs),
         }),
         diagnostics: Some(Arc::new(state.diagnostics.clone())),
-        checker: None,
+        checker: checker(state, &root, &config)
+            .await
+            .map(|c| c as Arc<dyn agentls_tools::Checker>),
         subagents: None,
         cancel: CancellationToken::new(),
         progress: None,
@@ -335,4 +337,41 @@ async fn build(
         events,
         server_events,
     })
+}
+
+/// The server's language servers for `root`: detected (a bounded walk, off the async
+/// threads) and started by the first session, shared by the next ones. A broken
+/// `[verify]` table is logged and leaves them off.
+async fn checker(
+    state: &Arc<State>,
+    root: &std::path::Path,
+    config: &crate::config::Config,
+) -> Option<Arc<agentls_agent::LspChecker>> {
+    let mut slot = state.checker.lock().await;
+    if let Some(known) = &*slot {
+        return known.clone();
+    }
+    let verify = match config.verify() {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!("language servers off: {e}");
+            agentls_agent::VerifyConfig {
+                enabled: false,
+                ..Default::default()
+            }
+        }
+    };
+    let root = root.to_path_buf();
+    let found =
+        tokio::task::spawn_blocking(move || agentls_agent::LspChecker::detect(&root, &verify))
+            .await
+            .ok()
+            .flatten()
+            .map(Arc::new);
+    if let Some(checker) = &found {
+        // Started from this task (a runtime worker), so they die with the server.
+        checker.warm_up();
+    }
+    *slot = Some(found.clone());
+    found
 }
