@@ -50,6 +50,9 @@ fn took_ms(result: &str) -> u64 {
 /// first edit cannot fail the test; the measured times are printed against 2 s.
 const WAIT_MS: u64 = 20_000;
 
+/// pyright comes before pylsp where both are installed: these tests speak of pylsp.
+const NOT_PYRIGHT: &str = "[language_servers.pyright]\nenabled = false\n";
+
 #[tokio::test]
 async fn an_edit_that_breaks_python_shows_pylsps_error_and_the_fix_shows_none() {
     if !pylsp_available() {
@@ -67,7 +70,7 @@ async fn an_edit_that_breaks_python_shows_pylsps_error_and_the_fix_shows_none() 
     std::fs::write(
         &cfg,
         format!(
-            "[verify]\nwait_ms = {WAIT_MS}\n[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            "[verify]\nwait_ms = {WAIT_MS}\n{NOT_PYRIGHT}[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
             server.url()
         ),
     )
@@ -147,7 +150,7 @@ async fn in_the_editor_diagnostics_check_the_live_buffer_with_pylsp() {
     std::fs::write(
         &config,
         format!(
-            "[verify]\nwait_ms = {WAIT_MS}\n[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            "[verify]\nwait_ms = {WAIT_MS}\n{NOT_PYRIGHT}[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
             model.url()
         ),
     )
@@ -197,4 +200,36 @@ async fn in_the_editor_diagnostics_check_the_live_buffer_with_pylsp() {
         result.contains("shop.py:4: error: undefined name 'totl'") && result.contains("(pylsp)"),
         "{result}"
     );
+}
+
+/// `agentls doctor` names the language servers found for the workspace, starts them
+/// once, and reports their memory.
+#[test]
+fn doctor_lists_the_workspaces_language_servers_and_their_memory() {
+    if !pylsp_available() {
+        eprintln!("SKIPPED: pylsp is not installed (pip install 'python-lsp-server[pyflakes]')");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.py"), "x = 1\n").unwrap();
+    let cfg_dir = tempfile::tempdir().unwrap();
+    let cfg = cfg_dir.path().join("config.toml");
+    std::fs::write(&cfg, NOT_PYRIGHT).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentls"))
+        .arg("doctor")
+        .arg("--workspace")
+        .arg(ws.path())
+        .env("AGENTLS_CONFIG", &cfg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("pylsp "))
+        .unwrap_or_else(|| panic!("no pylsp line:\n{stdout}"));
+    assert!(
+        line.contains("started in") && line.contains("MiB resident"),
+        "{line}"
+    );
+    assert!(!stdout.contains("  gopls "), "no Go files here:\n{stdout}");
 }

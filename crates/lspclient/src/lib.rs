@@ -190,6 +190,28 @@ impl LanguageServers {
         }
     }
 
+    /// Starts every server now and waits for each to answer `initialize` (`doctor`):
+    /// per server, how long that took, or why it failed.
+    pub async fn start_all(&self) -> Vec<(String, Result<Duration, String>)> {
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            let mut slot = slot.lock().await;
+            let started = Instant::now();
+            let result = self.running(&mut slot).await.map(|_| started.elapsed());
+            out.push((slot.found.spec.name.clone(), result));
+        }
+        out
+    }
+
+    /// The servers found, with their programs.
+    pub async fn found(&self) -> Vec<Found> {
+        let mut out = Vec::new();
+        for slot in &self.slots {
+            out.push(slot.lock().await.found.clone());
+        }
+        out
+    }
+
     /// The running child of `slot`, starting it (or restarting it once after a crash).
     async fn running(&self, slot: &mut Slot) -> Result<Arc<Child>, String> {
         if let Some(child) = &slot.child {

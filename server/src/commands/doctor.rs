@@ -62,6 +62,8 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "  {editor:<8} {setting}")?;
     }
     writeln!(out)?;
+    language_servers(workspace, &merged.config, out)?;
+    writeln!(out)?;
     writeln!(out, "sandbox (for the agent's commands):")?;
     for line in agentls_sandbox::probe().to_string().lines() {
         writeln!(out, "  {line}")?;
@@ -70,5 +72,71 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     for line in agentls_sandbox::Limits::default().describe() {
         writeln!(out, "  {line}")?;
     }
+    Ok(())
+}
+
+/// The workspace's language servers: which were found (file types present, program on
+/// `PATH`, `[language_servers]`), each started once to measure its start and memory.
+fn language_servers(
+    workspace: &Path,
+    config: &config::Config,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "language servers (verify on edit and the diagnostics tool; started by the first agent session):"
+    )?;
+    let verify = match config.verify() {
+        Ok(v) => v,
+        Err(e) => return writeln!(out, "  problem: {e}"),
+    };
+    if !verify.enabled {
+        return writeln!(out, "  off ([verify] enabled = false)");
+    }
+    let Some(checker) = agentls_agent::LspChecker::detect(workspace, &verify) else {
+        return writeln!(
+            out,
+            "  none found for this workspace's file types on PATH (rust-analyzer, pyright-langserver or pylsp, gopls, typescript-language-server, clangd)"
+        );
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return writeln!(out, "  problem: {e}"),
+    };
+    let servers = checker.servers().clone();
+    let (found, started, children) = runtime.block_on(async {
+        let found = servers.found().await;
+        let started = servers.start_all().await;
+        let children = servers.children().await;
+        (found, started, children)
+    });
+    for f in &found {
+        let name = &f.spec.name;
+        let start = match started.iter().find(|(n, _)| n == name).map(|(_, r)| r) {
+            Some(Ok(took)) => format!("started in {took:.1?}"),
+            Some(Err(e)) => format!("did not start: {e}"),
+            None => "not started".to_owned(),
+        };
+        let memory = children
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .and_then(|(_, _, kib)| *kib)
+            .map(|kib| format!(", {:.1} MiB resident", kib as f64 / 1024.0))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  {name:<28} {} (.{}): {start}{memory}",
+            f.program.display(),
+            f.spec.filetypes.join(" ."),
+        )?;
+    }
+    writeln!(
+        out,
+        "  wait for diagnostics after an edit: {} ms",
+        verify.wait_ms
+    )?;
     Ok(())
 }
