@@ -45,8 +45,11 @@ const DROPPED_AFTER: Duration = Duration::from_millis(300);
 const QUIET: Duration = Duration::from_millis(160);
 /// The longest wait for that quiet; past it the edit goes out and is checked afterwards.
 const QUIET_MAX: Duration = Duration::from_millis(190);
-/// Repairs of a misplaced edit tried before the file is paused.
-const MAX_REPAIRS: usize = 2;
+/// Repairs of a misplaced edit tried before the file is paused. A repair can itself land
+/// at stale positions (the user typed again between the editor getting it and applying
+/// it); each is seen and repaired in turn, after a quiet spell, so only a user typing
+/// into every one of these windows in a row exhausts them.
+const MAX_REPAIRS: usize = 6;
 /// Sends of an edit the editor dropped or refused.
 const MAX_ATTEMPTS: usize = 3;
 
@@ -590,6 +593,15 @@ impl LspEditSink {
     /// Sends a repair (edits on the text the client last reported) and follows it.
     async fn resend(&self, uri: &DocUri, fix: TextChange, depth: usize) -> Result<(), String> {
         let path = fix.path.display().to_string();
+        if !self.state.client_caps().document_changes {
+            // As for the edit itself: a client that cannot refuse a stale repair gets it
+            // once its buffer is quiet, so typing in progress has reached us first.
+            self.wait_quiet(&Plan {
+                changes: vec![FileChange::Edit(fix.clone())],
+                ..Plan::default()
+            })
+            .await;
+        }
         let mut rebased = Vec::new();
         let mut watched = Watched {
             state: &self.state,

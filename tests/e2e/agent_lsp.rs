@@ -616,6 +616,16 @@ async fn agent_extension_streams_a_whole_session() {
         .unwrap();
     assert_eq!(cancel["cancelled"], false, "nothing was running");
     assert!(f.root.join("src/lib.rs").exists());
+    // The panel shows the outcome: a panel prompt raises no notification besides it
+    // (a stale one would crowd out the next run's progress in VS Code's three toasts).
+    let shown: Vec<&Value> = f
+        .editor
+        .client
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "window/showMessage")
+        .collect();
+    assert!(shown.is_empty(), "{shown:?}");
 }
 
 #[test]

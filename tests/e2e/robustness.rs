@@ -234,6 +234,18 @@ fn a_panicking_handler_does_not_take_the_server_down() {
         "{err}"
     );
     assert_eq!(view(&mut client, URI).0, "still here\n");
+    // The panic is in the log, with the method it hit (the pipe drains on its own
+    // thread, so give it a moment).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !client.stderr_tail().contains("handler panicked") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no panic in the log:\n{}",
+            client.stderr_tail()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(client.stderr_tail().contains("agentls/debugPanic"));
     assert!(client.shutdown().unwrap().success());
 }
 

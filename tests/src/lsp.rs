@@ -10,10 +10,14 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
+
+/// How many of the server's last stderr lines are kept, to show when a test fails.
+const STDERR_TAIL_LINES: usize = 400;
 
 /// How long to wait for any one message before failing.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -40,6 +44,9 @@ pub struct LspClient {
     on_request: RequestHandler,
     /// How long to wait for one message.
     pub timeout: Duration,
+    /// The server's last stderr lines. They are printed only when the test fails, so a
+    /// CI log holds the failing test's server log and not every passing test's.
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
 impl LspClient {
@@ -49,13 +56,31 @@ impl LspClient {
         cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(Stdio::piped());
         for (k, v) in envs {
             cmd.env(k, v);
         }
         let mut child = cmd
             .spawn()
             .with_context(|| format!("cannot start {}", bin.display()))?;
+        let stderr = child.stderr.take().context("no stderr")?;
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = Arc::clone(&stderr_tail);
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stderr);
+            let mut line = Vec::new();
+            // Bytes, not `lines()`: a log line need not be UTF-8, and stopping early
+            // would block the server on a full pipe.
+            while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                line.clear();
+                let Ok(mut t) = tail.lock() else { return };
+                if t.len() == STDERR_TAIL_LINES {
+                    t.pop_front();
+                }
+                t.push_back(text);
+            }
+        });
         let stdin = child.stdin.take().context("no stdin")?;
         let stdout = child.stdout.take().context("no stdout")?;
         let (tx, incoming) = channel();
@@ -86,7 +111,16 @@ impl LspClient {
             orphan_errors: Vec::new(),
             on_request: Box::new(|_, _, _| Ok(Value::Null)),
             timeout: DEFAULT_TIMEOUT,
+            stderr_tail,
         })
+    }
+
+    /// The server's stderr so far (its last lines), for assertions on what it logged.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default()
     }
 
     /// The server's process id (to read its memory use, say).
@@ -295,6 +329,13 @@ impl Drop for LspClient {
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
+        }
+        if std::thread::panicking() {
+            // The test harness captures this and prints it with the failure.
+            eprintln!(
+                "--- the server's stderr (last {STDERR_TAIL_LINES} lines):\n{}",
+                self.stderr_tail()
+            );
         }
     }
 }

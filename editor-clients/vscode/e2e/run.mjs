@@ -120,7 +120,11 @@ try {
 
   // Open the file first, so the lightbulb step has it.
   await palette("Go to File");
-  await page.keyboard.type("lib.rs");
+  // Type only once the palette has turned into the file picker: keys typed before that
+  // are reset with the palette's `>` text.
+  const picker = page.locator(".quick-input-widget input");
+  await until("the file picker", async () => !(await picker.inputValue()).startsWith(">"));
+  await picker.fill("lib.rs");
   // Enter only once the file is in the list, not after a guessed delay.
   await page.locator(".quick-input-list .monaco-list-row", { hasText: "lib.rs" }).first().waitFor();
   await page.keyboard.press("Enter");
@@ -235,7 +239,8 @@ try {
   // The lightbulb: select `double`'s body, run "Agent: implement this".
   await push(
     { events: [call("i1", "str_replace", { path: "src/lib.rs", old_string: "    x\n}", new_string: "    x * 2\n}" })] },
-    { events: [{ delay_ms: 1500 }, { text: "Implemented." }] },
+    // Long enough for the progress notification to be seen on a loaded machine.
+    { events: [{ delay_ms: 5000 }, { text: "Implemented." }] },
   );
   await page.locator(".monaco-editor .view-lines").first().getByText("pub fn double").click();
   await page.keyboard.press("Home");
@@ -247,12 +252,15 @@ try {
   await action.waitFor();
   await page.screenshot({ path: join(out, "lightbulb.png") });
   // The menu's pointer block swallows clicks: choose with the keyboard.
+  // One key per check, and a pause for the focus to move: a loaded machine renders the
+  // move late, and pressing on would run past the action.
   await until("the action focused", async () => {
     const focused = await page.locator(".action-widget .monaco-list-row.focused").getAttribute("aria-label");
     if (focused === "Agent: implement this") return true;
     await page.keyboard.press("ArrowDown");
+    await new Promise((r) => setTimeout(r, 300));
     return false;
-  }, 5000);
+  }, 15000);
   await page.keyboard.press("Enter");
   // The run's progress: a notification with a Cancel button.
   const note = page

@@ -81,7 +81,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     if (p.session === this.session?.id) this.post({ type: "event", session: p.session, seq: p.seq, event: e, t: Date.now() });
   }
 
-  /** window/showMessageRequest: answered from the panel's buttons or the notification, whichever comes first. */
+  /**
+   * window/showMessageRequest: answered from the panel's buttons, and from a notification
+   * too when the panel is not in view (a notification answered in the panel would stay
+   * on screen, asking still: VS Code cannot take one back).
+   */
   private ask(p: ShowMessageRequestParams): Promise<{ title: string } | null> {
     const actions = (p.actions ?? []).map((a) => a.title);
     const askId = this.nextAsk++;
@@ -94,6 +98,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       };
       this.asks.set(askId, finish);
       this.post({ type: "approvalAsk", askId, message: p.message, actions });
+      if (this.view?.visible) return;
       const show = p.type === 1 ? vscode.window.showErrorMessage : p.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
       void show(p.message, ...actions).then((a) => finish(a));
     });

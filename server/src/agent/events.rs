@@ -298,7 +298,8 @@ impl Reporter {
     }
 
     /// Ends the run: a `finished` event, the progress `end`, the outcome as a message
-    /// and, for clients without a panel, the whole answer in the log.
+    /// (not for a panel's own prompts) and, for clients without a panel, the whole answer
+    /// in the log.
     pub async fn finish(
         &mut self,
         status: SessionStatus,
@@ -326,9 +327,13 @@ impl Reporter {
             SessionStatus::Failed => lsp::MessageType::ERROR,
             _ => lsp::MessageType::WARNING,
         };
-        self.client
-            .show_message(kind, format!("agentls: {short}"))
-            .await;
+        // A panel already shows the outcome of its own prompts; a run it did not start
+        // (a code action's, with progress) still gets a message, as it would anywhere.
+        if !self.extension || self.token.is_some() {
+            self.client
+                .show_message(kind, format!("agentls: {short}"))
+                .await;
+        }
     }
 }
 

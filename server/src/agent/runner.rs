@@ -115,7 +115,8 @@ async fn providers(
 
 /// Starts a run of `entry` on `prompt` and returns at once with the progress token the
 /// run reports under, if any. `given_token` is a token the client chose (the request's
-/// `workDoneToken`); otherwise the server creates one when the client shows progress.
+/// `workDoneToken`); otherwise, with `create_token`, the server creates one when the
+/// client shows progress (not for a panel's prompts: the panel shows their progress).
 pub fn start_run(
     state: Arc<State>,
     client: Client,
@@ -123,6 +124,7 @@ pub fn start_run(
     prompt: String,
     title: String,
     given_token: Option<String>,
+    create_token: bool,
 ) -> Result<Option<String>, String> {
     if !entry.try_start(&title) {
         return Err(format!(
@@ -133,7 +135,7 @@ pub fn start_run(
     let caps = state.client_caps();
     let token = match given_token {
         Some(t) => Some((t, false)),
-        None if caps.work_done_progress => {
+        None if create_token && caps.work_done_progress => {
             Some((format!("agentls/{}/{}", entry.id, state.next_token()), true))
         }
         None => None,

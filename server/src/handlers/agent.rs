@@ -87,6 +87,7 @@ pub fn prompt(
         text,
         title,
         None,
+        false,
     )
     .map_err(failed)?;
     Ok(entry.info())
@@ -262,6 +263,7 @@ pub fn start_task(
         prompt,
         title,
         given_token,
+        true,
     )
     .map_err(failed)?;
     Ok(Started {
