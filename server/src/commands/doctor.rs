@@ -96,7 +96,7 @@ fn language_servers(
     let Some(checker) = agentls_agent::LspChecker::detect(workspace, &verify) else {
         return writeln!(
             out,
-            "  none found for this workspace's file types on PATH (rust-analyzer, pyright-langserver or pylsp, gopls, typescript-language-server, clangd)"
+            "  none found for this workspace's file types on PATH (pyright-langserver or pylsp, gopls, typescript-language-server, clangd; rust-analyzer when [language_servers.rust-analyzer] enabled = true)"
         );
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
