@@ -29,6 +29,7 @@ pub(crate) const STEPS: &[&str] = &[
     "enforce Landlock",
     "install the seccomp filter",
     "join the prepared user and network namespaces",
+    "join the run's cgroup",
 ];
 
 const STEP_SETSID: u8 = 0;
@@ -56,6 +57,7 @@ const STEP_LANDLOCK_RULES: u8 = 15;
 const STEP_LANDLOCK: u8 = 16;
 const STEP_SECCOMP: u8 = 17;
 const STEP_JOIN: u8 = 18;
+const STEP_CGROUP: u8 = 19;
 
 /// One bind mount to make inside the sandbox's mount namespace.
 pub(crate) struct BindPlan {
@@ -80,6 +82,9 @@ pub(crate) struct ChildPlan {
     /// dies (even by SIGKILL) it reads as hung up, and the intermediate kills the
     /// command. `-1` for none.
     pub lifeline_fd: RawFd,
+    /// `cgroup.procs` of the run's cgroup directories: the child writes `0` to each
+    /// first, so it and everything it starts are counted and killed with the run.
+    pub cgroup_procs: Vec<RawFd>,
     /// Prepared (user, net) namespaces to join before unsharing the rest.
     pub join: Option<(RawFd, RawFd)>,
     pub unshare_flags: libc::c_int,
@@ -153,6 +158,13 @@ impl ChildPlan {
         let e = self.err_fd;
         // SAFETY (whole function): only raw syscalls on prepared, live buffers.
         unsafe {
+            // First, while still in the parent's namespaces and credentials.
+            for &fd in &self.cgroup_procs {
+                let n = libc::write(fd, b"0".as_ptr().cast(), 1);
+                if n != 1 {
+                    return Err(fail(e, STEP_CGROUP));
+                }
+            }
             check(libc::setsid(), e, STEP_SETSID)?;
             if let Some((user, net)) = self.join {
                 check(libc::setns(user, libc::CLONE_NEWUSER), e, STEP_JOIN)?;

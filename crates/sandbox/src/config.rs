@@ -16,6 +16,14 @@ pub struct Limits {
     /// unlike `RLIMIT_AS` it ignores address space merely reserved, as V8 and ASan do).
     /// `None` for no limit.
     pub memory_bytes: Option<u64>,
+    /// Memory of all the run's processes together, tmpfs pages they write included
+    /// (a cgroup per run, where the kernel gives one; see `cgroup.rs`). `None` for no
+    /// cap. Half the machine's memory by default.
+    pub total_memory_bytes: Option<u64>,
+    /// CPU time for the whole run, in thousandths of a core (`1500`: one and a half
+    /// cores), with the same cgroup. `None` (the default) for no quota: builds use every
+    /// core, and the wall time bounds the rest.
+    pub cpu_millicores: Option<u32>,
 }
 
 impl Default for Limits {
@@ -25,8 +33,22 @@ impl Default for Limits {
             output_bytes: 256 * 1024,
             max_processes: 1024,
             memory_bytes: Some(16 << 30),
+            total_memory_bytes: physical_memory().map(|b| b / 2),
+            cpu_millicores: None,
         }
     }
+}
+
+/// The machine's memory, in bytes.
+fn physical_memory() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages > 0 && size > 0).then(|| pages as u64 * size as u64)
 }
 
 impl Limits {
@@ -34,6 +56,7 @@ impl Limits {
     /// what, and what is not.
     pub fn describe(&self) -> Vec<String> {
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let cgroup = crate::cgroup::support();
         vec![
             format!(
                 "wall time        {} s per command, then the whole process tree is killed",
@@ -45,16 +68,36 @@ impl Limits {
             ),
             match self.memory_bytes {
                 Some(b) => format!(
-                    "memory           {:.1} GiB writable per process (RLIMIT_DATA); no cap on the total of all processes yet",
+                    "memory           {:.1} GiB writable per process (RLIMIT_DATA)",
                     gib(b)
                 ),
-                None => "memory           not capped".to_owned(),
+                None => "memory           not capped per process".to_owned(),
+            },
+            match (self.total_memory_bytes, cgroup) {
+                (Some(b), Some(v)) => format!(
+                    "memory total     {:.1} GiB for all of a run's processes and their tmpfs pages ({}, a group per run, killed whole)",
+                    gib(b),
+                    v.label()
+                ),
+                (Some(_), None) => {
+                    "memory total     not capped: no writable cgroup here (per-process limits only)"
+                        .to_owned()
+                }
+                (None, _) => "memory total     not capped (by configuration)".to_owned(),
             },
             "/tmp             private tmpfs, 1 GiB at most".to_owned(),
             "/dev/shm         private tmpfs, 256 MiB at most".to_owned(),
             "/run             an empty tmpfs over the host's (its sockets hidden)".to_owned(),
             "terminals        none: no write right on /dev/pts".to_owned(),
-            "cpu              no quota".to_owned(),
+            match (self.cpu_millicores, cgroup) {
+                (Some(m), Some(v)) => format!(
+                    "cpu              {:.2} cores for the whole run ({})",
+                    f64::from(m) / 1000.0,
+                    v.label()
+                ),
+                (Some(_), None) => "cpu              no quota: no writable cgroup here".to_owned(),
+                (None, _) => "cpu              no quota (the wall time bounds a run)".to_owned(),
+            },
             format!(
                 "output           {} KiB of stdout and of stderr kept, head and tail",
                 self.output_bytes / 1024

@@ -38,6 +38,10 @@
 //!   with secret-looking names (`*KEY*`, `*TOKEN*`, ...) dropped.
 //! - Wall time and cancellation kill the whole process group with SIGKILL (and with
 //!   it pid 1 of the namespace, so everything). Output keeps head and tail.
+//! - A **cgroup per run** (v2, else v1's memory and cpu hierarchies, where writable):
+//!   one memory cap over all of the run's processes and the tmpfs pages they write
+//!   (the overlay scratch, /tmp, /dev/shm), an optional CPU quota, and a kill of every
+//!   member when the run ends. The command joins it before it forks anything.
 //!
 //! # Findings on this machine (Linux 6.18, run as root, 2 shared cores)
 //! - Unprivileged `unshare --user --map-root-user --net --mount` works; overlayfs
@@ -95,6 +99,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cgroup;
 mod child;
 mod config;
 mod env;

@@ -283,6 +283,23 @@ impl Sandbox {
         let mut plan = plan;
         plan.err_fd = err_write.as_raw_fd();
         plan.lifeline_fd = life_read.as_raw_fd();
+        // Dropped (killing what is left in it and removing it) when this function
+        // returns, after the process group's kill below.
+        let cgroup = match limits.total_memory_bytes {
+            Some(memory) => match crate::cgroup::RunCgroup::create(memory, limits.cpu_millicores) {
+                Ok(cg) => {
+                    plan.cgroup_procs = cg.join_fds();
+                    Some(cg)
+                }
+                Err(e) => {
+                    warnings.push(format!(
+                        "the run's total memory is not capped (no cgroup: {e}); each process is limited on its own"
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
 
         let mut cmd = tokio::process::Command::new(&program);
         cmd.args(&req.argv[1..])
@@ -346,6 +363,18 @@ impl Sandbox {
         if matches!(termination, Termination::TimedOut | Termination::Cancelled) {
             let _ = child.kill().await;
         }
+        let mut oom_kills = 0;
+        if let Some(cg) = &cgroup {
+            // Everything of the run, also what left the process group and namespace.
+            cg.kill_all();
+            oom_kills = cg.oom_kills();
+            if oom_kills > 0 {
+                let cap = limits.total_memory_bytes.unwrap_or(0) as f64 / (1u64 << 30) as f64;
+                warnings.push(format!(
+                    "the run reached its memory cap ({cap:.2} GiB for all its processes together): the kernel killed {oom_kills} process(es)"
+                ));
+            }
+        }
         let duration = started.elapsed();
         let stdout = finish_drain(stdout).await;
         let stderr = finish_drain(stderr).await;
@@ -365,6 +394,14 @@ impl Sandbox {
         };
         let success = termination == Termination::Exited(0);
         let mut denial = hints::detect(success, &stderr.to_text(), &stdout.to_text());
+        if denial.is_none() && oom_kills > 0 {
+            denial = Some(DenialHint {
+                kind: hints::DenialKind::Resources,
+                message: format!(
+                    "the sandbox's memory cap killed {oom_kills} process(es) of this command: use less memory at once (fewer parallel jobs)"
+                ),
+            });
+        }
         if denial.is_none() && matches!(termination, Termination::Signaled(libc::SIGSYS)) {
             denial = Some(DenialHint {
                 kind: hints::DenialKind::Resources,
@@ -598,6 +635,7 @@ impl Sandbox {
         Ok(ChildPlan {
             err_fd: -1,
             lifeline_fd: -1,
+            cgroup_procs: Vec::new(),
             join,
             unshare_flags,
             uid_map,

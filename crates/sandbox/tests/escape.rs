@@ -848,3 +848,137 @@ async fn a_failing_command_in_a_pipeline_fails_the_run() {
     let out = sh(&sb, "echo ok | tail -1").await;
     assert!(out.success(), "{}", text(&out));
 }
+
+/// Directories named `name` (a run's cgroup) anywhere under /sys/fs/cgroup.
+fn cgroups_named(name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from("/sys/fs/cgroup")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if e.file_name().to_string_lossy() == name {
+                    found.push(e.path().display().to_string());
+                } else if stack.len() < 10_000 {
+                    stack.push(e.path());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The run's cgroup as the command saw it (`group=<path>` in its output): its name.
+fn run_group(stdout: &str) -> String {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("group="))
+        .unwrap_or_else(|| panic!("no group= line: {stdout}"));
+    let name = line.rsplit('/').next().unwrap_or_default().to_owned();
+    assert!(name.starts_with("agentls-run-"), "{stdout}");
+    name
+}
+
+/// Prints the command's cgroup in `controller`'s hierarchy as `group=<path>`.
+fn print_group(controller: &str) -> String {
+    format!(
+        "echo \"group=$(grep -E '^[0-9]+:([^:]*,)?{controller}(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3)\""
+    )
+}
+
+#[tokio::test]
+async fn the_total_memory_of_a_run_is_capped() {
+    // Three processes of 400 MiB each, under a 768 MiB cap for the run, with a per-process
+    // limit each of them would pass on its own.
+    assert!(
+        agentls_sandbox::cgroup::support().is_some(),
+        "no writable cgroup on this machine (CI runs on one that has them)"
+    );
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let limits = Limits {
+        memory_bytes: Some(1 << 30),
+        total_memory_bytes: Some(768 << 20),
+        ..limits(60_000)
+    };
+    let hold = "import time; b = b'x' * (400 << 20); print('held', flush=True); time.sleep(3)";
+    let script = format!(
+        "{}; for i in 1 2 3; do python3 -c \"{hold}\" & done; wait; echo finished",
+        print_group("memory")
+    );
+    let out = run(&sb, RunRequest::shell(&script).limits(limits)).await;
+    let held = out.stdout.to_text().matches("held").count();
+    assert!(
+        held < 3,
+        "all three held 400 MiB under a 768 MiB cap: {}",
+        text(&out)
+    );
+    assert!(
+        out.warnings.iter().any(|w| w.contains("memory cap")),
+        "{:?}",
+        out.warnings
+    );
+    let denial = out.denial.as_ref().expect("a denial hint");
+    assert_eq!(denial.kind, DenialKind::Resources, "{}", denial.message);
+    let group = run_group(&out.stdout.to_text());
+    assert!(
+        cgroups_named(&group).is_empty(),
+        "{:?}",
+        cgroups_named(&group)
+    );
+}
+
+#[tokio::test]
+async fn a_cpu_quota_is_set_on_the_run_and_seen_from_inside() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let limits = Limits {
+        cpu_millicores: Some(500),
+        ..limits(20_000)
+    };
+    // The group the command is in, and its quota read back through /sys.
+    let script = format!(
+        "{}\np=$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3)\n\
+         if [ -f /sys/fs/cgroup/cpu$p/cpu.cfs_quota_us ]; then cat /sys/fs/cgroup/cpu$p/cpu.cfs_quota_us; \
+         else cat /sys/fs/cgroup$p/cpu.max; fi",
+        print_group("cpu")
+    );
+    let out = run(&sb, RunRequest::shell(&script).limits(limits)).await;
+    assert!(out.success(), "{}", text(&out));
+    let stdout = out.stdout.to_text();
+    assert!(
+        stdout.contains("\n50000\n") || stdout.contains("\n50000 100000\n"),
+        "{stdout}"
+    );
+    let group = run_group(&stdout);
+    assert!(
+        cgroups_named(&group).is_empty(),
+        "{:?}",
+        cgroups_named(&group)
+    );
+}
+
+#[tokio::test]
+async fn a_process_that_leaves_every_group_dies_with_the_run() {
+    // Without a pid namespace only the cgroup still holds a daemonised process.
+    let ws = workspace(false);
+    let mut config = agentls_sandbox::SandboxConfig::new(ws.path());
+    config.pid_namespace = false;
+    let sb = agentls_sandbox::Sandbox::new(config).unwrap();
+    // A sleep told apart by its argument (GNU sleep takes fractions).
+    let marker = format!("sleep 3000.{}", std::process::id());
+    let script = format!("setsid {marker} >/dev/null 2>&1 & sleep 0.2; echo started");
+    let out = run(&sb, RunRequest::shell(&script).limits(limits(20_000))).await;
+    assert!(out.success(), "{}", text(&out));
+    let alive = std::process::Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .unwrap();
+    assert!(
+        alive.stdout.is_empty(),
+        "still running after the run: {}",
+        String::from_utf8_lossy(&alive.stdout)
+    );
+}
