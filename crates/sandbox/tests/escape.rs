@@ -982,3 +982,27 @@ async fn a_process_that_leaves_every_group_dies_with_the_run() {
         String::from_utf8_lossy(&alive.stdout)
     );
 }
+
+#[tokio::test]
+async fn filling_the_workspace_layer_counts_against_the_runs_memory_cap() {
+    // The overlay's writable layer lives on tmpfs: its pages are the run's memory, so a
+    // disk fill inside cannot fill the host's memory past the cap.
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let limits = Limits {
+        total_memory_bytes: Some(384 << 20),
+        ..limits(60_000)
+    };
+    let out = run(
+        &sb,
+        RunRequest::shell("dd if=/dev/zero of=big.bin bs=1M count=800 2>&1; echo dd=$?")
+            .limits(limits),
+    )
+    .await;
+    let all = text(&out);
+    assert!(
+        !all.contains("dd=0"),
+        "800 MiB written under a 384 MiB cap: {all}"
+    );
+    assert!(!ws.path().join("big.bin").exists());
+}
