@@ -30,6 +30,7 @@ pub(crate) const STEPS: &[&str] = &[
     "install the seccomp filter",
     "join the prepared user and network namespaces",
     "join the run's cgroup",
+    "make the sandbox's own /dev",
 ];
 
 const STEP_SETSID: u8 = 0;
@@ -58,6 +59,21 @@ const STEP_LANDLOCK: u8 = 16;
 const STEP_SECCOMP: u8 = 17;
 const STEP_JOIN: u8 = 18;
 const STEP_CGROUP: u8 = 19;
+const STEP_DEV: u8 = 20;
+/// The devices of the sandbox's own /dev, bound from the host's (a device node made on
+/// a tmpfs of a user namespace would not open). A missing one is left out.
+pub(crate) const DEVICES: [&std::ffi::CStr; 6] = [
+    c"/dev/null",
+    c"/dev/zero",
+    c"/dev/full",
+    c"/dev/random",
+    c"/dev/urandom",
+    c"/dev/tty",
+];
+/// The /dev tmpfs holds only nodes, directories and links: 64 KiB.
+const DEV_OPTIONS: &std::ffi::CStr = c"mode=755,size=65536";
+/// A devpts of the sandbox's own: its terminals are not the host's.
+const DEVPTS_OPTIONS: &std::ffi::CStr = c"newinstance,ptmxmode=0666,mode=0620";
 
 /// One bind mount to make inside the sandbox's mount namespace.
 pub(crate) struct BindPlan {
@@ -96,6 +112,11 @@ pub(crate) struct ChildPlan {
     /// One slot per bind, filled in the child (pre-sized: the child must not allocate).
     pub bind_fds: Vec<RawFd>,
     pub private_tmp: bool,
+    /// Replace /dev with a tmpfs holding [`DEVICES`], a devpts of its own and the usual
+    /// links, so no host device (disks, the kernel log, the host's terminals) is there.
+    pub own_dev: bool,
+    /// One slot per device, filled in the child.
+    pub dev_fds: [RawFd; DEVICES.len()],
     /// Mount an empty tmpfs over /run, hiding the host's sockets there (the Docker
     /// socket, the session bus...): no writable tree lives under it.
     pub hide_run: bool,
@@ -247,6 +268,9 @@ impl ChildPlan {
                 );
                 *slot = check(fd as libc::c_int, e, STEP_CLONE_WS)?;
             }
+            if self.own_dev {
+                self.make_dev()?;
+            }
             if self.private_tmp {
                 // Sized: a tmpfs is memory, so a command filling /tmp fills RAM.
                 let r = libc::mount(
@@ -369,6 +393,84 @@ impl ChildPlan {
     ///
     /// # Safety
     /// Only in the forked child.
+    /// The sandbox's own /dev (see [`ChildPlan::own_dev`]).
+    ///
+    /// # Safety
+    /// In the forked child only, in its own mount namespace.
+    unsafe fn make_dev(&mut self) -> io::Result<()> {
+        let e = self.err_fd;
+        // SAFETY (whole function): raw syscalls on static strings and our descriptors.
+        unsafe {
+            // Cloned before the tmpfs hides them.
+            for (dev, slot) in DEVICES.iter().zip(self.dev_fds.iter_mut()) {
+                let fd = libc::syscall(
+                    libc::SYS_open_tree,
+                    libc::AT_FDCWD,
+                    dev.as_ptr(),
+                    (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint,
+                );
+                *slot = if fd < 0 { -1 } else { fd as RawFd };
+            }
+            let r = libc::mount(
+                c"tmpfs".as_ptr(),
+                c"/dev".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                DEV_OPTIONS.as_ptr().cast(),
+            );
+            check(r, e, STEP_DEV)?;
+            for (dev, &fd) in DEVICES.iter().zip(self.dev_fds.iter()) {
+                if fd < 0 {
+                    continue;
+                }
+                let target = libc::open(
+                    dev.as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o666,
+                );
+                check(target, e, STEP_DEV)?;
+                libc::close(target);
+                let r = libc::syscall(
+                    libc::SYS_move_mount,
+                    fd,
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    dev.as_ptr(),
+                    libc::MOVE_MOUNT_F_EMPTY_PATH,
+                );
+                check(r as libc::c_int, e, STEP_DEV)?;
+                libc::close(fd);
+            }
+            check(libc::mkdir(c"/dev/shm".as_ptr(), 0o1777), e, STEP_DEV)?;
+            check(libc::mkdir(c"/dev/pts".as_ptr(), 0o755), e, STEP_DEV)?;
+            // Without devpts (an old kernel, a refusing policy) there are no terminals,
+            // as before; nothing else needs it.
+            let r = libc::mount(
+                c"devpts".as_ptr(),
+                c"/dev/pts".as_ptr(),
+                c"devpts".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                DEVPTS_OPTIONS.as_ptr().cast(),
+            );
+            if r == 0 {
+                check(
+                    libc::symlink(c"pts/ptmx".as_ptr(), c"/dev/ptmx".as_ptr()),
+                    e,
+                    STEP_DEV,
+                )?;
+            }
+            for (target, link) in [
+                (c"/proc/self/fd", c"/dev/fd"),
+                (c"/proc/self/fd/0", c"/dev/stdin"),
+                (c"/proc/self/fd/1", c"/dev/stdout"),
+                (c"/proc/self/fd/2", c"/dev/stderr"),
+            ] {
+                check(libc::symlink(target.as_ptr(), link.as_ptr()), e, STEP_DEV)?;
+            }
+        }
+        Ok(())
+    }
+
     unsafe fn enter_pid_ns(&self) -> io::Result<()> {
         let e = self.err_fd;
         // SAFETY: raw syscalls in the forked child.

@@ -88,7 +88,7 @@ impl Limits {
             "/tmp             private tmpfs, 1 GiB at most".to_owned(),
             "/dev/shm         private tmpfs, 256 MiB at most".to_owned(),
             "/run             an empty tmpfs over the host's (its sockets hidden)".to_owned(),
-            "terminals        none: no write right on /dev/pts".to_owned(),
+            "/dev             its own: null, zero, full, random, urandom, tty and a devpts of its own; no host device or terminal".to_owned(),
             match (self.cpu_millicores, cgroup) {
                 (Some(m), Some(v)) => format!(
                     "cpu              {:.2} cores for the whole run ({})",

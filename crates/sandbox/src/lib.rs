@@ -23,7 +23,10 @@
 //!   incremental; `target/` is created first when `Cargo.toml` exists (likewise
 //!   `node_modules/` for `package.json`), and other ignored paths the command creates
 //!   are copied to disk after the run. `.git` is a read-only bind. `/tmp` and
-//!   `/dev/shm` are fresh tmpfs (a workspace under /tmp is re-attached).
+//!   `/dev/shm` are fresh tmpfs (a workspace under /tmp is re-attached). `/dev` is the
+//!   sandbox's own: a small tmpfs with null, zero, full, random, urandom and tty bound
+//!   from the host, a devpts instance of its own and the `fd`/`std*` links, so no host
+//!   disk, kernel log or terminal is there.
 //! - **Pid namespace** per run: the command is pid 1; when it exits or is killed, the
 //!   kernel kills everything it started. `pid_max` of the namespace caps processes (root
 //!   ignores `RLIMIT_NPROC`), plus `RLIMIT_NPROC`, `RLIMIT_DATA`, `RLIMIT_CORE=0`.

@@ -644,6 +644,8 @@ impl Sandbox {
             bind_fds: vec![-1; binds.len()],
             binds,
             private_tmp: layers.mount,
+            own_dev: layers.mount,
+            dev_fds: [-1; crate::child::DEVICES.len()],
             hide_run: layers.mount && !writable_under_run,
             reattach_fds: vec![-1; reattach.len()],
             reattach,

@@ -1006,3 +1006,44 @@ async fn filling_the_workspace_layer_counts_against_the_runs_memory_cap() {
     );
     assert!(!ws.path().join("big.bin").exists());
 }
+
+#[tokio::test]
+async fn dev_holds_only_the_sandboxs_own_devices() {
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let out = sh(
+        &sb,
+        "ls -A /dev | sort | tr '\\n' ' '; echo; echo hi > /dev/null && head -c 4 /dev/urandom | wc -c; \
+         ls /dev/pts | tr '\\n' ' '; echo; test -e /dev/kmsg || echo no-kmsg",
+    )
+    .await;
+    assert!(out.success(), "{}", text(&out));
+    let stdout = out.stdout.to_text();
+    let mut lines = stdout.lines();
+    let listed: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let allowed = [
+        "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty",
+        "urandom", "zero",
+    ];
+    for name in &listed {
+        assert!(
+            allowed.contains(name),
+            "host device {name} in /dev: {listed:?}"
+        );
+    }
+    for needed in ["null", "zero", "urandom", "shm", "fd"] {
+        assert!(listed.contains(&needed), "{needed} missing: {listed:?}");
+    }
+    assert_eq!(lines.next(), Some("4"), "{stdout}");
+    // Its own devpts: none of the host's terminals are listed.
+    let pts = lines.next().unwrap_or_default();
+    assert!(
+        pts.split_whitespace().all(|p| p == "ptmx"),
+        "host terminals visible: {pts}"
+    );
+    assert!(stdout.contains("no-kmsg"), "{stdout}");
+}
