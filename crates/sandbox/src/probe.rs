@@ -207,12 +207,37 @@ pub fn landlock_abi() -> Option<u32> {
     (v > 0).then_some(v as u32)
 }
 
+/// Where scratch layers may go, best first. With a cgroup per run, tmpfs (`/dev/shm`):
+/// no sync at unmount, and its pages count against the run's memory cap. Without one a
+/// tmpfs layer would be memory nothing caps, so disk first: the user's cache directory.
+fn scratch_candidates(cgroup: bool, shm_ok: bool, cache: Option<PathBuf>) -> Vec<PathBuf> {
+    let shm = shm_ok.then(|| PathBuf::from("/dev/shm"));
+    let mut out: Vec<PathBuf> = if cgroup {
+        shm.into_iter().chain(cache).collect()
+    } else {
+        cache.into_iter().chain(shm).collect()
+    };
+    out.push(std::env::temp_dir());
+    out
+}
+
+/// `$XDG_CACHE_HOME/agentls/sandbox`, else `~/.cache/agentls/sandbox`, created.
+fn cache_scratch() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let dir = base.join("agentls/sandbox");
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir)
+}
+
 fn probe_overlay() -> (FeatureStatus, Option<PathBuf>) {
-    let mut candidates = Vec::new();
-    if is_writable_tmpfs(Path::new("/dev/shm")) {
-        candidates.push(PathBuf::from("/dev/shm"));
-    }
-    candidates.push(std::env::temp_dir());
+    let candidates = scratch_candidates(
+        crate::cgroup::support().is_some(),
+        is_writable_tmpfs(Path::new("/dev/shm")),
+        cache_scratch(),
+    );
     let mut last = FeatureStatus::missing("no scratch directory");
     for base in candidates {
         let status = probe_overlay_in(&base);
@@ -486,4 +511,20 @@ fn flag_names(flags: libc::c_int) -> String {
         .map(|(_, n)| *n)
         .collect::<Vec<_>>()
         .join("|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_goes_to_disk_when_no_cgroup_caps_tmpfs() {
+        let cache = Some(PathBuf::from("/home/u/.cache/agentls/sandbox"));
+        let with = scratch_candidates(true, true, cache.clone());
+        assert_eq!(with[0], PathBuf::from("/dev/shm"));
+        let without = scratch_candidates(false, true, cache.clone());
+        assert_eq!(without[0], PathBuf::from("/home/u/.cache/agentls/sandbox"));
+        assert_eq!(without[1], PathBuf::from("/dev/shm"));
+        assert_eq!(without.last(), Some(&std::env::temp_dir()));
+    }
 }
