@@ -891,7 +891,8 @@ fn print_group(controller: &str) -> String {
 #[tokio::test]
 async fn the_total_memory_of_a_run_is_capped() {
     // Three processes of 400 MiB each, under a 768 MiB cap for the run, with a per-process
-    // limit each of them would pass on its own.
+    // limit each of them would pass on its own. Each holds its memory for 8 s, so all
+    // three overlap even when a loaded machine starts them seconds apart.
     assert!(
         agentls_sandbox::cgroup::support().is_some(),
         "no writable cgroup on this machine (CI runs on one that has them)"
@@ -903,7 +904,7 @@ async fn the_total_memory_of_a_run_is_capped() {
         total_memory_bytes: Some(768 << 20),
         ..limits(60_000)
     };
-    let hold = "import time; b = b'x' * (400 << 20); print('held', flush=True); time.sleep(3)";
+    let hold = "import time; b = b'x' * (400 << 20); print('held', flush=True); time.sleep(8)";
     let script = format!(
         "{}; for i in 1 2 3; do python3 -c \"{hold}\" & done; wait; echo finished",
         print_group("memory")
