@@ -10,9 +10,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use agentls_testkit::model_server::{ModelServer, Turn};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::{agent_workspace, bin};
+use crate::support::{agent_workspace, bin, tool_results};
 
 const STUB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n";
 
@@ -219,20 +219,6 @@ async fn run(setup: &str, scenario: &str) {
         text.matches("a + b").count() + text.matches("wrapping_add").count() <= 1,
         "an edit landed twice: {text}"
     );
-}
-
-/// The tool results in a chat-completions request body, in order.
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

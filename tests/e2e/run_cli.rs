@@ -1,10 +1,10 @@
 //! `agentls run`: the real binary, a fixture model over HTTP, a fixture workspace; the
 //! edit lands on disk, `--json` prints one event per line, the exit code tells.
 
-use std::process::Stdio;
-
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::{Value, json};
+
+use crate::support::{agentls_run, agentls_run_logged, tool_results};
 
 #[tokio::test]
 async fn run_fixes_a_file_on_disk_and_prints_json_events() {
@@ -33,20 +33,7 @@ async fn run_fixes_a_file_on_disk_and_prints_json_events() {
     ));
     server.push_turn(Turn::text("Fixed add."));
     let logs = tempfile::tempdir().unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_agentls"))
-        .arg("run")
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--trajectory-dir")
-        .arg(logs.path())
-        .arg("--json")
-        .arg("Fix add")
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
+    let out = agentls_run_logged(ws.path(), &cfg, logs.path(), &["--json", "Fix add"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -94,42 +81,9 @@ fn approval_workspace(
     (ws, cfg)
 }
 
-async fn agentls_run(
-    ws: &std::path::Path,
-    cfg: &std::path::Path,
-    extra: &[&str],
-) -> std::process::Output {
-    let logs = tempfile::tempdir().unwrap();
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_agentls"))
-        .arg("run")
-        .arg("--workspace")
-        .arg(ws)
-        .arg("--config")
-        .arg(cfg)
-        .arg("--trajectory-dir")
-        .arg(logs.path())
-        .args(extra)
-        .arg("Run the check")
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap()
-}
-
 /// A command the default policy asks about (it deletes wholesale) that also runs the
 /// workspace's check script. Everything else runs unasked in the full sandbox.
 const ASKED: &str = "rm -rf build-cache && sh check.sh";
-
-/// Text of the `tool` messages of a chat request.
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .collect()
-}
 
 #[tokio::test]
 async fn approve_always_runs_asked_commands_streams_them_and_keeps_forbidden_ones_out() {
@@ -142,7 +96,12 @@ async fn approve_always_runs_asked_commands_streams_them_and_keeps_forbidden_one
         json!({"command": "sudo true"}),
     ));
     server.push_turn(Turn::text("Checked."));
-    let out = agentls_run(ws.path(), &cfg, &["--approve", "always", "--json"]).await;
+    let out = agentls_run(
+        ws.path(),
+        &cfg,
+        &["--approve", "always", "--json", "Run the check"],
+    )
+    .await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -188,7 +147,7 @@ async fn approve_never_refuses_tells_the_model_and_lists_the_command() {
     let (ws, cfg) = approval_workspace(&server, "[run]\napprove = \"always\"\n");
     server.push_turn(Turn::default().tool_call("c1", "run_command", json!({"command": ASKED})));
     server.push_turn(Turn::text("Could not run the check."));
-    let out = agentls_run(ws.path(), &cfg, &["--approve", "never"]).await;
+    let out = agentls_run(ws.path(), &cfg, &["--approve", "never", "Run the check"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -215,7 +174,7 @@ async fn approve_from_the_config_file_when_no_flag() {
     let (ws, cfg) = approval_workspace(&server, "[run]\napprove = \"always\"\n");
     server.push_turn(Turn::default().tool_call("c1", "run_command", json!({"command": ASKED})));
     server.push_turn(Turn::text("Checked."));
-    let out = agentls_run(ws.path(), &cfg, &[]).await;
+    let out = agentls_run(ws.path(), &cfg, &["Run the check"]).await;
     assert!(
         out.status.success(),
         "{}",
@@ -234,7 +193,7 @@ async fn approve_from_the_config_file_when_no_flag() {
     let (ws, cfg) = approval_workspace(&server, "");
     server.push_turn(Turn::default().tool_call("c1", "run_command", json!({"command": ASKED})));
     server.push_turn(Turn::text("Could not."));
-    let out = agentls_run(ws.path(), &cfg, &[]).await;
+    let out = agentls_run(ws.path(), &cfg, &["Run the check"]).await;
     assert!(
         out.status.success(),
         "{}",
@@ -263,7 +222,12 @@ async fn model_auto_routes_each_call_through_the_configured_router() {
     fast.push_turn(Turn::default().tool_call("c1", "read_file", missing.clone()));
     fast.push_turn(Turn::default().tool_call("c2", "read_file", missing));
     strong.push_turn(Turn::text("There is no such file."));
-    let out = agentls_run(ws.path(), &cfg, &["--model", "auto", "--json"]).await;
+    let out = agentls_run(
+        ws.path(),
+        &cfg,
+        &["--model", "auto", "--json", "Run the check"],
+    )
+    .await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -292,7 +256,7 @@ async fn a_local_model_without_the_engine_says_how_to_rebuild() {
         "[models.local]\nwire = \"local\"\nmodel = \"qwen2.5-coder-0.5b\"\n",
     )
     .unwrap();
-    let out = agentls_run(ws.path(), &cfg, &["--model", "local"]).await;
+    let out = agentls_run(ws.path(), &cfg, &["--model", "local", "Run the check"]).await;
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(
@@ -312,7 +276,7 @@ async fn a_local_model_with_a_base_url_is_a_config_error() {
         "[models.local]\nwire = \"local\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
     )
     .unwrap();
-    let out = agentls_run(ws.path(), &cfg, &["--model", "local"]).await;
+    let out = agentls_run(ws.path(), &cfg, &["--model", "local", "Run the check"]).await;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -355,7 +319,7 @@ async fn headless_symbols_and_repo_map_see_the_workspace() {
             .tool_call("c2", "repo_map", json!({})),
     );
     server.push_turn(Turn::text("Looked."));
-    let out = agentls_run(ws.path(), &cfg, &["--mode", "ask"]).await;
+    let out = agentls_run(ws.path(), &cfg, &["--mode", "ask", "Run the check"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

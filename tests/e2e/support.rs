@@ -110,3 +110,46 @@ pub fn wait_message(client: &mut LspClient, method: &str, needle: &str) -> Strin
         }
     }
 }
+
+/// Text of the `tool` messages of a chat request the fixture model received.
+pub fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// `agentls run --workspace WS --config CFG --trajectory-dir <tmp> ARGS...` (the task is
+/// the last of `args`), stdin closed, as a script or CI runs it.
+pub async fn agentls_run(ws: &Path, cfg: &Path, args: &[&str]) -> std::process::Output {
+    let logs = tempfile::tempdir().unwrap();
+    agentls_run_logged(ws, cfg, logs.path(), args).await
+}
+
+/// [`agentls_run`] with the trajectories written to `logs`.
+pub async fn agentls_run_logged(
+    ws: &Path,
+    cfg: &Path,
+    logs: &Path,
+    args: &[&str],
+) -> std::process::Output {
+    tokio::process::Command::new(bin())
+        .arg("run")
+        .arg("--workspace")
+        .arg(ws)
+        .arg("--config")
+        .arg(cfg)
+        .arg("--trajectory-dir")
+        .arg(logs)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap()
+}

@@ -8,7 +8,9 @@
 use std::process::Stdio;
 
 use agentls_testkit::model_server::{ModelServer, Turn};
-use serde_json::{Value, json};
+use serde_json::json;
+
+use crate::support::{agentls_run, tool_results};
 
 /// Whether `pylsp` with pyflakes runs here; under CI its absence fails the test.
 fn pylsp_available() -> bool {
@@ -26,17 +28,6 @@ fn pylsp_available() -> bool {
         panic!("pylsp with pyflakes is required in CI (pip install 'python-lsp-server[pyflakes]')");
     }
     ok
-}
-
-/// The `tool` messages of a chat request.
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// The milliseconds in `pylsp: ... (N ms)` / `pylsp reports ... (N ms)`.
@@ -86,20 +77,7 @@ async fn an_edit_that_breaks_python_shows_pylsps_error_and_the_fix_shows_none() 
         json!({"path": "shop.py", "old_string": "sum(itemz)", "new_string": "sum(items)"}),
     ));
     server.push_turn(Turn::text("Done."));
-    let logs = tempfile::tempdir().unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_agentls"))
-        .arg("run")
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--trajectory-dir")
-        .arg(logs.path())
-        .arg("Break and fix")
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
+    let out = agentls_run(ws.path(), &cfg, &["Break and fix"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
