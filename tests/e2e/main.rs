@@ -13,6 +13,7 @@ mod edit_cli;
 mod keystrokes;
 mod memory;
 mod neovim;
+mod neovim_plugin;
 mod neovim_typing;
 mod robustness;
 mod run_cli;

@@ -1,0 +1,36 @@
+-- The plugin's options: defaults, merged with what setup{} is given.
+local M = {}
+
+local defaults = {
+  -- The server: `agentls` on PATH, or a path to the binary.
+  cmd = { "agentls" },
+  -- What marks a workspace root; the current directory when none is found.
+  root_markers = { ".git", "agentls.toml", "Cargo.toml", "pyproject.toml", "package.json", "go.mod" },
+  -- Sent as initializationOptions (the server's config keys, as in config.toml).
+  -- `agent.review = "review"` makes agent edits land pending, for :AgentAccept/:AgentReject.
+  settings = {},
+  chat = {
+    -- "vsplit" (right), "split" (below) or "float".
+    layout = "vsplit",
+    width = 70,
+  },
+  -- Forward the editor's diagnostics (every source) to the agent (agent/diagnostics).
+  forward_diagnostics = true,
+  -- LspProgress of agent runs as vim.notify messages.
+  notify_progress = true,
+}
+
+local current = vim.deepcopy(defaults)
+
+function M.set(opts)
+  current = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  if type(current.cmd) == "string" then
+    current.cmd = { current.cmd }
+  end
+end
+
+function M.get()
+  return current
+end
+
+return M

