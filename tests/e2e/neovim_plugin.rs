@@ -137,6 +137,16 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
         seen.contains("mismatched types from another server"),
         "{seen}"
     );
+    // :checkhealth agentls: the binary, the settings, the models.
+    let health = &results["health"];
+    for ok in [
+        "OK agentls ",
+        "OK versioned edits",
+        "OK didChange is sent at once",
+        "OK models: fixture",
+    ] {
+        assert!(health.contains(ok), "{ok} missing from {health}");
+    }
     let chat_text = std::fs::read_to_string(&chat).unwrap();
     assert!(chat_text.contains("## You"), "{chat_text}");
     assert!(chat_text.contains("_cancelled · "), "{chat_text}");

@@ -140,6 +140,8 @@ local ok, err = pcall(function()
   end)
 
   out.status_end = agentls.status()
+  vim.cmd("checkhealth agentls")
+  out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
   vim.fn.writefile(vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false), vim.env.CHAT)
 end)
 if not ok then
