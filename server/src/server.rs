@@ -304,6 +304,8 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: lsp::InitializedParams) {
+        // From here INFO and DEBUG lines reach the editor's log, not its stderr.
+        crate::logging::attach(self.client.clone());
         let advice = self
             .state
             .client_advice

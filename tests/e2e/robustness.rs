@@ -266,3 +266,53 @@ fn closing_stdin_ends_the_server() {
     let status = client.wait_exit().unwrap();
     assert!(status.code().is_some(), "{status:?}");
 }
+
+#[test]
+fn info_lines_go_to_the_client_log_and_stderr_keeps_plain_warnings() {
+    let mut client = start(&[("AGENTLS_LOG", "info")]);
+    // No documentChanges: the server warns about it (a WARN, so stderr).
+    client.initialize(json!({}), json!({})).unwrap();
+    let logged = client.wait_notification("window/logMessage").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut seen = vec![logged];
+    while !seen.iter().any(|n| {
+        n["params"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("initialized")
+    }) {
+        assert!(std::time::Instant::now() < deadline, "{seen:?}");
+        if let Ok(n) = client.wait_notification("window/logMessage") {
+            seen.push(n);
+        }
+    }
+    let info = seen
+        .iter()
+        .find(|n| {
+            n["params"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("initialized")
+        })
+        .unwrap();
+    assert_eq!(
+        info["params"]["type"], 3,
+        "an INFO line is MessageType.Info: {info}"
+    );
+    // The warning reached stderr, in plain text; no INFO line did.
+    while !client.stderr_tail().contains("cannot refuse a stale edit") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            client.stderr_tail()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let stderr = client.stderr_tail();
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "ANSI codes on a pipe: {stderr:?}"
+    );
+    assert!(!stderr.contains(" INFO "), "{stderr}");
+    assert!(client.shutdown().unwrap().success());
+}
