@@ -64,6 +64,8 @@ pub struct ClientCaps {
     pub atomic_edits: bool,
     /// `experimental.agent`: it speaks the `agent/*` extension and wants `agent/event`.
     pub agent_extension: bool,
+    /// `window.showDocument.support`: it opens a document the server names.
+    pub show_document: bool,
 }
 
 /// Reads a lock, recovering from poisoning: the values behind these locks are replaced

@@ -28,18 +28,59 @@ fn url(path: &std::path::Path) -> String {
     format!("file://{}", path.display())
 }
 
-/// Capabilities as Helix sends them (the parts the server reads): progress, versioned
-/// edits with resource operations, `failureHandling: abort`, no annotations, no
-/// experimental methods.
+/// The `initialize` capabilities Helix 25.07 sends (helix-lsp/src/client.rs): versioned
+/// edits with resource operations and `failureHandling: abort`, no change annotations,
+/// progress, no `showDocument`, no experimental methods.
 fn helix_caps() -> Value {
     json!({
-        "general": { "positionEncodings": ["utf-8", "utf-32", "utf-16"] },
+        "workspace": {
+            "configuration": true,
+            "didChangeConfiguration": { "dynamicRegistration": false },
+            "workspaceFolders": true,
+            "applyEdit": true,
+            "symbol": { "dynamicRegistration": false },
+            "executeCommand": { "dynamicRegistration": false },
+            "inlayHint": { "refreshSupport": false },
+            "workspaceEdit": {
+                "documentChanges": true,
+                "resourceOperations": ["create", "rename", "delete"],
+                "failureHandling": "abort",
+                "normalizesLineEndings": false
+            },
+            "didChangeWatchedFiles": { "dynamicRegistration": true, "relativePatternSupport": false },
+            "fileOperations": { "willRename": true, "didRename": true }
+        },
+        "textDocument": {
+            "completion": { "completionItem": {
+                "snippetSupport": true,
+                "resolveSupport": { "properties": ["documentation", "detail", "additionalTextEdits"] },
+                "insertReplaceSupport": true,
+                "deprecatedSupport": true,
+                "tagSupport": { "valueSet": [1] }
+            }, "completionItemKind": {} },
+            "hover": { "contentFormat": ["markdown"] },
+            "signatureHelp": { "signatureInformation": {
+                "documentationFormat": ["markdown"],
+                "parameterInformation": { "labelOffsetSupport": true },
+                "activeParameterSupport": true
+            } },
+            "rename": { "dynamicRegistration": false, "prepareSupport": true, "honorsChangeAnnotations": false },
+            "formatting": { "dynamicRegistration": false },
+            "codeAction": {
+                "codeActionLiteralSupport": { "codeActionKind": { "valueSet": [
+                    "", "quickfix", "refactor", "refactor.extract", "refactor.inline",
+                    "refactor.rewrite", "source", "source.organizeImports"
+                ] } },
+                "isPreferredSupport": true,
+                "disabledSupport": true,
+                "dataSupport": true,
+                "resolveSupport": { "properties": ["edit", "command"] }
+            },
+            "publishDiagnostics": { "versionSupport": true, "tagSupport": { "valueSet": [1, 2] } },
+            "inlayHint": { "dynamicRegistration": false }
+        },
         "window": { "workDoneProgress": true },
-        "workspace": { "workspaceEdit": {
-            "documentChanges": true,
-            "resourceOperations": ["create", "rename", "delete"],
-            "failureHandling": "abort"
-        }}
+        "general": { "positionEncodings": ["utf-8", "utf-32", "utf-16"] }
     })
 }
 
@@ -56,6 +97,7 @@ async fn setup(caps: Value, settings: Value, text: &str) -> Fixture {
             ("AGENTLS_LOG", "debug"),
             ("AGENTLS_CONFIG", config.to_str().unwrap()),
             ("XDG_DATA_HOME", data.to_str().unwrap()),
+            ("XDG_CACHE_HOME", dir.path().join("cache").to_str().unwrap()),
         ],
     )
     .unwrap();
@@ -210,6 +252,8 @@ async fn helix_code_action_on_a_stub_lands_the_implementation_while_the_user_typ
         .filter(|(r, _)| {
             r["method"] != "window/workDoneProgress/create" || r["params"]["token"] == token
         })
+        // Helix registers for file watching: the server asks that at startup.
+        .filter(|(r, _)| r["method"] != "client/registerCapability")
         .map(|(r, _)| r["method"].as_str().unwrap())
         .collect();
     assert_eq!(
@@ -713,4 +757,152 @@ async fn diagnostics_the_editor_forwards_reach_the_agent() {
     let m = &last.body["messages"];
     let tool = m[m.as_array().unwrap().len() - 1].to_string();
     assert!(!tool.contains("mismatched types"), "{tool}");
+}
+
+/// Code actions at `range` (`[start line, start col, end line, end col]`), their titles.
+fn titles_at(f: &mut Fixture, range: [u32; 4]) -> Vec<String> {
+    let actions = f
+        .editor
+        .client
+        .request_ok(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": { "uri": f.uri },
+                "range": { "start": { "line": range[0], "character": range[1] }, "end": { "line": range[2], "character": range[3] } },
+                "context": { "diagnostics": [] }
+            }),
+        )
+        .unwrap();
+    actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn helix_one_character_cursor_is_a_place_not_a_selection() {
+    let mut f = setup(helix_caps(), json!({}), STUB).await;
+    // Wait for the index (the stub's function) as `action` does.
+    f.action(1, json!([]), "Agent: implement `add`");
+    // Helix sends its cursor as the character under it: (1,4)-(1,5).
+    let titles = titles_at(&mut f, [1, 4, 1, 5]);
+    assert!(
+        titles.iter().any(|t| t == "Agent: implement `add`"),
+        "{titles:?}"
+    );
+    assert!(
+        !titles.iter().any(|t| t == "Agent: implement this"),
+        "{titles:?}"
+    );
+    assert!(
+        titles.iter().any(|t| t == "Agent: explain `add`"),
+        "{titles:?}"
+    );
+    // A real selection is still one.
+    let titles = titles_at(&mut f, [1, 4, 1, 11]);
+    assert!(
+        titles.iter().any(|t| t == "Agent: implement this"),
+        "{titles:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_offers_questions_and_cancel_is_offered_while_a_run_goes_on() {
+    let mut f = setup(helix_caps(), json!({}), STUB).await;
+    f.editor
+        .buffers
+        .lock()
+        .unwrap()
+        .message_answers
+        .push_back(json!({ "title": "Are there bugs in this code?" }));
+    // A slow answer, so the run is still going when the menu is asked again.
+    f.model.push_turn(
+        Turn::text("Looking closely at every line of it ...")
+            .chunked(2)
+            .frame_delay(Duration::from_millis(200)),
+    );
+    let ask = f.action(1, json!([]), "Agent: ask…");
+    let (reply, _) = f.execute(&ask["command"]);
+    let session = reply["session"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{reply}: {:?}", f.editor.client.server_requests))
+        .to_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while f.model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the model was never called");
+        // A request keeps the client reading: the run waits for its progress token.
+        titles_at(&mut f, [1, 4, 1, 4]);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let asked = f.model.requests()[0].body.to_string();
+    assert!(asked.contains("Are there bugs in this code?"), "{asked}");
+    // The question was put through window/showMessageRequest.
+    let request = f
+        .editor
+        .client
+        .server_requests
+        .iter()
+        .find(|(r, _)| r["method"] == "window/showMessageRequest")
+        .map(|(r, _)| r.clone())
+        .expect("no showMessageRequest");
+    let offered: Vec<&str> = request["params"]["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(offered.len() >= 3, "{offered:?}");
+    // While it runs, the menu offers to cancel it, and that stops it.
+    let cancel = f.action(1, json!([]), "Agent: cancel");
+    assert_eq!(cancel["command"]["arguments"][0]["session"], session);
+    let (cancelled, _) = f.execute(&cancel["command"]);
+    assert_eq!(cancelled["cancelled"][0], session);
+    let token = reply["progressToken"].as_str().unwrap().to_owned();
+    let progress = f.progress_until_end(&token);
+    assert_eq!(progress.last().unwrap()["message"], "cancelled");
+    // Dismissing the question starts nothing.
+    let (none, _) = f.execute(&ask["command"]);
+    assert_eq!(none["started"], false);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_explanation_is_shown_whole_in_a_document() {
+    let mut caps = helix_caps();
+    caps["window"]["showDocument"] = json!({ "support": true });
+    let mut f = setup(caps, json!({}), STUB).await;
+    let answer = format!(
+        "`add` is a stub. {}The end.",
+        "It returns nothing yet. ".repeat(40)
+    );
+    f.model.push_turn(Turn::text(answer.clone()));
+    let explain = f.action(1, json!([]), "Agent: explain");
+    f.execute(&explain["command"]);
+    let shown = f
+        .editor
+        .client
+        .wait_notification("window/showMessage")
+        .unwrap();
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the whole answer is open in a document"),
+        "{message}"
+    );
+    assert!(
+        message.chars().count() < answer.chars().count(),
+        "{message}"
+    );
+    let docs = f.editor.buffers.lock().unwrap().shown_documents.clone();
+    assert_eq!(docs.len(), 1, "{docs:?}");
+    assert_eq!(docs[0]["takeFocus"], true);
+    let path = docs[0]["uri"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("file://")
+        .unwrap()
+        .to_owned();
+    let whole = std::fs::read_to_string(&path).unwrap();
+    assert!(whole.contains(answer.trim()), "{whole}");
+    assert!(path.contains("/cache/agentls/answers/"), "{path}");
 }

@@ -36,6 +36,8 @@ pub struct Buffers {
     /// Neovim's way with an edit for an older version of a buffer: skip it silently and
     /// still answer `applied: true` (instead of refusing the whole edit, as Helix does).
     pub skip_stale_silently: bool,
+    /// Every `window/showDocument` request's params, in order (each answered `success`).
+    pub shown_documents: Vec<Value>,
 }
 
 /// A test editor: an LSP client plus its buffers.
@@ -62,12 +64,17 @@ impl Editor {
             message_answers: std::collections::VecDeque::new(),
             decline_confirmations: false,
             skip_stale_silently: false,
+            shown_documents: Vec::new(),
         }));
         let shared = buffers.clone();
         client.on_request(move |method, params, outbox| {
             let mut b = lock(&shared);
             if method == "window/showMessageRequest" {
                 return Ok(b.message_answers.pop_front().unwrap_or(Value::Null));
+            }
+            if method == "window/showDocument" {
+                b.shown_documents.push(params.clone());
+                return Ok(json!({ "success": true }));
             }
             if method != "workspace/applyEdit" {
                 return Ok(Value::Null);

@@ -331,9 +331,18 @@ impl Drop for LspClient {
             let _ = self.child.wait();
         }
         if std::thread::panicking() {
-            // The test harness captures this and prints it with the failure.
+            // The test harness captures this and prints it with the failure. INFO and
+            // DEBUG lines come as window/logMessage, the rest on stderr.
+            let logged: Vec<String> = self
+                .notifications
+                .iter()
+                .filter(|n| n["method"] == "window/logMessage")
+                .filter_map(|n| n["params"]["message"].as_str().map(str::to_owned))
+                .collect();
+            let from = logged.len().saturating_sub(STDERR_TAIL_LINES);
             eprintln!(
-                "--- the server's stderr (last {STDERR_TAIL_LINES} lines):\n{}",
+                "--- the server's log messages (last {STDERR_TAIL_LINES}):\n{}\n--- its stderr (last {STDERR_TAIL_LINES} lines):\n{}",
+                logged[from..].join("\n"),
                 self.stderr_tail()
             );
         }

@@ -148,6 +148,9 @@ pub struct Reporter {
     entry: Arc<Entry>,
     token: Option<lsp::NumberOrString>,
     extension: bool,
+    /// The client opens documents the server names (`window/showDocument`): an answer
+    /// too long for a message is written to a file and shown whole.
+    pub show_document: bool,
 }
 
 impl Reporter {
@@ -179,6 +182,7 @@ impl Reporter {
             entry,
             token,
             extension,
+            show_document: false,
         };
         reporter
             .progress(lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
@@ -330,9 +334,47 @@ impl Reporter {
         // A panel already shows the outcome of its own prompts; a run it did not start
         // (a code action's, with progress) still gets a message, as it would anywhere.
         if !self.extension || self.token.is_some() {
-            self.client
-                .show_message(kind, format!("agentls: {short}"))
-                .await;
+            let mut shown = format!("agentls: {short}");
+            if short.chars().count() < message.trim().chars().count()
+                && self.show_document
+                && self.show_whole(&message).await
+            {
+                shown.push_str(" (the whole answer is open in a document)");
+            }
+            self.client.show_message(kind, shown).await;
+        }
+    }
+
+    /// Writes `message` to `<cache>/agentls/answers/<session>.md` and asks the client
+    /// to open it; true when it did.
+    async fn show_whole(&self, message: &str) -> bool {
+        let Some(dir) = dirs::cache_dir().map(|d| d.join("agentls").join("answers")) else {
+            return false;
+        };
+        let path = dir.join(format!("{}.md", self.entry.id));
+        let title = self.entry.info().title;
+        let text = format!("# {title}\n\n{}\n", message.trim());
+        let written = tokio::fs::create_dir_all(&dir).await.is_ok()
+            && tokio::fs::write(&path, text).await.is_ok();
+        let Some(uri) = written
+            .then(|| lsp::Url::from_file_path(&path).ok())
+            .flatten()
+        else {
+            tracing::warn!(path = %path.display(), "could not write the whole answer");
+            return false;
+        };
+        let params = lsp::ShowDocumentParams {
+            uri,
+            external: Some(false),
+            take_focus: Some(true),
+            selection: None,
+        };
+        match self.client.show_document(params).await {
+            Ok(shown) => shown,
+            Err(e) => {
+                tracing::info!("the client did not open the answer: {e}");
+                false
+            }
         }
     }
 }

@@ -159,6 +159,7 @@ async fn run(
     let extension = state.client_caps().agent_extension;
     let mut reporter =
         Reporter::begin(client.clone(), entry.clone(), token, extension, &title).await;
+    reporter.show_document = state.client_caps().show_document;
     let mut guard = entry.live.lock().await;
     if guard.is_none() {
         match build(&state, &client, &entry, &prompt).await {

@@ -101,5 +101,10 @@ pub fn client_caps(caps: &lsp::ClientCapabilities) -> crate::state::ClientCaps {
             .as_ref()
             .and_then(|e| e.get(agentls_protocol::agent::CAPABILITY))
             .is_some_and(|v| !v.is_null() && *v != serde_json::Value::Bool(false)),
+        show_document: caps
+            .window
+            .as_ref()
+            .and_then(|w| w.show_document.as_ref())
+            .is_some_and(|d| d.support),
     }
 }

@@ -38,7 +38,10 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
     if last > first && params.range.end.character == 0 {
         last -= 1;
     }
-    let selection = params.range.start != params.range.end;
+    // Helix's cursor is a one-character selection: that is a place, not a selection.
+    let selection = params.range.start != params.range.end
+        && !(params.range.start.line == params.range.end.line
+            && params.range.end.character <= params.range.start.character + 1);
     let task = |instruction: String, range: Range| TaskArgs {
         uri: Some(lsp_uri.clone()),
         range: Some(range),
@@ -150,8 +153,31 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
         );
     }
 
+    // A question of the user's own, where the editor has no free text: the server asks
+    // which one (window/showMessageRequest) when the command runs.
+    out.push(
+        "Agent: ask…".to_owned(),
+        lsp::CodeActionKind::EMPTY,
+        commands::ASK,
+        &task(String::new(), explain_range),
+        vec![],
+    );
     if let Some(path) = &path {
         review_actions(state, path, rope, (first as usize, last as usize), &mut out);
+    }
+    // While a run goes on, a way to stop it from the same menu.
+    for entry in state.sessions.all() {
+        if entry.status() == agentls_protocol::agent::SessionStatus::Running {
+            let title = entry.info().title;
+            out.push_args(
+                format!("Agent: cancel `{}`", cut(&title)),
+                commands::CANCEL,
+                &SessionArgs {
+                    session: Some(entry.id.clone()),
+                    change: None,
+                },
+            );
+        }
     }
     out.actions
 }

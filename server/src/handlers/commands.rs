@@ -41,7 +41,13 @@ pub async fn execute(
         return apply_edit(state, sink, params.arguments).await.map(Some);
     }
     if let Some(kind) = crate::agent::TaskKind::from_command(command) {
-        let args: c::TaskArgs = one_arg(command, params.arguments)?;
+        let mut args: c::TaskArgs = one_arg(command, params.arguments)?;
+        if command == c::ASK && args.instruction.trim().is_empty() {
+            match pick_question(&client).await {
+                Some(question) => args.instruction = question,
+                None => return Ok(Some(json!({ "started": false }))),
+            }
+        }
         let started = super::agent::start_task(&state, &client, kind, args, token)?;
         return Ok(Some(json!(started)));
     }
@@ -79,6 +85,44 @@ pub async fn execute(
             Ok(Some(json!(result)))
         }
         other => Err(invalid(format!("unknown command {other}"))),
+    }
+}
+
+/// Questions "Agent: ask…" offers where the editor cannot take free text (Helix's code
+/// action menu): read-only, about the code at hand.
+pub const QUESTIONS: &[&str] = &[
+    "What does this code do?",
+    "Are there bugs in this code?",
+    "How could this be simpler?",
+    "What calls this, and what does it call?",
+    "What could break if this changes?",
+];
+
+/// Asks the user which of [`QUESTIONS`] to put (`window/showMessageRequest`); `None`
+/// when they dismiss it or the client cannot ask.
+async fn pick_question(client: &tower_lsp::Client) -> Option<String> {
+    use tower_lsp::lsp_types::{MessageActionItem, MessageType};
+    let actions = QUESTIONS
+        .iter()
+        .map(|q| MessageActionItem {
+            title: (*q).to_owned(),
+            properties: Default::default(),
+        })
+        .collect();
+    let asked = client
+        .show_message_request(
+            MessageType::INFO,
+            "agentls: ask about this code (for a question of your own, use agentls.ask with an instruction)",
+            Some(actions),
+        )
+        .await;
+    match asked {
+        Ok(Some(item)) if QUESTIONS.contains(&item.title.as_str()) => Some(item.title),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::info!("the client could not ask: {e}");
+            None
+        }
     }
 }
 
