@@ -87,6 +87,11 @@ fn helix_caps() -> Value {
 /// A server on a workspace holding `src/lib.rs` = `text`, open in the editor, with the
 /// fixture model configured, and `settings` as initializationOptions.
 async fn setup(caps: Value, settings: Value, text: &str) -> Fixture {
+    setup_as(caps, settings, text, Value::Null).await
+}
+
+/// [`setup`] with the client's `clientInfo`.
+async fn setup_as(caps: Value, settings: Value, text: &str, client_info: Value) -> Fixture {
     let model = ModelServer::start().await.unwrap();
     let (dir, root, config) = agent_workspace(&model.url(), text);
     let data = dir.path().join("data");
@@ -109,6 +114,7 @@ async fn setup(caps: Value, settings: Value, text: &str) -> Fixture {
             json!({
                 "workspaceFolders": [{ "uri": url(&root), "name": "ws" }],
                 "initializationOptions": settings,
+                "clientInfo": client_info,
             }),
         )
         .unwrap();
@@ -869,9 +875,9 @@ async fn ask_offers_questions_and_cancel_is_offered_while_a_run_goes_on() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_explanation_is_shown_whole_in_a_document() {
-    let mut caps = helix_caps();
-    caps["window"]["showDocument"] = json!({ "support": true });
-    let mut f = setup(caps, json!({}), STUB).await;
+    // Helix answers window/showDocument without advertising it; it says who it is.
+    let helix = json!({ "name": "helix", "version": "25.07.1" });
+    let mut f = setup_as(helix_caps(), json!({}), STUB, helix).await;
     let answer = format!(
         "`add` is a stub. {}The end.",
         "It returns nothing yet. ".repeat(40)
@@ -905,4 +911,20 @@ async fn a_long_explanation_is_shown_whole_in_a_document() {
     let whole = std::fs::read_to_string(&path).unwrap();
     assert!(whole.contains(answer.trim()), "{whole}");
     assert!(path.contains("/cache/agentls/answers/"), "{path}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_show_document_a_long_answer_stays_a_message() {
+    let mut f = setup(helix_caps(), json!({}), STUB).await;
+    f.model.push_turn(Turn::text("Long. ".repeat(120)));
+    let explain = f.action(1, json!([]), "Agent: explain");
+    f.execute(&explain["command"]);
+    let shown = f
+        .editor
+        .client
+        .wait_notification("window/showMessage")
+        .unwrap();
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert!(!message.contains("open in a document"), "{message}");
+    assert!(f.editor.buffers.lock().unwrap().shown_documents.is_empty());
 }

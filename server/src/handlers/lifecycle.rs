@@ -11,7 +11,17 @@ use crate::state::State;
 pub fn initialize(state: &State, params: lsp::InitializeParams) -> lsp::InitializeResult {
     let encoding = from_lsp::position_encoding(&params);
     state.set_encoding(encoding);
-    state.set_client_caps(from_lsp::client_caps(&params.capabilities));
+    let mut caps = from_lsp::client_caps(&params.capabilities);
+    // Helix opens documents a server names (it answers window/showDocument) but does
+    // not say so in its capabilities (25.07).
+    if params
+        .client_info
+        .as_ref()
+        .is_some_and(|c| c.name == "helix")
+    {
+        caps.show_document = true;
+    }
+    state.set_client_caps(caps);
     let root = from_lsp::workspace_root(&params);
     let mut merged = config::load_files(root.as_deref());
     if let Some(options) = params.initialization_options {
