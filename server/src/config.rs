@@ -232,6 +232,17 @@ pub struct Merged {
 impl Merged {
     /// Sets (or replaces) the layer from `source` and merges everything again.
     pub fn set_layer(&mut self, source: Source, mut value: Value) {
+        if !value.is_object() {
+            // Neovim encodes an empty Lua table as `[]`; nothing else but a table is a
+            // configuration. Merged, a non-table would replace every setting below it.
+            let empty = value.is_null() || value.as_array().is_some_and(Vec::is_empty);
+            let problem = format!("{source}: not a table of settings: ignored");
+            if !empty && !self.load_problems.contains(&problem) {
+                self.load_problems.push(problem);
+            }
+            self.remerge();
+            return;
+        }
         if matches!(source, Source::Workspace(_))
             && let Some(table) = value.as_object_mut()
         {
@@ -688,6 +699,27 @@ mod tests {
         );
         assert_eq!(m.config.agent.model.as_deref(), Some("other"));
         assert!(m.problems.is_empty(), "{:?}", m.problems);
+    }
+
+    #[test]
+    fn client_settings_that_are_not_a_table_leave_the_rest_alone() {
+        let mut m = Merged::default();
+        m.set_layer(
+            Source::User("/u.toml".into()),
+            json!({"agent": {"model": "mine"}, "models": {"mine": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1"}}}),
+        );
+        // Neovim sends an empty Lua table as `[]`.
+        m.set_layer(Source::InitializationOptions, json!([]));
+        assert_eq!(m.config.agent.model.as_deref(), Some("mine"));
+        assert!(m.config.models().unwrap().models.contains_key("mine"));
+        assert!(m.problems.is_empty(), "{:?}", m.problems);
+        m.set_layer(Source::InitializationOptions, json!([1, 2]));
+        assert_eq!(m.config.agent.model.as_deref(), Some("mine"));
+        assert!(
+            m.problems.iter().any(|p| p.contains("not a table")),
+            "{:?}",
+            m.problems
+        );
     }
 
     #[test]

@@ -101,7 +101,8 @@ local function lsp_config()
     capabilities = M.capabilities(),
     -- Every keystroke reaches the server at once: it plans agent edits on the live text.
     flags = { debounce_text_changes = 0 },
-    init_options = cfg.settings,
+    -- Only a non-empty table: an empty one would be encoded as `[]`.
+    init_options = next(cfg.settings) ~= nil and cfg.settings or nil,
     handlers = { ["agent/event"] = on_event },
     on_attach = function()
       M.state.attached = true
