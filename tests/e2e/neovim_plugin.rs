@@ -130,6 +130,7 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
         "{results:#?}"
     );
     assert_eq!(results["later_attached"], "true");
+    assert_eq!(results["resumed"], "true");
     // The agent's diagnostics tool saw the other server's error through the plugin.
     let last = model.requests().last().unwrap().body.clone();
     let seen = tool_results(&last).join("\n");

@@ -139,10 +139,26 @@ local ok, err = pcall(function()
     return chat_text():find("One error.", 1, true) ~= nil
   end)
 
+  vim.fn.writefile(vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false), vim.env.CHAT)
+
+  -- 7. The pickers, with vim.ui.select answering its first item.
+  vim.ui.select = function(items, _, on_choice)
+    on_choice(items[1])
+  end
+  vim.cmd("AgentModel")
+  wait("the model switch", 5000, function()
+    return chat_text():find("_model: fixture_", 1, true) ~= nil
+  end)
+  vim.cmd("AgentSessions")
+  wait("a resumed transcript", 5000, function()
+    local text = chat_text()
+    return text:find("## You", 1, true) ~= nil and text:find("_model: fixture_", 1, true) == nil
+  end)
+  out.resumed = true
+
   out.status_end = agentls.status()
   vim.cmd("checkhealth agentls")
   out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-  vim.fn.writefile(vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false), vim.env.CHAT)
 end)
 if not ok then
   out.error = tostring(err)
