@@ -21,6 +21,12 @@ pub struct Metrics {
     pub calls_by_tool: BTreeMap<String, u32>,
     /// Failed tool calls by error class.
     pub errors_by_class: BTreeMap<String, u32>,
+    /// Commands that ran and failed (non-zero exit or a signal: a failing build or test
+    /// run). Not tool errors: the tool worked.
+    pub failed_commands: u32,
+    /// Steps in which a call failed: a tool error other than the user's refusal, or a
+    /// failed command.
+    pub failed_steps: u32,
     /// Prompt tokens.
     pub input_tokens: u64,
     /// Prompt tokens read from the provider's cache.

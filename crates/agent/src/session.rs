@@ -554,14 +554,15 @@ impl Session {
             if let Ok(mut refused) = self.approvals.refused.lock() {
                 self.metrics.refused.append(&mut refused);
             }
-            // A refusal by the user is not the model failing.
-            let failed = |o: &CallOutcome| {
-                o.result
-                    .as_ref()
-                    .is_err_and(|e| e.class != agentls_tools::ErrorClass::UserAborted)
+            // A refusal by the user is not the model failing; a failing build or test
+            // run is.
+            let failed = |o: &CallOutcome| match &o.result {
+                Ok(out) => out.failed,
+                Err(e) => e.class != agentls_tools::ErrorClass::UserAborted,
             };
             if outcomes.iter().any(failed) {
                 self.failures += 1;
+                self.metrics.failed_steps += 1;
             } else {
                 self.failures = 0;
             }
@@ -650,6 +651,9 @@ impl Session {
     fn note_outcome(&mut self, o: &CallOutcome) {
         let class = o.result.as_ref().err().map(|e| e.class);
         self.metrics.add_call(&o.call.name, class);
+        if o.result.as_ref().is_ok_and(|out| out.failed) {
+            self.metrics.failed_commands += 1;
+        }
         if self.trajectory.is_some() {
             let (ok, content) = match &o.result {
                 Ok(out) => (true, out.content.as_str()),

@@ -311,3 +311,41 @@ async fn a_whole_file_write_after_a_concurrent_change_keeps_that_change() {
     assert_eq!(results.len(), 3, "{results:?}");
     assert!(results[2].contains("merged"), "{results:?}");
 }
+
+#[tokio::test]
+async fn a_failing_test_run_counts_as_a_failed_step() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    server.push_turn(call(
+        "r1",
+        "run_command",
+        json!({"command": "echo '1 test failed' >&2; exit 3"}),
+    ));
+    server.push_turn(call("r2", "run_command", json!({"command": "true"})));
+    server.push_turn(Turn::text("looked"));
+    let mut ctx = test_context(ws.path());
+    ctx.sandbox = Some(Arc::new(
+        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
+    ));
+    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let mut s = Session::new(
+        provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
+        tools,
+        ctx,
+        SessionConfig::default(),
+        static_ctx,
+    );
+    assert_eq!(
+        s.run("test it").await,
+        Status::Done {
+            answer: "looked".into()
+        }
+    );
+    let m = s.metrics();
+    assert_eq!(m.failed_commands, 1, "{m:?}");
+    assert_eq!(m.failed_steps, 1, "{m:?}");
+    // Not a tool error: the tool worked.
+    assert!(m.errors_by_class.is_empty(), "{m:?}");
+}

@@ -146,14 +146,15 @@ impl Tool for RunCommand {
             crate::util::clip(&command, 80),
             status(&outcome)
         );
+        let failed = !outcome.success();
         if outcome.changes.changes.is_empty() {
-            return Ok(ToolOutput::with_summary(out, summary));
+            return Ok(ToolOutput::with_summary(out, summary).failed(failed));
         }
         match land_changes(ctx, &outcome).await {
             Ok(landed) => {
                 out.push_str("files changed by the command (applied):\n");
                 out.push_str(&landed.content);
-                Ok(ToolOutput::with_summary(out, summary))
+                Ok(ToolOutput::with_summary(out, summary).failed(failed))
             }
             Err(e) => Err(ToolError {
                 class: e.class,

@@ -34,6 +34,9 @@ pub struct ToolOutput {
     pub content: String,
     /// One line for people (progress, `agent/event`): "read src/lib.rs:1-80".
     pub summary: String,
+    /// The tool worked but what it ran failed: a command that exited non-zero or was
+    /// killed by a signal (a failing test run). Counted as a failed step.
+    pub failed: bool,
 }
 
 impl ToolOutput {
@@ -47,7 +50,11 @@ impl ToolOutput {
             .chars()
             .take(120)
             .collect();
-        Self { content, summary }
+        Self {
+            content,
+            summary,
+            failed: false,
+        }
     }
 
     /// An output with its own summary.
@@ -55,7 +62,14 @@ impl ToolOutput {
         Self {
             content: content.into(),
             summary: summary.into(),
+            failed: false,
         }
+    }
+
+    /// The same output, marked as a failure of what the tool ran.
+    pub fn failed(mut self, failed: bool) -> Self {
+        self.failed = failed;
+        self
     }
 }
 
