@@ -106,8 +106,9 @@ impl Metrics {
             format!("\nrefused (not approved): {}", self.refused.join(", "))
         };
         format!(
-            "steps {} · wall {:.0} ms (model {:.0}, tools {:.0}, harness {:.1}) · tokens in {} (cached {}, hit rate {:.0}%) out {} · cost {} · calls [{}] · errors [{}]{}",
+            "steps {} ({} failed) · wall {:.0} ms (model {:.0}, tools {:.0}, harness {:.1}) · tokens in {} (cached {}, hit rate {:.0}%) out {} · cost {} · calls [{}] · errors [{}] · failed commands {}{}",
             self.steps,
+            self.failed_steps,
             self.wall_ms,
             self.model_ms,
             self.tool_ms,
@@ -119,6 +120,7 @@ impl Metrics {
             cost,
             calls.join(", "),
             errors.join(", "),
+            self.failed_commands,
             refused,
         )
     }
