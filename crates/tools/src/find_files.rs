@@ -34,7 +34,7 @@ impl Tool for FindFiles {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "pattern": {"type": "string", "description": "Glob, e.g. `*.rs` or `src/**/test_*.py`."},
+                    "pattern": {"type": "string", "description": "A glob over paths relative to the workspace root: `*` matches within a directory, `**` across directories."},
                     "path": {"type": "string", "description": "Directory to search, relative to the root; default `.`."},
                     "max_results": {"type": "integer", "minimum": 1, "description": "Default 200."}
                 },

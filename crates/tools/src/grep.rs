@@ -47,7 +47,7 @@ impl Tool for Grep {
                 "properties": {
                     "pattern": {"type": "string", "description": "Regular expression (or text with `literal`)."},
                     "path": {"type": "string", "description": "Directory to search, relative to the root; default `.`."},
-                    "include": {"type": "string", "description": "Only files matching this glob, e.g. `*.rs`."},
+                    "include": {"type": "string", "description": "Only files whose path matches this glob."},
                     "literal": {"type": "boolean", "description": "Treat the pattern as plain text."},
                     "case_insensitive": {"type": "boolean"},
                     "word": {"type": "boolean", "description": "Match whole words only."},

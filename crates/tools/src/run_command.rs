@@ -44,7 +44,7 @@ impl Tool for RunCommand {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "command": {"type": "string", "description": "The shell command, e.g. `cargo test -p foo 2>&1 | tail -50`."},
+                    "command": {"type": "string", "description": "The shell command to run in the workspace: for a build or the tests, the project's own command."},
                     "cwd": {"type": "string", "description": "Working directory relative to the root; default the root."},
                     "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Kill the command after this many seconds; default 120."}
                 },

@@ -41,7 +41,7 @@ impl Tool for Symbols {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "description": "The exact identifier, e.g. `parse_args`."},
+                    "name": {"type": "string", "description": "The exact identifier to look up, as it is written in the code."},
                     "find": {"type": "string", "enum": ["definitions", "references", "both"], "description": "Default `both`."},
                     "max_results": {"type": "integer", "minimum": 1, "description": "Per section; default 50."}
                 },

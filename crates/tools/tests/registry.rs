@@ -210,3 +210,39 @@ async fn task_runs_a_subagent_when_there_is_one() {
         .await;
     assert_eq!(out, "did `look around` on small");
 }
+
+/// Small models copy examples from tool descriptions word for word (a `cargo test -p foo
+/// | tail` ran 37 times in a Python repository): descriptions say what to pass, with no
+/// sample value to copy.
+#[test]
+fn no_tool_description_carries_a_value_to_copy() {
+    fn texts(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    if k == "description" {
+                        if let Some(s) = v.as_str() {
+                            out.push(s.to_owned());
+                        }
+                    }
+                    texts(v, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| texts(v, out)),
+            _ => {}
+        }
+    }
+    for spec in Registry::standard().specs() {
+        let mut all = vec![spec.description.to_owned()];
+        texts(&spec.parameters, &mut all);
+        for text in all {
+            for marker in ["e.g.", "for example", "such as `"] {
+                assert!(
+                    !text.contains(marker),
+                    "{}: {marker:?} in {text:?}",
+                    spec.name
+                );
+            }
+        }
+    }
+}
