@@ -220,10 +220,10 @@ fn no_tool_description_carries_a_value_to_copy() {
         match v {
             Value::Object(m) => {
                 for (k, v) in m {
-                    if k == "description" {
-                        if let Some(s) = v.as_str() {
-                            out.push(s.to_owned());
-                        }
+                    if k == "description"
+                        && let Some(s) = v.as_str()
+                    {
+                        out.push(s.to_owned());
                     }
                     texts(v, out);
                 }
