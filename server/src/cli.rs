@@ -108,6 +108,10 @@ pub struct RunArgs {
     /// Print events as JSON lines.
     #[arg(long)]
     pub json: bool,
+    /// Do not run the project's check (its detected test command) when the model ends
+    /// after edits it did not check.
+    #[arg(long)]
+    pub no_final_check: bool,
     /// Read `[models]` from this TOML file instead of the user config file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,

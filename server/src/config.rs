@@ -108,6 +108,9 @@ pub struct AgentSettings {
     pub approval_timeout_secs: u64,
     /// Most model calls in one run.
     pub max_steps: u32,
+    /// Run the project's check (its test command, detected) before a run ends when the
+    /// model edited files and ran nothing after; a failure goes back to the model once.
+    pub final_check: bool,
 }
 
 impl Default for AgentSettings {
@@ -117,6 +120,7 @@ impl Default for AgentSettings {
             review: ReviewMode::Direct,
             approval_timeout_secs: 120,
             max_steps: 50,
+            final_check: true,
         }
     }
 }

@@ -89,6 +89,10 @@ pub struct SessionConfig {
     pub tool_timeout: Duration,
     /// Compaction settings.
     pub compaction: CompactionConfig,
+    /// The project's check command (see [`crate::final_check::detect`]): run once
+    /// before a run ends when the model edited files and ran nothing since; a failure
+    /// goes back to the model. `None`: no final check.
+    pub final_check: Option<String>,
 }
 
 impl Default for SessionConfig {
@@ -98,6 +102,7 @@ impl Default for SessionConfig {
             budget: Budget::default(),
             tool_timeout: Duration::from_secs(600),
             compaction: CompactionConfig::default(),
+            final_check: None,
         }
     }
 }

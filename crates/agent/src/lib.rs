@@ -56,6 +56,7 @@ pub mod config;
 pub mod context;
 mod dispatch;
 pub mod event;
+pub mod final_check;
 pub(crate) mod git;
 pub mod headless;
 pub mod metrics;

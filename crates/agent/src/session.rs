@@ -50,6 +50,10 @@ pub struct Session {
     repeats: crate::repeats::RepeatGuard,
     /// Whether this run already asked the model to answer without template text.
     echo_nudged: bool,
+    /// A tool changed the workspace and no command ran after it.
+    edited_since_command: bool,
+    /// The final check already ran in this run (it runs at most once).
+    final_checked: bool,
     /// Characters of the user's latest message.
     request_chars: usize,
     artifacts: Artifacts,
@@ -135,6 +139,8 @@ impl Session {
             failures: 0,
             repeats: crate::repeats::RepeatGuard::default(),
             echo_nudged: false,
+            edited_since_command: false,
+            final_checked: false,
             request_chars: 0,
             artifacts: Artifacts::default(),
             pending_note: None,
@@ -369,6 +375,7 @@ impl Session {
     pub async fn run(&mut self, message: impl Into<String>) -> Status {
         let message = message.into();
         self.echo_nudged = false;
+        self.final_checked = false;
         self.log("user", json!({ "text": message }));
         let mut parts = Vec::new();
         if let Some(note) = self.pending_note.take() {
@@ -481,8 +488,14 @@ impl Session {
                         ));
                         continue;
                     }
+                    if self.final_check(step).await {
+                        continue;
+                    }
                     tracing::debug!(steps_this_run, "session done (template text cut)");
                     return Status::Done { answer: clean };
+                }
+                if self.final_check(step).await {
+                    continue;
                 }
                 tracing::debug!(steps_this_run, "session done");
                 return Status::Done {
@@ -550,6 +563,13 @@ impl Session {
             self.metrics.tool_ms += ms(t0.elapsed());
             for o in &outcomes {
                 self.note_outcome(o);
+                if o.result.is_ok() {
+                    if crate::final_check::edits(&o.call.name) {
+                        self.edited_since_command = true;
+                    } else if o.call.name == "run_command" {
+                        self.edited_since_command = false;
+                    }
+                }
             }
             if let Ok(mut refused) = self.approvals.refused.lock() {
                 self.metrics.refused.append(&mut refused);
@@ -646,6 +666,66 @@ impl Session {
             );
         }
         Ok(response)
+    }
+
+    /// Runs the project's check when the model is about to finish after edits it did
+    /// not check; true when the check failed and its output went back to the model.
+    async fn final_check(&mut self, step: u32) -> bool {
+        let Some(command) = self.config.final_check.clone() else {
+            return false;
+        };
+        if !self.edited_since_command
+            || self.final_checked
+            || self.config.mode != crate::Mode::Agent
+            || self.ctx.cancel.is_cancelled()
+        {
+            return false;
+        }
+        self.final_checked = true;
+        let call = agentls_model::ToolCall {
+            id: format!("final-check-{step}"),
+            name: "run_command".to_owned(),
+            arguments: json!({ "command": command }).to_string(),
+        };
+        let t0 = Instant::now();
+        let outcome = Dispatch {
+            tools: &self.tools,
+            ctx: &self.ctx,
+            lock: &self.lock,
+            mode: self.config.mode,
+            timeout: self.config.tool_timeout,
+            events: self.events.as_ref(),
+        }
+        .run(std::slice::from_ref(&call))
+        .await
+        .into_iter()
+        .next();
+        self.metrics.tool_ms += ms(t0.elapsed());
+        let Some(outcome) = outcome else {
+            return false;
+        };
+        self.note_outcome(&outcome);
+        self.edited_since_command = false;
+        // Only a check that ran and failed goes back: one that could not run (no
+        // sandbox, refused by the user) says nothing about the edits.
+        let failed_output = match &outcome.result {
+            Ok(out) if out.failed => Some(out.content.clone()),
+            _ => None,
+        };
+        self.log(
+            "final_check",
+            json!({"step": step, "command": command, "failed": failed_output.is_some(), "ran": outcome.result.is_ok()}),
+        );
+        let Some(output) = failed_output else {
+            return false;
+        };
+        self.metrics.failed_steps += 1;
+        self.request
+            .messages
+            .push(Message::user(crate::final_check::failed_note(
+                &command, &output,
+            )));
+        true
     }
 
     fn note_outcome(&mut self, o: &CallOutcome) {

@@ -349,3 +349,107 @@ async fn a_failing_test_run_counts_as_a_failed_step() {
     // Not a tool error: the tool worked.
     assert!(m.errors_by_class.is_empty(), "{m:?}");
 }
+
+/// The harness's final check: the model edits wrongly and says it is done without
+/// running anything; the check runs, fails, and the model gets its output for one more
+/// step; without a check command configured nothing runs.
+#[tokio::test]
+async fn an_unchecked_edit_is_checked_before_the_run_ends() {
+    for with_check in [true, false] {
+        let server = ModelServer::start().await.unwrap();
+        let ws = workspace();
+        std::fs::write(ws.path().join("check.sh"), CHECK).unwrap();
+        // A wrong fix, then "done" without running anything.
+        server.push_turn(call(
+            "e1",
+            "str_replace",
+            json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a * b"}),
+        ));
+        server.push_turn(Turn::text("Fixed."));
+        server.push_turn(Turn::text("It still fails: add multiplies."));
+        let mut ctx = test_context(ws.path());
+        ctx.sandbox = Some(Arc::new(
+            Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
+        ));
+        ctx.policy = Arc::new(Policy::new(Decision::Allow));
+        let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+        let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+        let config = SessionConfig {
+            final_check: with_check.then(|| "sh check.sh".to_owned()),
+            ..SessionConfig::default()
+        };
+        let mut s = Session::new(
+            provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
+            tools,
+            ctx,
+            config,
+            static_ctx,
+        );
+        let status = s.run("fix add").await;
+        let requests = server.requests();
+        if with_check {
+            assert_eq!(
+                status,
+                Status::Done {
+                    answer: "It still fails: add multiplies.".into()
+                }
+            );
+            assert_eq!(requests.len(), 3);
+            let last = requests[2].body.to_string();
+            assert!(
+                last.contains("the harness ran the project's check"),
+                "{last}"
+            );
+            assert!(last.contains("tests::adds ... FAILED"), "{last}");
+            assert_eq!(s.metrics().failed_commands, 1);
+        } else {
+            assert_eq!(
+                status,
+                Status::Done {
+                    answer: "Fixed.".into()
+                }
+            );
+            assert_eq!(requests.len(), 2);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_checked_edit_is_not_checked_again() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    std::fs::write(ws.path().join("check.sh"), CHECK).unwrap();
+    server.push_turn(call(
+        "e1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+    ));
+    server.push_turn(call("r1", "run_command", json!({"command": "sh check.sh"})));
+    server.push_turn(Turn::text("Fixed and checked."));
+    let mut ctx = test_context(ws.path());
+    ctx.sandbox = Some(Arc::new(
+        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
+    ));
+    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let config = SessionConfig {
+        final_check: Some("sh check.sh".to_owned()),
+        ..SessionConfig::default()
+    };
+    let mut s = Session::new(
+        provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
+        tools,
+        ctx,
+        config,
+        static_ctx,
+    );
+    assert_eq!(
+        s.run("fix add").await,
+        Status::Done {
+            answer: "Fixed and checked.".into()
+        }
+    );
+    // The model's own run counted; the harness ran nothing more.
+    assert_eq!(s.metrics().calls_by_tool.get("run_command"), Some(&1));
+}

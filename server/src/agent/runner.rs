@@ -311,6 +311,11 @@ async fn build(
             max_steps: config.agent.max_steps,
             ..Budget::default()
         },
+        final_check: config
+            .agent
+            .final_check
+            .then(|| agentls_agent::final_check::detect(&root))
+            .flatten(),
         ..SessionConfig::default()
     };
     let (tx, events) = tokio::sync::mpsc::unbounded_channel();

@@ -53,6 +53,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         tools: ToolSet::default(),
         session: SessionConfig {
             mode,
+            final_check: (!args.no_final_check)
+                .then(|| agentls_agent::final_check::detect(&args.workspace))
+                .flatten(),
             ..SessionConfig::default()
         },
         trajectory_dir: args.trajectory_dir.clone(),
