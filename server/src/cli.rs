@@ -38,6 +38,9 @@ pub enum Command {
     /// Run one agent session on a task, headless, to completion: edits land on disk,
     /// progress and a final summary with metrics are printed.
     Run(RunArgs),
+    /// Run the agent on a suite of tasks (`fixtures/tasks`), check each, print pass@1 and
+    /// pass@k; `--verify-tasks` checks the suite itself.
+    Eval(EvalArgs),
     /// The embedded local model: fetch one, list them (needs the `local` feature).
     Model(ModelArgs),
     /// Offline demo: fetch the default local model if absent and let it finish a
@@ -91,6 +94,38 @@ pub struct ReplayArgs {
     /// The trajectory (JSONL).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+}
+
+/// Options of `agentls eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The directory of tasks (each with task.toml, repo/ and solution/).
+    #[arg(long, value_name = "DIR", default_value = "fixtures/tasks")]
+    pub tasks: PathBuf,
+    /// Only these tasks (comma-separated names).
+    #[arg(long, value_name = "NAMES")]
+    pub only: Option<String>,
+    /// A model from the `[models]` table, or `auto`; the first configured when absent.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The config file with `[models]` (default: the user config file).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Attempts per task (pass@k).
+    #[arg(long, default_value_t = 1)]
+    pub attempts: u32,
+    /// Write one JSON line per attempt here.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Without the harness's final check (to measure what it is worth).
+    #[arg(long)]
+    pub no_final_check: bool,
+    /// Check the suite instead: every check fails on repo/ and passes with solution/.
+    #[arg(long)]
+    pub verify_tasks: bool,
+    /// Write logs to this file instead of stderr.
+    #[arg(long, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
 }
 
 /// Options of `agentls run`.

@@ -85,6 +85,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             &mut std::io::stdout().lock(),
         ),
         Some(cli::Command::Run(args)) => commands::run::run(args),
+        Some(cli::Command::Eval(args)) => commands::eval::run(args),
         Some(cli::Command::Replay(args)) => {
             commands::replay::run(args, &mut std::io::stdout().lock())
         }

@@ -10,6 +10,7 @@ mod agent_lsp;
 mod apply_edit;
 mod cli;
 mod edit_cli;
+mod eval_cli;
 mod helix_real;
 mod keystrokes;
 mod memory;

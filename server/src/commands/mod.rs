@@ -2,6 +2,7 @@
 
 pub mod doctor;
 pub mod edit;
+pub mod eval;
 pub mod model;
 pub mod replay;
 pub mod run;

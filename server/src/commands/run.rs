@@ -186,7 +186,7 @@ fn ask(what: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
 /// config file, `[run] approve`, and `[verify]` with `[language_servers]`. Never the
 /// workspace's file: keys and endpoints are the user's choice, not the repository's, and
 /// so are what runs without asking and which programs check the code.
-fn load_config(
+pub(crate) fn load_config(
     path: Option<&Path>,
 ) -> anyhow::Result<(ModelsConfig, Option<Approve>, VerifyConfig)> {
     let path = match path {

@@ -1,0 +1,314 @@
+//! `agentls eval`: the agent on a suite of tasks, each checked by its own command.
+//!
+//! A task is a directory: `task.toml` (`prompt`, `check`, optional `timeout_secs`),
+//! `repo/` (the files the agent starts from) and `solution/` (files that, laid over
+//! `repo/`, make the check pass). Every attempt runs on a fresh copy of `repo/`, through
+//! the same headless session as `agentls run`; the check then runs in the sandbox (the
+//! agent's edits are untrusted code). One JSON line per attempt, then pass@1 with a 95%
+//! interval and pass@k. `--verify-tasks` checks the suite itself: each check must fail
+//! on `repo/` and pass with `solution/`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agentls_agent::{DenyAll, HeadlessOptions, SessionConfig, Status, ToolSet};
+use agentls_model::CancellationToken;
+use agentls_sandbox::{RunRequest, Sandbox, SandboxConfig};
+use anyhow::Context;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::cli::EvalArgs;
+
+/// `task.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskFile {
+    /// What the agent is asked.
+    prompt: String,
+    /// A shell command run in the workspace afterwards; exit 0 means solved.
+    check: String,
+    /// Longest the check may run.
+    #[serde(default = "default_check_secs")]
+    timeout_secs: u64,
+}
+
+fn default_check_secs() -> u64 {
+    120
+}
+
+struct Task {
+    name: String,
+    dir: PathBuf,
+    file: TaskFile,
+}
+
+/// Runs `agentls eval`.
+pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    crate::logging::init(args.log_file.as_deref())?;
+    let tasks = load_tasks(&args.tasks, args.only.as_deref())?;
+    anyhow::ensure!(!tasks.is_empty(), "no task under {}", args.tasks.display());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(async {
+        if args.verify_tasks {
+            verify_tasks(&tasks).await
+        } else {
+            evaluate(&args, &tasks).await
+        }
+    });
+    runtime.shutdown_background();
+    result
+}
+
+fn load_tasks(dir: &Path, only: Option<&str>) -> anyhow::Result<Vec<Task>> {
+    let wanted: Option<Vec<&str>> = only.map(|o| o.split(',').map(str::trim).collect());
+    let mut tasks = Vec::new();
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("reading tasks in {}", dir.display()))?;
+    for entry in entries {
+        let dir = entry?.path();
+        let toml_path = dir.join("task.toml");
+        if !toml_path.is_file() {
+            continue;
+        }
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if wanted.as_ref().is_some_and(|w| !w.contains(&name.as_str())) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&toml_path)?;
+        let file: TaskFile =
+            toml::from_str(&text).with_context(|| format!("{}", toml_path.display()))?;
+        anyhow::ensure!(
+            dir.join("repo").is_dir(),
+            "{}: no repo/ directory",
+            dir.display()
+        );
+        tasks.push(Task { name, dir, file });
+    }
+    tasks.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(tasks)
+}
+
+/// Copies `from` into `to` (files and directories; links are not followed).
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the task's check in the sandbox over `ws`: solved or not, and its output.
+async fn check(task: &Task, ws: &Path) -> anyhow::Result<(bool, String)> {
+    let sandbox = Sandbox::new(SandboxConfig::new(ws)).context("the sandbox")?;
+    let limits = agentls_sandbox::Limits {
+        wall_time: Duration::from_secs(task.file.timeout_secs),
+        ..agentls_sandbox::Limits::default()
+    };
+    let out = sandbox
+        .run(
+            RunRequest::shell(&task.file.check).limits(limits),
+            &CancellationToken::new(),
+        )
+        .await
+        .context("running the check")?;
+    let text = format!("{}{}", out.stdout.to_text(), out.stderr.to_text());
+    Ok((out.success(), text))
+}
+
+async fn verify_tasks(tasks: &[Task]) -> anyhow::Result<ExitCode> {
+    let mut bad = 0;
+    let mut stdout = std::io::stdout().lock();
+    for task in tasks {
+        let scratch = tempfile::tempdir()?;
+        let ws = scratch.path().join("ws");
+        copy_tree(&task.dir.join("repo"), &ws)?;
+        let (untouched, _) = check(task, &ws).await?;
+        let solution = task.dir.join("solution");
+        let solved = if solution.is_dir() {
+            copy_tree(&solution, &ws)?;
+            check(task, &ws).await?.0
+        } else {
+            false
+        };
+        let ok = !untouched && solved;
+        if !ok {
+            bad += 1;
+        }
+        writeln!(
+            stdout,
+            "{} {}: check on repo/ {}, with solution/ {}",
+            if ok { "ok  " } else { "BAD " },
+            task.name,
+            if untouched {
+                "passes (it must fail)"
+            } else {
+                "fails"
+            },
+            if solved {
+                "passes"
+            } else {
+                "fails (it must pass)"
+            },
+        )?;
+    }
+    writeln!(stdout, "{} task(s), {bad} bad", tasks.len())?;
+    Ok(if bad == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
+    let (models, _, verify) = super::run::load_config(args.config.as_deref())?;
+    let attempts = args.attempts.max(1);
+    let mut out_file = match &args.out {
+        Some(p) => {
+            Some(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
+        }
+        None => None,
+    };
+    let mut stdout = std::io::stdout().lock();
+    // Per task: attempts solved, and whether the first one was.
+    let mut results: Vec<(String, u32, bool)> = Vec::new();
+    for task in tasks {
+        let mut solved = 0u32;
+        let mut first = false;
+        for attempt in 1..=attempts {
+            let scratch = tempfile::tempdir()?;
+            let ws = scratch.path().join("ws");
+            copy_tree(&task.dir.join("repo"), &ws)?;
+            let t0 = Instant::now();
+            let options = HeadlessOptions {
+                workspace: ws.clone(),
+                task: task.file.prompt.clone(),
+                model: args.model.clone(),
+                models: models.clone(),
+                provider: None,
+                tools: ToolSet::default(),
+                session: SessionConfig {
+                    final_check: (!args.no_final_check)
+                        .then(|| agentls_agent::final_check::detect(&ws))
+                        .flatten(),
+                    ..SessionConfig::default()
+                },
+                trajectory_dir: Some(scratch.path().join("trajectories")),
+                cancel: CancellationToken::new(),
+                // Nothing the policy asks about runs unattended.
+                approver: Some(Arc::new(DenyAll)),
+                verify: verify.clone(),
+            };
+            let outcome = agentls_agent::run_headless(options, |_| {}).await;
+            let agent_ms = t0.elapsed().as_millis();
+            let (status, metrics) = match outcome {
+                Ok(o) => (status_name(&o.status), Some(o.metrics)),
+                Err(e) => (format!("error: {e}"), None),
+            };
+            let (passed, check_output) = check(task, &ws).await?;
+            if passed {
+                solved += 1;
+            }
+            if attempt == 1 {
+                first = passed;
+            }
+            let line = json!({
+                "task": task.name,
+                "attempt": attempt,
+                "passed": passed,
+                "status": status,
+                "agent_ms": agent_ms,
+                "steps": metrics.as_ref().map(|m| m.steps),
+                "failed_steps": metrics.as_ref().map(|m| m.failed_steps),
+                "input_tokens": metrics.as_ref().map(|m| m.input_tokens),
+                "output_tokens": metrics.as_ref().map(|m| m.output_tokens),
+                "check_tail": tail(&check_output, 400),
+            });
+            if let Some(f) = out_file.as_mut() {
+                writeln!(f, "{line}")?;
+            }
+            writeln!(
+                stdout,
+                "{} {} #{attempt}: {status}, {} ms",
+                if passed { "PASS" } else { "FAIL" },
+                task.name,
+                agent_ms
+            )?;
+        }
+        results.push((task.name.clone(), solved, first));
+    }
+    let n = results.len() as f64;
+    let firsts = results.iter().filter(|r| r.2).count() as f64;
+    let any = results.iter().filter(|r| r.1 > 0).count() as f64;
+    let (lo, hi) = wilson(firsts, n);
+    writeln!(
+        stdout,
+        "pass@1 {:.2} (95% CI {lo:.2}-{hi:.2}) · pass@{attempts} {:.2} · {} task(s)",
+        firsts / n,
+        any / n,
+        results.len()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status_name(status: &Status) -> String {
+    match status {
+        Status::Done { .. } => "done".to_owned(),
+        other => format!("{other:?}")
+            .split([' ', '{', '('])
+            .next()
+            .unwrap_or_default()
+            .to_lowercase(),
+    }
+}
+
+fn tail(text: &str, max: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    chars[chars.len().saturating_sub(max)..].iter().collect()
+}
+
+/// Wilson's 95% interval for `k` successes in `n`.
+fn wilson(k: f64, n: f64) -> (f64, f64) {
+    if n == 0.0 {
+        return (0.0, 0.0);
+    }
+    let z = 1.96_f64;
+    let p = k / n;
+    let denom = 1.0 + z * z / n;
+    let center = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) / n) + z * z / (4.0 * n * n)).sqrt() / denom;
+    ((center - half).max(0.0), (center + half).min(1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval_brackets_the_rate() {
+        let (lo, hi) = wilson(5.0, 10.0);
+        assert!(lo < 0.5 && hi > 0.5, "{lo} {hi}");
+        assert!(
+            (lo - 0.237).abs() < 0.01 && (hi - 0.763).abs() < 0.01,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson(0.0, 0.0), (0.0, 0.0));
+        let (lo, hi) = wilson(10.0, 10.0);
+        assert!(hi <= 1.0 && lo > 0.6, "{lo} {hi}");
+    }
+}
