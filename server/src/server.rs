@@ -519,6 +519,9 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     }
 }
 
+/// How long work in flight may go on once stdin has closed without `exit`.
+const STDIN_CLOSED_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Serves LSP over stdin/stdout until the client sends `exit` or closes the pipe.
 ///
 /// tower-lsp sees stdio only through [`crate::transport`], which keeps malformed frames
@@ -537,9 +540,22 @@ pub async fn serve_stdio() {
     ));
     tokio::spawn(transport::pump_server_output(pump_out, out_tx));
     let output = tokio::spawn(transport::write_output(tokio::io::stdout(), out_rx));
-    tower_lsp::Server::new(server_in, server_out, socket)
-        .serve(service)
-        .await;
+    let mut serve = Box::pin(tower_lsp::Server::new(server_in, server_out, socket).serve(service));
+    let mut input = input;
+    tokio::select! {
+        () = &mut serve => {}
+        _ = &mut input => {
+            // Stdin closed without `exit` (the editor died). tower-lsp returns only when
+            // every handler has finished, and a handler sending to the client (a log
+            // line, a message) waits forever once nothing reads: let work in flight
+            // finish for a moment, then go.
+            if tokio::time::timeout(STDIN_CLOSED_GRACE, &mut serve).await.is_err() {
+                tracing::warn!("stdin closed; handlers still waiting on the client were dropped");
+            }
+        }
+    }
+    // Dropping the server closes its side of the output pipe, so the writer can end.
+    drop(serve);
     // The reader may be blocked on a stdin the client keeps open after `exit`; ending it
     // drops the last sender, so the writer drains what is queued and stops.
     input.abort();
