@@ -904,16 +904,18 @@ async fn the_total_memory_of_a_run_is_capped() {
         total_memory_bytes: Some(768 << 20),
         ..limits(60_000)
     };
-    let hold = "import time; b = b'x' * (400 << 20); print('held', flush=True); time.sleep(8)";
+    let hold = "import time; b = b'x' * (400 << 20); time.sleep(8); print('survived', flush=True)";
     let script = format!(
         "{}; for i in 1 2 3; do python3 -c \"{hold}\" & done; wait; echo finished",
         print_group("memory")
     );
     let out = run(&sb, RunRequest::shell(&script).limits(limits)).await;
-    let held = out.stdout.to_text().matches("held").count();
+    // Each may reach its 400 MiB before another starts; what the cap forbids is all
+    // three holding it together to the end.
+    let survived = out.stdout.to_text().matches("survived").count();
     assert!(
-        held < 3,
-        "all three held 400 MiB under a 768 MiB cap: {}",
+        survived < 3,
+        "all three held 400 MiB together under a 768 MiB cap: {}",
         text(&out)
     );
     assert!(
