@@ -152,8 +152,14 @@ impl Sim {
     /// or a whole new line above it.
     fn type_key(&mut self, k: &Key, out: &mut Vec<Value>) {
         let text = self.rope.to_string();
-        let needle = format!("l{:02} ", k.line);
-        let Some(at) = text.find(&needle) else {
+        // An unversioned edit that landed at stale positions may have cut the line's
+        // space away until its repair arrives; the user types into that line all the
+        // same, and the repair must keep the key. Only a line cut past recognition is
+        // left alone (the key is then not typed, and not expected).
+        let Some(at) = text
+            .find(&format!("l{:02} ", k.line))
+            .or_else(|| text.find(&format!("l{:02}", k.line)))
+        else {
             return;
         };
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -485,7 +491,7 @@ fn check(s: &Scenario, o: &Outcome) -> Result<(), TestCaseError> {
             .keys
             .iter()
             .map(|(_, k)| k)
-            .filter(|k| k.line == l)
+            .filter(|k| k.line == l && o.typed.contains(&k.id))
             .collect();
         for pair in timed.windows(2) {
             let (a, b) = (o.text.find(pair[0].ch()), o.text.find(pair[1].ch()));
@@ -602,6 +608,40 @@ fn repairs_that_land_at_stale_positions_are_repaired_too() {
         o.results,
         o.text
     );
+    if let Err(e) = check(&s, &o) {
+        panic!("{e}");
+    }
+}
+
+/// CI's failing case: a key typed on the line of an edit in flight makes the edit land
+/// at stale positions in Neovim's default setup, cutting `l06 foo06` to `l06AGENT066`,
+/// and the user types into that line before the repair arrives. The repair keeps the
+/// key, and every key stays in typing order.
+#[test]
+fn a_key_typed_into_a_line_cut_by_a_stale_edit_is_kept() {
+    let key = |id, line| Key {
+        id,
+        line,
+        newline: false,
+    };
+    let s = Scenario {
+        agent_lines: vec![6, 7],
+        keys: vec![
+            (55, key(0, 6)),
+            (103, key(1, 7)),
+            (368, key(2, 3)),
+            (585, key(3, 6)),
+            (641, key(4, 3)),
+        ],
+        in_flight: vec![key(5, 6), key(6, 3)],
+    };
+    let o = run(
+        Kind::Unversioned,
+        Duration::from_millis(150),
+        &s,
+        &mut Vec::new(),
+    );
+    assert_eq!(o.typed.len(), 7, "a key found no line: {:?}", o.text);
     if let Err(e) = check(&s, &o) {
         panic!("{e}");
     }
