@@ -1,12 +1,13 @@
 //! `agentls eval`: the agent on a suite of tasks, each checked by its own command.
 //!
 //! A task is a directory: `task.toml` (`prompt`, `check`, optional `timeout_secs`),
-//! `repo/` (the files the agent starts from) and `solution/` (files that, laid over
-//! `repo/`, make the check pass). Every attempt runs on a fresh copy of `repo/`, through
-//! the same headless session as `agentls run`; the check then runs in the sandbox (the
-//! agent's edits are untrusted code). One JSON line per attempt, then pass@1 with a 95%
-//! interval and pass@k. `--verify-tasks` checks the suite itself: each check must fail
-//! on `repo/` and pass with `solution/`.
+//! `repo/` (the files the agent starts from), `solution/` (files that, laid over
+//! `repo/`, make the check pass) and optionally `hidden/` (tests or scripts the agent
+//! never sees, laid over the workspace just before the check runs). Every attempt runs
+//! on a fresh copy of `repo/`, through the same headless session as `agentls run`; the
+//! check then runs in the sandbox (the agent's edits are untrusted code). One JSON line
+//! per attempt, then pass@1 with a 95% interval and pass@k. `--verify-tasks` checks the
+//! suite itself: each check must fail on `repo/` and pass with `solution/`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -97,8 +98,13 @@ fn load_tasks(dir: &Path, only: Option<&str>) -> anyhow::Result<Vec<Task>> {
     Ok(tasks)
 }
 
-/// Copies `from` into `to` (files and directories; links are not followed).
+/// Copies `from` into `to` (files and directories; links are not followed). What is
+/// in `to` may be the agent's work: a link planted where a file or directory is copied
+/// is replaced, never written through, so nothing lands outside `to`.
 fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(to).is_ok_and(|m| !m.is_dir()) {
+        std::fs::remove_file(to)?;
+    }
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
@@ -107,6 +113,11 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
         if kind.is_dir() {
             copy_tree(&entry.path(), &target)?;
         } else if kind.is_file() {
+            match std::fs::symlink_metadata(&target) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&target)?,
+                Ok(_) => std::fs::remove_file(&target)?,
+                Err(_) => {}
+            }
             std::fs::copy(entry.path(), &target)?;
         }
     }
@@ -114,7 +125,12 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 }
 
 /// Runs the task's check in the sandbox over `ws`: solved or not, and its output.
+/// The task's `hidden/` files (tests the agent never saw) are laid over `ws` first.
 async fn check(task: &Task, ws: &Path) -> anyhow::Result<(bool, String)> {
+    let hidden = task.dir.join("hidden");
+    if hidden.is_dir() {
+        copy_tree(&hidden, ws).context("copying the hidden check in")?;
+    }
     let sandbox = Sandbox::new(SandboxConfig::new(ws)).context("the sandbox")?;
     let limits = agentls_sandbox::Limits {
         wall_time: Duration::from_secs(task.file.timeout_secs),
