@@ -38,6 +38,9 @@ pub enum Command {
     /// Run one agent session on a task, headless, to completion: edits land on disk,
     /// progress and a final summary with metrics are printed.
     Run(RunArgs),
+    /// Serve the Agent Client Protocol (ACP, v1) over stdio: the agent for editors that
+    /// speak it (Zed, JetBrains IDEs, CodeCompanion, agent-shell, …).
+    Acp(AcpArgs),
     /// Run the agent on a suite of tasks (`fixtures/tasks`), check each, print pass@1 and
     /// pass@k; `--verify-tasks` checks the suite itself.
     Eval(EvalArgs),
@@ -165,6 +168,26 @@ pub struct RunArgs {
     /// The task.
     #[arg(required = true, value_name = "TASK")]
     pub task: Vec<String>,
+}
+
+/// Options of `agentls acp`.
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    /// A model from the `[models]` table, or `auto`; the first configured when absent.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Read `[models]` from this TOML file instead of the user config file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Do not run the project's check when the model ends after edits it did not check.
+    #[arg(long)]
+    pub no_final_check: bool,
+    /// Write trajectories here instead of the user data directory.
+    #[arg(long, value_name = "DIR")]
+    pub trajectory_dir: Option<PathBuf>,
+    /// Write logs to this file instead of stderr (level from `AGENTLS_LOG`).
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
 }
 
 /// How a headless run answers approvals.

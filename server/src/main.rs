@@ -4,6 +4,7 @@
 //! thin: handlers convert LSP input to library terms (`convert`), call the libraries, and
 //! convert the answer back. See DESIGN.md at the workspace's side for the map.
 
+mod acp;
 mod agent;
 mod cli;
 mod client_advice;
@@ -85,6 +86,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             &mut std::io::stdout().lock(),
         ),
         Some(cli::Command::Run(args)) => commands::run::run(args),
+        Some(cli::Command::Acp(args)) => acp::run(args),
         Some(cli::Command::Eval(args)) => commands::eval::run(args),
         Some(cli::Command::Replay(args)) => {
             commands::replay::run(args, &mut std::io::stdout().lock())

@@ -6,6 +6,7 @@
 // Test code: a failed unwrap is a failed test, with the reason in the panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acp;
 mod agent_lsp;
 mod apply_edit;
 mod cli;

@@ -255,12 +255,39 @@ async fn crawl(root: &Path, index: &Arc<RwLock<agentls_index::Index>>) {
     }
 }
 
-/// Runs one session on `options.task` to completion, calling `print` with every event
-/// as it happens.
-pub async fn run_headless(
+/// Makes the sink edits land through out of the disk sink.
+pub type WrapEdits =
+    Box<dyn FnOnce(Arc<dyn agentls_tools::EditSink>) -> Arc<dyn agentls_tools::EditSink> + Send>;
+
+/// A session built and ready to run, with the receiver of its events. What every
+/// front end starts from (`agentls run`, `agentls eval`, `agentls acp`): they differ
+/// only in where the events and the edits go.
+pub struct BuiltSession {
+    /// The session; [`Session::run`] takes each turn's message.
+    pub session: Session,
+    /// Its events, as they happen.
+    pub events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    /// The trajectory file, if one is written.
+    pub trajectory: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for BuiltSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltSession")
+            .field("session", &self.session.id())
+            .field("trajectory", &self.trajectory)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds the session `options` describe (its `task` is not read): models resolved,
+/// the workspace indexed, its language servers started, the sandbox, subagents and
+/// trajectory set up. Edits land on disk, through whatever `wrap_edits` makes of the
+/// disk sink when given (a front end that lands edits elsewhere, or records them).
+pub async fn build_session(
     options: HeadlessOptions,
-    mut print: impl FnMut(&AgentEvent) + Send,
-) -> Result<HeadlessOutcome, HeadlessError> {
+    wrap_edits: Option<WrapEdits>,
+) -> Result<BuiltSession, HeadlessError> {
     let root = options
         .workspace
         .canonicalize()
@@ -274,6 +301,9 @@ pub async fn run_headless(
         summarizer,
     } = resolve_off_thread(&options).await?;
     let mut ctx = test_context(&root);
+    if let Some(wrap) = wrap_edits {
+        ctx.edits = wrap(ctx.edits.clone());
+    }
     // Detected while the index crawls; started at once, so the first edit's check
     // does not pay for the start.
     let detect = {
@@ -310,7 +340,7 @@ pub async fn run_headless(
         );
         ctx.subagents = Some(Arc::new(runner));
     }
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, events) = tokio::sync::mpsc::unbounded_channel();
     let mut session =
         Session::new(provider, tools, ctx, options.session, static_ctx).with_events(tx);
     if let Some((router, providers)) = routing {
@@ -327,7 +357,25 @@ pub async fn run_headless(
         }
     }
     let trajectory = session.trajectory().map(|t| t.path().to_path_buf());
-    let task = options.task;
+    Ok(BuiltSession {
+        session,
+        events,
+        trajectory,
+    })
+}
+
+/// Runs one session on `options.task` to completion, calling `print` with every event
+/// as it happens.
+pub async fn run_headless(
+    mut options: HeadlessOptions,
+    mut print: impl FnMut(&AgentEvent) + Send,
+) -> Result<HeadlessOutcome, HeadlessError> {
+    let task = std::mem::take(&mut options.task);
+    let BuiltSession {
+        mut session,
+        events: mut rx,
+        trajectory,
+    } = build_session(options, None).await?;
     let run = async {
         let status = session.run(task).await;
         (status, session.metrics().clone())

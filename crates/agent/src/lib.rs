@@ -75,7 +75,8 @@ pub use context::{StaticContext, system_prompt};
 pub use dispatch::CallOutcome;
 pub use event::{AgentEvent, EventSender, PlanItem};
 pub use headless::{
-    AllowAll, DenyAll, HeadlessOptions, HeadlessOutcome, run_headless, test_context,
+    AllowAll, BuiltSession, DenyAll, HeadlessOptions, HeadlessOutcome, WrapEdits, build_session,
+    run_headless, test_context,
 };
 pub use metrics::Metrics;
 pub use session::{Session, new_session_id};

@@ -1,0 +1,374 @@
+//! `agentls acp`: the agent over the Agent Client Protocol (stable v1) on stdio, for
+//! the editors that speak it (Zed, JetBrains IDEs, CodeCompanion, agent-shell, …).
+//!
+//! Each `session/new` builds a session with the same builder as `agentls run`
+//! ([`agentls_agent::build_session`]): models, index, language servers, sandbox. A
+//! `session/prompt` runs one turn on it and streams `session/update`s (text, tool calls
+//! with diffs, the plan); `session/cancel` stops it and the prompt answers `cancelled`.
+//! Commands the policy marks `ask` become `session/request_permission`. Edits land in
+//! the editor's buffers through `fs/*` when the client offers both, checked against
+//! the buffer first (see [`edits`]).
+//!
+//! Not offered yet, and so not declared: `session/load` (sessions do not persist),
+//! modes, MCP servers from the client, terminals.
+
+mod edits;
+mod updates;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
+    PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionNotification, StopReason, ToolCallUpdate,
+    ToolCallUpdateFields,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, Stdio};
+use agentls_agent::{
+    AgentEvent, BuiltSession, HeadlessOptions, Session, SessionConfig, Status, ToolSet,
+    VerifyConfig,
+};
+use agentls_model::{CancellationToken, ModelsConfig};
+use agentls_tools::Approver;
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::cli::AcpArgs;
+use edits::{ClientSink, Recorded};
+use updates::Updates;
+
+/// What every session of the connection is built from.
+struct Shared {
+    models: ModelsConfig,
+    model: Option<String>,
+    verify: VerifyConfig,
+    trajectory_dir: Option<PathBuf>,
+    final_check: bool,
+    /// The client reads and writes text files for us (both, or we use the disk).
+    client_fs: Mutex<bool>,
+    sessions: Mutex<HashMap<String, Arc<Slot>>>,
+}
+
+/// One ACP session.
+struct Slot {
+    /// The session and its events; held for the length of a turn.
+    live: tokio::sync::Mutex<(Session, tokio::sync::mpsc::UnboundedReceiver<AgentEvent>)>,
+    /// Cancels the running turn.
+    cancel: Mutex<Option<CancellationToken>>,
+    /// Edits landed during the running tool call.
+    recorded: Recorded,
+    root: PathBuf,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn slot(&self, id: &str) -> Option<Arc<Slot>> {
+        lock(&self.sessions).get(id).cloned()
+    }
+}
+
+/// Runs `agentls acp` until the client closes stdin.
+pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
+    crate::logging::init(args.log_file.as_deref())?;
+    let (models, _, verify) = crate::commands::run::load_config(args.config.as_deref())?;
+    let shared = Arc::new(Shared {
+        models,
+        model: args.model,
+        verify,
+        trajectory_dir: args.trajectory_dir,
+        final_check: !args.no_final_check,
+        client_fs: Mutex::new(false),
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(serve(shared));
+    runtime.shutdown_background();
+    result.map_err(|e| anyhow::anyhow!("acp connection: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> {
+    let (on_init, on_new, on_prompt, on_cancel) =
+        (shared.clone(), shared.clone(), shared.clone(), shared);
+    Agent
+        .v1()
+        .name("agentls")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+                let caps = serde_json::to_value(&req.client_capabilities).unwrap_or_default();
+                let fs = caps["fs"]["readTextFile"] == true && caps["fs"]["writeTextFile"] == true;
+                *lock(&on_init.client_fs) = fs;
+                tracing::info!(client_fs = fs, "acp: initialize");
+                responder.respond(
+                    InitializeResponse::new(req.protocol_version)
+                        .agent_capabilities(
+                            AgentCapabilities::new().prompt_capabilities(
+                                PromptCapabilities::new().embedded_context(true),
+                            ),
+                        )
+                        .agent_info(Implementation::new("agentls", env!("CARGO_PKG_VERSION"))),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest,
+                        responder: Responder<NewSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let shared = on_new.clone();
+                // Building indexes the workspace and starts its language servers: off
+                // the dispatch loop, so the connection keeps answering meanwhile.
+                tokio::spawn(async move {
+                    match new_session(&shared, req, cx).await {
+                        Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                        Err(e) => responder.respond_with_error(
+                            agent_client_protocol::Error::invalid_params().data(e),
+                        ),
+                    }
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest,
+                        responder: Responder<PromptResponse>,
+                        cx: ConnectionTo<Client>| {
+                let id = req.session_id.to_string();
+                let Some(slot) = on_prompt.slot(&id) else {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params()
+                            .data(format!("no session {id}")),
+                    );
+                };
+                tokio::spawn(async move {
+                    let answer = prompt(slot, id, &req, &cx).await;
+                    let _ = match answer {
+                        Ok(reason) => responder.respond(PromptResponse::new(reason)),
+                        Err(e) => responder.respond_with_error(e),
+                    };
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx| {
+                let id = n.session_id.to_string();
+                if let Some(slot) = on_cancel.slot(&id)
+                    && let Some(token) = lock(&slot.cancel).as_ref()
+                {
+                    tracing::info!("acp: cancel {id}");
+                    token.cancel();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+}
+
+/// Builds a session in `req.cwd`; its id.
+async fn new_session(
+    shared: &Shared,
+    req: NewSessionRequest,
+    cx: ConnectionTo<Client>,
+) -> Result<String, String> {
+    if !req.cwd.is_absolute() {
+        return Err(format!("cwd must be absolute: {}", req.cwd.display()));
+    }
+    let root = req
+        .cwd
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", req.cwd.display()))?;
+    let id_cell: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
+    let recorded = Recorded::default();
+    let client_fs = *lock(&shared.client_fs);
+    let wrap: agentls_agent::WrapEdits = {
+        let (cx, id_cell, recorded) = (cx.clone(), id_cell.clone(), recorded.clone());
+        Box::new(move |disk| {
+            Arc::new(ClientSink {
+                disk,
+                client: client_fs.then_some((cx, id_cell)),
+                recorded,
+            })
+        })
+    };
+    let options = HeadlessOptions {
+        workspace: root.clone(),
+        task: String::new(),
+        model: shared.model.clone(),
+        models: shared.models.clone(),
+        provider: None,
+        tools: ToolSet::default(),
+        session: SessionConfig {
+            final_check: shared
+                .final_check
+                .then(|| agentls_agent::final_check::detect(&root))
+                .flatten(),
+            ..SessionConfig::default()
+        },
+        trajectory_dir: shared.trajectory_dir.clone(),
+        cancel: CancellationToken::new(),
+        approver: Some(Arc::new(AskClient {
+            cx,
+            session: id_cell.clone(),
+        })),
+        verify: shared.verify.clone(),
+    };
+    let BuiltSession {
+        session, events, ..
+    } = agentls_agent::build_session(options, Some(wrap))
+        .await
+        .map_err(|e| e.to_string())?;
+    let id = session.id().to_owned();
+    let _ = id_cell.set(id.clone());
+    if !req.mcp_servers.is_empty() {
+        tracing::warn!(
+            "acp: {} MCP server(s) offered; agentls does not use MCP servers yet",
+            req.mcp_servers.len()
+        );
+    }
+    tracing::info!("acp: session {id} in {}", root.display());
+    let slot = Arc::new(Slot {
+        live: tokio::sync::Mutex::new((session, events)),
+        cancel: Mutex::new(None),
+        recorded,
+        root,
+    });
+    lock(&shared.sessions).insert(id.clone(), slot);
+    Ok(id)
+}
+
+/// Runs one turn, streaming its updates; why it stopped.
+async fn prompt(
+    slot: Arc<Slot>,
+    id: String,
+    req: &PromptRequest,
+    cx: &ConnectionTo<Client>,
+) -> Result<StopReason, agent_client_protocol::Error> {
+    let Ok(mut live) = slot.live.try_lock() else {
+        return Err(agent_client_protocol::Error::invalid_request()
+            .data("a prompt is already running in this session; cancel it or wait"));
+    };
+    let (session, events) = &mut *live;
+    *lock(&slot.cancel) = Some(session.fresh_cancel_token());
+    let message = prompt_text(&req.prompt);
+    let mut updates = Updates::new(slot.root.clone());
+    let mut send = |ev: &AgentEvent| {
+        let landed = match ev {
+            AgentEvent::ToolFinished { .. } => slot.recorded.take(),
+            _ => Vec::new(),
+        };
+        for update in updates.of(ev, landed) {
+            if let Err(e) = cx.send_notification(SessionNotification::new(id.clone(), update)) {
+                tracing::warn!("acp: update not sent: {e}");
+            }
+        }
+    };
+    let run = session.run(message);
+    tokio::pin!(run);
+    let status = loop {
+        tokio::select! {
+            Some(ev) = events.recv() => send(&ev),
+            status = &mut run => break status,
+        }
+    };
+    while let Ok(ev) = events.try_recv() {
+        send(&ev);
+    }
+    *lock(&slot.cancel) = None;
+    match status {
+        Status::Done { .. } => Ok(StopReason::EndTurn),
+        Status::Cancelled => Ok(StopReason::Cancelled),
+        Status::BudgetExhausted { .. } => Ok(StopReason::MaxTurnRequests),
+        Status::ProviderError { class, message } => {
+            Err(agent_client_protocol::Error::internal_error().data(format!("{class}: {message}")))
+        }
+    }
+}
+
+/// The prompt's blocks as one message: text as is, files the user attached as fenced
+/// blocks, links to files by their URI.
+fn prompt_text(blocks: &[agent_client_protocol::v1::schema::ContentBlock]) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        let v = serde_json::to_value(block).unwrap_or_default();
+        let piece = match v["type"].as_str() {
+            Some("text") => v["text"].as_str().unwrap_or_default().to_owned(),
+            Some("resource") => {
+                let r = &v["resource"];
+                match r["text"].as_str() {
+                    Some(text) => format!(
+                        "\n\nAttached {}:\n```\n{text}\n```\n",
+                        r["uri"].as_str().unwrap_or("a file")
+                    ),
+                    None => String::new(),
+                }
+            }
+            Some("resource_link") => format!(
+                " {} ",
+                v["uri"].as_str().or(v["name"].as_str()).unwrap_or_default()
+            ),
+            _ => String::new(),
+        };
+        out.push_str(&piece);
+    }
+    out
+}
+
+/// Asks the client (`session/request_permission`) about what the policy marks `ask`.
+struct AskClient {
+    cx: ConnectionTo<Client>,
+    session: Arc<OnceLock<String>>,
+}
+
+#[async_trait]
+impl Approver for AskClient {
+    async fn approve(&self, what: &str) -> bool {
+        let Some(session) = self.session.get() else {
+            return false;
+        };
+        let call = ToolCallUpdate::new(
+            format!("approval-{}", agentls_agent::new_session_id()),
+            ToolCallUpdateFields::new().title(format!("The agent wants to {what}")),
+        );
+        let options = vec![
+            PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+        ];
+        let answer = self
+            .cx
+            .send_request(RequestPermissionRequest::new(
+                session.clone(),
+                call,
+                options,
+            ))
+            .block_task()
+            .await;
+        match answer {
+            Ok(r) => {
+                let v = serde_json::to_value(&r.outcome).unwrap_or(Value::Null);
+                let allowed = matches!(r.outcome, RequestPermissionOutcome::Selected(_))
+                    && v["optionId"] == "allow";
+                tracing::info!(allowed, "acp: permission for {what}");
+                allowed
+            }
+            Err(e) => {
+                tracing::warn!("acp: permission request failed ({e}); refused");
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+"""A whole ACP session against `agentls acp`, driven by the Python
+`agent-client-protocol` package (a client none of us wrote).
+
+Usage: client_session.py AGENTLS CONFIG WORKSPACE
+
+The scripted model (the e2e test's fixture server) answers three prompts:
+1. str_replace in calc.py, then `rm -rf build` (the policy asks; we allow), then "Done.":
+   the edit arrives as fs/write_text_file after fs/read_text_file of the same buffer,
+   the tool call's update carries the diff, the permission request names the command.
+2. str_replace in calc.py while our buffer of it holds an unsaved line: the agent
+   reads the buffer, sees it changed, writes nothing, and the call fails.
+3. a long command; we cancel when it starts: the prompt stops with `cancelled`.
+Exits non-zero with a message on the first broken expectation.
+"""
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from acp import spawn_agent_process, text_block
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
+
+
+def expect(cond, what):
+    if not cond:
+        raise SystemExit(f"FAILED: {what}")
+
+
+class Editor:
+    """An editor: buffers over the disk; writes go to the buffer and are saved."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.buffers: dict[str, str] = {}
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+        self.updates: list = []
+        self.permissions: list[str] = []
+        self.on_update = None
+
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kw):
+        self.reads.append(path)
+        text = self.buffers.get(path)
+        if text is None:
+            text = Path(path).read_text()
+        return ReadTextFileResponse(content=text)
+
+    async def write_text_file(self, session_id, path, content, **kw):
+        self.writes.append(path)
+        self.buffers[path] = content
+        Path(path).write_text(content)
+        return WriteTextFileResponse()
+
+    async def request_permission(self, session_id, tool_call, options, **kw):
+        self.permissions.append(tool_call.title or "")
+        allow = next(o for o in options if o.kind == "allow_once")
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=allow.option_id)
+        )
+
+    async def session_update(self, session_id, update, **kw):
+        self.updates.append(update)
+        if self.on_update:
+            await self.on_update(update)
+
+    def of_kind(self, kind):
+        return [u for u in self.updates if u.session_update == kind]
+
+
+async def main():
+    agentls, config, workspace = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    calc = str(workspace / "calc.py")
+    editor = Editor(workspace)
+    async with spawn_agent_process(
+        editor,
+        agentls,
+        "acp",
+        "--config",
+        config,
+        "--no-final-check",
+        "--trajectory-dir",
+        str(workspace.parent / "trajectories"),
+        env=dict(os.environ),
+    ) as (conn, _proc):
+        init = await conn.initialize(
+            protocol_version=1,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+            ),
+        )
+        expect(init.protocol_version == 1, f"protocol version {init.protocol_version}")
+        expect(init.agent_info.name == "agentls", f"agent info {init.agent_info}")
+        # Sessions do not persist yet: the agent must not claim it can load them.
+        expect(not init.agent_capabilities.load_session, "loadSession claimed")
+
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = session.session_id
+
+        # 1. An edit through the editor, a permission, a final answer.
+        done = await conn.prompt(session_id=sid, prompt=[text_block("Fix add in calc.py")])
+        expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
+        expect(calc in editor.reads, f"calc.py not read through the editor: {editor.reads}")
+        expect(editor.writes == [calc], f"writes {editor.writes}")
+        expect("return a + b" in Path(calc).read_text(), "the fix is not on disk")
+        calls = editor.of_kind("tool_call")
+        expect([c.kind for c in calls] == ["edit", "execute"], f"calls {calls}")
+        expect(any(str(loc.path) == calc for loc in calls[0].locations), "no location")
+        finished = [
+            u for u in editor.of_kind("tool_call_update") if u.status == "completed"
+        ]
+        diffs = [c for u in finished for c in (u.content or []) if c.type == "diff"]
+        expect(len(diffs) == 1, f"diffs {diffs}")
+        expect(str(diffs[0].path) == calc, f"diff path {diffs[0].path}")
+        expect("a - b" in diffs[0].old_text and "a + b" in diffs[0].new_text, "diff text")
+        expect(
+            len(editor.permissions) == 1 and "rm -rf build" in editor.permissions[0],
+            f"permissions {editor.permissions}",
+        )
+        expect(
+            not (workspace / "build" / "out.o").exists(),
+            f"the allowed command did not run: {editor.of_kind('tool_call_update')}",
+        )
+        text = "".join(
+            u.content.text for u in editor.of_kind("agent_message_chunk")
+        )
+        expect("Done." in text, f"answer {text!r}")
+
+        # 2. The user typed in the buffer and did not save: nothing is written.
+        unsaved = Path(calc).read_text() + "# the user's unsaved line\n"
+        editor.buffers[calc] = unsaved
+        editor.updates.clear()
+        done = await conn.prompt(session_id=sid, prompt=[text_block("Rename add")])
+        expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
+        expect(editor.writes == [calc], f"a write landed over the unsaved buffer: {editor.writes}")
+        expect(editor.buffers[calc] == unsaved, "the unsaved buffer changed")
+        failed = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
+        expect(len(failed) == 1, f"failed calls {failed}")
+        said = " ".join(
+            c.content.text for c in failed[0].content or [] if c.type == "content"
+        )
+        expect("nothing was changed" in said, f"failure text {said!r}")
+
+        # 3. Cancel a long command as soon as it starts.
+        editor.updates.clear()
+
+        async def cancel_on_start(update):
+            if update.session_update == "tool_call" and update.kind == "execute":
+                await conn.cancel(session_id=sid)
+
+        editor.on_update = cancel_on_start
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        done = await asyncio.wait_for(
+            conn.prompt(session_id=sid, prompt=[text_block("Wait a while")]), 20
+        )
+        took = loop.time() - started
+        expect(done.stop_reason == "cancelled", f"stop reason {done.stop_reason}")
+        expect(took < 15, f"cancel took {took:.1f} s")
+        print(f"ok: 3 prompts, cancel answered in {took:.2f} s")
+
+
+asyncio.run(main())

@@ -1,0 +1,193 @@
+//! `agentls acp` driven by a client none of us wrote: the Python
+//! `agent-client-protocol` package (installed by `.ci/run`) runs a whole session
+//! against the built binary and the fixture model server: an edit through the
+//! editor's buffers with its diff, a permission, an edit refused because the buffer
+//! holds unsaved typing, and a cancel (see `tests/acp/client_session.py`).
+
+use std::path::Path;
+
+use agentls_testkit::model_server::{ModelServer, Turn};
+use serde_json::json;
+
+use crate::support::bin;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_python_acp_client_runs_a_whole_session() {
+    let model = ModelServer::start().await.unwrap();
+    // Prompt 1: the edit, the command the policy asks about, the answer.
+    model.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
+    ));
+    model.push_turn(Turn::default().tool_call(
+        "c2",
+        "run_command",
+        json!({"command": "rm -rf build"}),
+    ));
+    model.push_turn(Turn::text("Done."));
+    // Prompt 2: an edit computed on the saved file while the buffer holds more.
+    model.push_turn(Turn::default().tool_call(
+        "c3",
+        "str_replace",
+        json!({"path": "calc.py", "old_string": "def add", "new_string": "def plus"}),
+    ));
+    model.push_turn(Turn::text("The file changed under me; I stopped."));
+    // Prompt 3: a command long enough to be cancelled.
+    model.push_turn(Turn::default().tool_call(
+        "c4",
+        "run_command",
+        json!({"command": "python3 -c 'import time; time.sleep(30)'"}),
+    ));
+    model.push_turn(Turn::text("unreachable"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("build")).unwrap();
+    std::fs::write(ws.join("build/out.o"), "x").unwrap();
+    std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/acp/client_session.py");
+    let out = tokio::process::Command::new("python3")
+        .arg(&script)
+        .arg(bin())
+        .arg(&cfg)
+        .arg(&ws)
+        .env("AGENTLS_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect(
+            "python3 runs (the ACP client test needs it and `pip install agent-client-protocol`)",
+        );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("ok: 3 prompts"), "{stdout}\n{stderr}");
+    eprintln!("{}", stdout.trim());
+}
+
+/// The crate's own client side (`Client.v1()`) over the built binary: a session whose
+/// turn reads a file and answers; the answer streams back as message chunks.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_rust_acp_client_gets_the_answer_streamed() {
+    use agent_client_protocol::v1::SessionSetup;
+    use agent_client_protocol::v1::schema::InitializeRequest;
+    use agent_client_protocol::{AcpAgent, Client, schema::ProtocolVersion};
+
+    let model = ModelServer::start().await.unwrap();
+    model.push_turn(Turn::default().tool_call("c1", "read_file", json!({"path": "calc.py"})));
+    model.push_turn(Turn::text("add subtracts: it returns a - b."));
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let agent = AcpAgent::from_args([
+        bin().display().to_string(),
+        "acp".into(),
+        "--config".into(),
+        cfg.display().to_string(),
+        "--trajectory-dir".into(),
+        dir.path().join("traj").display().to_string(),
+    ])
+    .unwrap();
+    let ws2 = ws.clone();
+    let answer = Client
+        .v1()
+        .name("agentls-e2e")
+        .connect_with(agent, async move |cx| {
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            assert_eq!(
+                init.agent_info.as_ref().map(|i| i.name.as_str()),
+                Some("agentls")
+            );
+            cx.build_session(&ws2)
+                .block_task()
+                .run_until(async |SessionSetup { mut session, .. }| {
+                    session.send_prompt("What does add do?")?;
+                    session.read_to_string().await
+                })
+                .await
+        })
+        .await
+        .unwrap();
+    assert!(answer.contains("add subtracts"), "{answer:?}");
+    // The model saw the file the tool read.
+    let seen = model.requests();
+    assert!(
+        seen.iter()
+            .any(|r| r.body.to_string().contains("return a - b")),
+        "the tool's result never reached the model"
+    );
+}
+
+/// Bad input on the wire: a line that is not JSON, a prompt for a session that does
+/// not exist. Each gets an error and the agent keeps serving; closing stdin ends it.
+#[test]
+fn bad_messages_get_errors_and_the_agent_stays_up() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        "[models.none]\nwire = \"openai_chat\"\nbase_url = \"http://127.0.0.1:9\"\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(bin())
+        .args(["acp", "--config"])
+        .arg(&cfg)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = |msg: &str| -> serde_json::Value {
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        let line = lines.next().unwrap().unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    let garbage = ask("this is not json");
+    assert!(garbage.get("error").is_some(), "{garbage}");
+    let init =
+        ask(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#);
+    assert_eq!(init["result"]["agentInfo"]["name"], "agentls", "{init}");
+    let unknown = ask(
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"nope","prompt":[{"type":"text","text":"hi"}]}}"#,
+    );
+    assert!(
+        unknown["error"]["data"]
+            .as_str()
+            .is_some_and(|d| d.contains("no session nope")),
+        "{unknown}"
+    );
+    let load = ask(
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/load","params":{"sessionId":"x","cwd":"/tmp","mcpServers":[]}}"#,
+    );
+    assert!(load.get("error").is_some(), "{load}");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
