@@ -185,6 +185,9 @@ pub struct AcpArgs {
     /// Write trajectories here instead of the user data directory.
     #[arg(long, value_name = "DIR")]
     pub trajectory_dir: Option<PathBuf>,
+    /// Save sessions here (for `session/load`) instead of the user data directory.
+    #[arg(long, value_name = "DIR")]
+    pub sessions_dir: Option<PathBuf>,
     /// Write logs to this file instead of stderr (level from `AGENTLS_LOG`).
     #[arg(long, value_name = "PATH")]
     pub log_file: Option<PathBuf>,

@@ -10,6 +10,8 @@ The scripted model (the e2e test's fixture server) answers three prompts:
 2. str_replace in calc.py while our buffer of it holds an unsaved line: the agent
    reads the buffer, sees it changed, writes nothing, and the call fails.
 3. a long command; we cancel when it starts: the prompt stops with `cancelled`.
+Then a second `agentls acp` loads the session: the conversation comes back as
+updates, and a fourth prompt goes on from it ("I remember.").
 Exits non-zero with a message on the first broken expectation.
 """
 
@@ -79,17 +81,22 @@ async def main():
     agentls, config, workspace = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     calc = str(workspace / "calc.py")
     editor = Editor(workspace)
-    async with spawn_agent_process(
-        editor,
-        agentls,
-        "acp",
-        "--config",
-        config,
-        "--no-final-check",
-        "--trajectory-dir",
-        str(workspace.parent / "trajectories"),
-        env=dict(os.environ),
-    ) as (conn, _proc):
+    def spawn():
+        return spawn_agent_process(
+            editor,
+            agentls,
+            "acp",
+            "--config",
+            config,
+            "--no-final-check",
+            "--trajectory-dir",
+            str(workspace.parent / "trajectories"),
+            "--sessions-dir",
+            str(workspace.parent / "sessions"),
+            env=dict(os.environ),
+        )
+
+    async def initialize(conn):
         init = await conn.initialize(
             protocol_version=1,
             client_capabilities=ClientCapabilities(
@@ -98,8 +105,10 @@ async def main():
         )
         expect(init.protocol_version == 1, f"protocol version {init.protocol_version}")
         expect(init.agent_info.name == "agentls", f"agent info {init.agent_info}")
-        # Sessions do not persist yet: the agent must not claim it can load them.
-        expect(not init.agent_capabilities.load_session, "loadSession claimed")
+        expect(init.agent_capabilities.load_session, "loadSession not offered")
+
+    async with spawn() as (conn, _proc):
+        await initialize(conn)
 
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         sid = session.session_id
@@ -164,7 +173,25 @@ async def main():
         took = loop.time() - started
         expect(done.stop_reason == "cancelled", f"stop reason {done.stop_reason}")
         expect(took < 15, f"cancel took {took:.1f} s")
-        print(f"ok: 3 prompts, cancel answered in {took:.2f} s")
+
+    # 4. Another agent process loads the session and goes on from it.
+    editor.on_update = None
+    editor.updates.clear()
+    async with spawn() as (conn, _proc):
+        await initialize(conn)
+        await conn.load_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
+        users = "".join(u.content.text for u in editor.of_kind("user_message_chunk"))
+        agents = "".join(u.content.text for u in editor.of_kind("agent_message_chunk"))
+        expect("Fix add in calc.py" in users and "Wait a while" in users, f"user {users!r}")
+        expect("Done." in agents, f"agent {agents!r}")
+        replayed = [c.tool_call_id for c in editor.of_kind("tool_call")]
+        expect(replayed[:3] == ["c1", "c2", "c3"], f"replayed calls {replayed}")
+        editor.updates.clear()
+        done = await conn.prompt(session_id=sid, prompt=[text_block("Still there?")])
+        expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
+        text = "".join(u.content.text for u in editor.of_kind("agent_message_chunk"))
+        expect("I remember." in text, f"answer {text!r}")
+    print(f"ok: 3 prompts, cancel answered in {took:.2f} s, session loaded and continued")
 
 
 asyncio.run(main())

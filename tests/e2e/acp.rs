@@ -2,7 +2,8 @@
 //! `agent-client-protocol` package (installed by `.ci/run`) runs a whole session
 //! against the built binary and the fixture model server: an edit through the
 //! editor's buffers with its diff, a permission, an edit refused because the buffer
-//! holds unsaved typing, and a cancel (see `tests/acp/client_session.py`).
+//! holds unsaved typing, a cancel, and the session loaded by a second agent process
+//! (see `tests/acp/client_session.py`).
 
 use std::path::Path;
 
@@ -39,7 +40,8 @@ async fn a_python_acp_client_runs_a_whole_session() {
         "run_command",
         json!({"command": "python3 -c 'import time; time.sleep(30)'"}),
     ));
-    model.push_turn(Turn::text("unreachable"));
+    // Prompt 4, in the session loaded by a second agent process.
+    model.push_turn(Turn::text("I remember."));
 
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
@@ -71,8 +73,20 @@ async fn a_python_acp_client_runs_a_whole_session() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("ok: 3 prompts"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("session loaded and continued"),
+        "{stdout}\n{stderr}"
+    );
     eprintln!("{}", stdout.trim());
+    // The loaded session's model call carried the whole saved conversation.
+    let last = model
+        .requests()
+        .last()
+        .map(|r| r.body.to_string())
+        .unwrap_or_default();
+    for said in ["Fix add in calc.py", "Done.", "Still there?"] {
+        assert!(last.contains(said), "{said:?} missing from {last}");
+    }
 }
 
 /// The crate's own client side (`Client.v1()`) over the built binary: a session whose
@@ -106,6 +120,8 @@ async fn the_rust_acp_client_gets_the_answer_streamed() {
         cfg.display().to_string(),
         "--trajectory-dir".into(),
         dir.path().join("traj").display().to_string(),
+        "--sessions-dir".into(),
+        dir.path().join("sessions").display().to_string(),
     ])
     .unwrap();
     let ws2 = ws.clone();
@@ -156,6 +172,8 @@ fn bad_messages_get_errors_and_the_agent_stays_up() {
     let mut child = std::process::Command::new(bin())
         .args(["acp", "--config"])
         .arg(&cfg)
+        .arg("--sessions-dir")
+        .arg(dir.path().join("sessions"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -186,7 +204,12 @@ fn bad_messages_get_errors_and_the_agent_stays_up() {
     let load = ask(
         r#"{"jsonrpc":"2.0","id":3,"method":"session/load","params":{"sessionId":"x","cwd":"/tmp","mcpServers":[]}}"#,
     );
-    assert!(load.get("error").is_some(), "{load}");
+    assert!(
+        load["error"]["data"]
+            .as_str()
+            .is_some_and(|d| d.contains("no saved session x")),
+        "{load}"
+    );
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");

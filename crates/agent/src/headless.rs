@@ -259,6 +259,25 @@ async fn crawl(root: &Path, index: &Arc<RwLock<agentls_index::Index>>) {
 pub type WrapEdits =
     Box<dyn FnOnce(Arc<dyn agentls_tools::EditSink>) -> Arc<dyn agentls_tools::EditSink> + Send>;
 
+/// What a front end may change in [`build_session`].
+#[derive(Default)]
+pub struct BuildHooks {
+    /// Edits land on disk, through whatever this makes of the disk sink (a front end
+    /// that lands edits elsewhere, or records them).
+    pub wrap_edits: Option<WrapEdits>,
+    /// The session's id, for a session loaded again; a fresh one when `None`.
+    pub id: Option<String>,
+}
+
+impl std::fmt::Debug for BuildHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildHooks")
+            .field("wrap_edits", &self.wrap_edits.is_some())
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
 /// A session built and ready to run, with the receiver of its events. What every
 /// front end starts from (`agentls run`, `agentls eval`, `agentls acp`): they differ
 /// only in where the events and the edits go.
@@ -282,11 +301,10 @@ impl std::fmt::Debug for BuiltSession {
 
 /// Builds the session `options` describe (its `task` is not read): models resolved,
 /// the workspace indexed, its language servers started, the sandbox, subagents and
-/// trajectory set up. Edits land on disk, through whatever `wrap_edits` makes of the
-/// disk sink when given (a front end that lands edits elsewhere, or records them).
+/// trajectory set up. See [`BuildHooks`] for what a front end may change.
 pub async fn build_session(
     options: HeadlessOptions,
-    wrap_edits: Option<WrapEdits>,
+    hooks: BuildHooks,
 ) -> Result<BuiltSession, HeadlessError> {
     let root = options
         .workspace
@@ -301,7 +319,7 @@ pub async fn build_session(
         summarizer,
     } = resolve_off_thread(&options).await?;
     let mut ctx = test_context(&root);
-    if let Some(wrap) = wrap_edits {
+    if let Some(wrap) = hooks.wrap_edits {
         ctx.edits = wrap(ctx.edits.clone());
     }
     // Detected while the index crawls; started at once, so the first edit's check
@@ -343,6 +361,9 @@ pub async fn build_session(
     let (tx, events) = tokio::sync::mpsc::unbounded_channel();
     let mut session =
         Session::new(provider, tools, ctx, options.session, static_ctx).with_events(tx);
+    if let Some(id) = hooks.id {
+        session = session.with_id(id);
+    }
     if let Some((router, providers)) = routing {
         session = session.with_router(router, providers);
     }
@@ -375,7 +396,7 @@ pub async fn run_headless(
         mut session,
         events: mut rx,
         trajectory,
-    } = build_session(options, None).await?;
+    } = build_session(options, BuildHooks::default()).await?;
     let run = async {
         let status = session.run(task).await;
         (status, session.metrics().clone())

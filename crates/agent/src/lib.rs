@@ -62,6 +62,7 @@ pub mod headless;
 pub mod metrics;
 pub mod repeats;
 pub mod replay;
+pub mod saved;
 mod session;
 pub mod status;
 mod subagent;
@@ -75,10 +76,11 @@ pub use context::{StaticContext, system_prompt};
 pub use dispatch::CallOutcome;
 pub use event::{AgentEvent, EventSender, PlanItem};
 pub use headless::{
-    AllowAll, BuiltSession, DenyAll, HeadlessOptions, HeadlessOutcome, WrapEdits, build_session,
-    run_headless, test_context,
+    AllowAll, BuildHooks, BuiltSession, DenyAll, HeadlessOptions, HeadlessOutcome, WrapEdits,
+    build_session, run_headless, test_context,
 };
 pub use metrics::Metrics;
+pub use saved::{SavedSession, SessionStore, StoreError};
 pub use session::{Session, new_session_id};
 pub use status::Status;
 pub use subagent::Subagents;

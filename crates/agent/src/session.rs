@@ -209,6 +209,12 @@ impl Session {
         &self.id
     }
 
+    /// Goes on from a saved conversation: `messages` become the transcript; the system
+    /// prompt and tools stay this session's.
+    pub fn restore(&mut self, messages: Vec<Message>) {
+        self.request.messages = messages;
+    }
+
     /// The conversation so far.
     pub fn transcript(&self) -> &[Message] {
         &self.request.messages

@@ -1,10 +1,13 @@
 //! The provider-neutral request: what the agent asks of any model.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Who wrote a message. Tool results travel in [`Role::User`] messages (as Anthropic
 /// wants); the OpenAI wire formats split them into their own items.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// Serialisable so that a session's transcript can be saved and loaded again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The user, or the harness speaking for the tools.
     User,
@@ -13,7 +16,8 @@ pub enum Role {
 }
 
 /// One piece of a message.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "value", rename_all = "snake_case")]
 pub enum Part {
     /// Plain text.
     Text(String),
@@ -25,7 +29,7 @@ pub enum Part {
 
 /// A tool call as the model made it. `arguments` is the raw JSON text the model wrote,
 /// kept verbatim so that a malformed call can be shown back to the model.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// Provider-assigned id; results refer to it.
     pub id: String,
@@ -46,7 +50,7 @@ impl ToolCall {
 }
 
 /// The harness's answer to one tool call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// The id of the call this answers.
     pub call_id: String,
@@ -57,7 +61,7 @@ pub struct ToolResult {
 }
 
 /// One turn of the conversation.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Author.
     pub role: Role,

@@ -9,8 +9,11 @@
 //! the editor's buffers through `fs/*` when the client offers both, checked against
 //! the buffer first (see [`edits`]).
 //!
-//! Not offered yet, and so not declared: `session/load` (sessions do not persist),
-//! modes, MCP servers from the client, terminals.
+//! Sessions are saved after every turn ([`agentls_agent::SessionStore`], under the
+//! user data directory or `--sessions-dir`); `session/load` builds the session again
+//! with its transcript and replays it to the client as updates.
+//!
+//! Not offered yet, and so not declared: modes, MCP servers from the client, terminals.
 
 mod edits;
 mod updates;
@@ -22,16 +25,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind,
-    PromptCapabilities, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionNotification, StopReason, ToolCallUpdate,
-    ToolCallUpdateFields,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, StopReason,
+    ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio};
 use agentls_agent::{
-    AgentEvent, BuiltSession, HeadlessOptions, Session, SessionConfig, Status, ToolSet,
-    VerifyConfig,
+    AgentEvent, BuildHooks, BuiltSession, HeadlessOptions, SavedSession, Session, SessionConfig,
+    SessionStore, Status, ToolSet, VerifyConfig,
 };
 use agentls_model::{CancellationToken, ModelsConfig};
 use agentls_tools::Approver;
@@ -49,6 +52,8 @@ struct Shared {
     verify: VerifyConfig,
     trajectory_dir: Option<PathBuf>,
     final_check: bool,
+    /// Where sessions are saved; none when there is no data directory.
+    store: Option<SessionStore>,
     /// The client reads and writes text files for us (both, or we use the disk).
     client_fs: Mutex<bool>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
@@ -85,6 +90,10 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
         verify,
         trajectory_dir: args.trajectory_dir,
         final_check: !args.no_final_check,
+        store: args
+            .sessions_dir
+            .or_else(agentls_agent::saved::default_dir)
+            .map(SessionStore::new),
         client_fs: Mutex::new(false),
         sessions: Mutex::new(HashMap::new()),
     });
@@ -98,8 +107,13 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> {
-    let (on_init, on_new, on_prompt, on_cancel) =
-        (shared.clone(), shared.clone(), shared.clone(), shared);
+    let (on_init, on_new, on_load, on_prompt, on_cancel) = (
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared,
+    );
     Agent
         .v1()
         .name("agentls")
@@ -112,9 +126,11 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                 responder.respond(
                     InitializeResponse::new(req.protocol_version)
                         .agent_capabilities(
-                            AgentCapabilities::new().prompt_capabilities(
-                                PromptCapabilities::new().embedded_context(true),
-                            ),
+                            AgentCapabilities::new()
+                                .load_session(on_init.store.is_some())
+                                .prompt_capabilities(
+                                    PromptCapabilities::new().embedded_context(true),
+                                ),
                         )
                         .agent_info(Implementation::new("agentls", env!("CARGO_PKG_VERSION"))),
                 )
@@ -129,12 +145,30 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                 // Building indexes the workspace and starts its language servers: off
                 // the dispatch loop, so the connection keeps answering meanwhile.
                 tokio::spawn(async move {
-                    match new_session(&shared, req, cx).await {
+                    let cwd = req.cwd.clone();
+                    match open_session(&shared, &cwd, None, cx).await {
                         Ok(id) => responder.respond(NewSessionResponse::new(id)),
                         Err(e) => responder.respond_with_error(
                             agent_client_protocol::Error::invalid_params().data(e),
                         ),
                     }
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest,
+                        responder: Responder<LoadSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let shared = on_load.clone();
+                tokio::spawn(async move {
+                    let _ = match load_session(&shared, &req, cx).await {
+                        Ok(()) => responder.respond(LoadSessionResponse::new()),
+                        Err(e) => responder.respond_with_error(
+                            agent_client_protocol::Error::invalid_params().data(e),
+                        ),
+                    };
                 });
                 Ok(())
             },
@@ -151,8 +185,9 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                             .data(format!("no session {id}")),
                     );
                 };
+                let shared = on_prompt.clone();
                 tokio::spawn(async move {
-                    let answer = prompt(slot, id, &req, &cx).await;
+                    let answer = prompt(shared, slot, id, &req, &cx).await;
                     let _ = match answer {
                         Ok(reason) => responder.respond(PromptResponse::new(reason)),
                         Err(e) => responder.respond_with_error(e),
@@ -179,19 +214,19 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
         .await
 }
 
-/// Builds a session in `req.cwd`; its id.
-async fn new_session(
+/// Builds a session in `cwd`, new or (`saved`) going on from a saved one; its id.
+async fn open_session(
     shared: &Shared,
-    req: NewSessionRequest,
+    cwd: &std::path::Path,
+    saved: Option<SavedSession>,
     cx: ConnectionTo<Client>,
 ) -> Result<String, String> {
-    if !req.cwd.is_absolute() {
-        return Err(format!("cwd must be absolute: {}", req.cwd.display()));
+    if !cwd.is_absolute() {
+        return Err(format!("cwd must be absolute: {}", cwd.display()));
     }
-    let root = req
-        .cwd
+    let root = cwd
         .canonicalize()
-        .map_err(|e| format!("{}: {e}", req.cwd.display()))?;
+        .map_err(|e| format!("{}: {e}", cwd.display()))?;
     let id_cell: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
     let recorded = Recorded::default();
     let client_fs = *lock(&shared.client_fs);
@@ -227,18 +262,22 @@ async fn new_session(
         })),
         verify: shared.verify.clone(),
     };
+    let hooks = BuildHooks {
+        wrap_edits: Some(wrap),
+        id: saved.as_ref().map(|s| s.id.clone()),
+    };
     let BuiltSession {
-        session, events, ..
-    } = agentls_agent::build_session(options, Some(wrap))
+        mut session,
+        events,
+        ..
+    } = agentls_agent::build_session(options, hooks)
         .await
         .map_err(|e| e.to_string())?;
     let id = session.id().to_owned();
     let _ = id_cell.set(id.clone());
-    if !req.mcp_servers.is_empty() {
-        tracing::warn!(
-            "acp: {} MCP server(s) offered; agentls does not use MCP servers yet",
-            req.mcp_servers.len()
-        );
+    match saved {
+        Some(saved) => session.restore(saved.messages),
+        None => save(shared, &session, &root),
     }
     tracing::info!("acp: session {id} in {}", root.display());
     let slot = Arc::new(Slot {
@@ -251,8 +290,52 @@ async fn new_session(
     Ok(id)
 }
 
+/// Saves `session` (after each turn); a failure is logged, the session goes on.
+fn save(shared: &Shared, session: &Session, root: &std::path::Path) {
+    if let Some(store) = &shared.store
+        && let Err(e) = store.save(&SavedSession::new(session.id(), root, session.transcript()))
+    {
+        tracing::warn!("acp: session {} not saved: {e}", session.id());
+    }
+}
+
+/// `session/load`: the saved session built again in the client's `cwd`, its
+/// conversation replayed to the client as updates before the answer.
+async fn load_session(
+    shared: &Arc<Shared>,
+    req: &LoadSessionRequest,
+    cx: ConnectionTo<Client>,
+) -> Result<(), String> {
+    let id = req.session_id.to_string();
+    if !req.mcp_servers.is_empty() {
+        tracing::warn!("acp: MCP servers offered; agentls does not use them yet");
+    }
+    if shared.slot(&id).is_none() {
+        let store = shared.store.as_ref().ok_or("sessions are not saved here")?;
+        let saved = store.load(&id).map_err(|e| e.to_string())?;
+        if saved.cwd != req.cwd {
+            tracing::info!(
+                "acp: session {id} saved in {}, loaded in {}",
+                saved.cwd.display(),
+                req.cwd.display()
+            );
+        }
+        open_session(shared, &req.cwd, Some(saved), cx.clone()).await?;
+    }
+    let slot = shared
+        .slot(&id)
+        .ok_or("the session went away while loading")?;
+    let live = slot.live.lock().await;
+    for update in updates::history(live.0.transcript(), &slot.root) {
+        cx.send_notification(SessionNotification::new(id.clone(), update))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 /// Runs one turn, streaming its updates; why it stopped.
 async fn prompt(
+    shared: Arc<Shared>,
     slot: Arc<Slot>,
     id: String,
     req: &PromptRequest,
@@ -277,18 +360,21 @@ async fn prompt(
             }
         }
     };
-    let run = session.run(message);
-    tokio::pin!(run);
-    let status = loop {
-        tokio::select! {
-            Some(ev) = events.recv() => send(&ev),
-            status = &mut run => break status,
+    let status = {
+        let run = session.run(message);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                Some(ev) = events.recv() => send(&ev),
+                status = &mut run => break status,
+            }
         }
     };
     while let Ok(ev) = events.try_recv() {
         send(&ev);
     }
     *lock(&slot.cancel) = None;
+    save(&shared, session, &slot.root);
     match status {
         Status::Done { .. } => Ok(StopReason::EndTurn),
         Status::Cancelled => Ok(StopReason::Cancelled),

@@ -120,6 +120,58 @@ impl Updates {
     }
 }
 
+/// A saved conversation as the updates that show it again (`session/load`): the
+/// user's and the agent's text, and each tool call with its result.
+pub fn history(messages: &[agentls_model::Message], root: &std::path::Path) -> Vec<SessionUpdate> {
+    use agentls_model::{Part, Role};
+    let mut out = Vec::new();
+    for m in messages {
+        for part in &m.parts {
+            let v = match (m.role, part) {
+                (Role::User, Part::Text(text)) => json!({
+                    "sessionUpdate": "user_message_chunk",
+                    "content": { "type": "text", "text": text },
+                }),
+                (Role::Assistant, Part::Text(text)) => json!({
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": { "type": "text", "text": text },
+                }),
+                (_, Part::ToolCall(call)) => {
+                    let args = call.parse_arguments().unwrap_or(Value::Null);
+                    let locations: Vec<Value> = ["path", "file", "from", "to"]
+                        .iter()
+                        .filter_map(|k| args.get(*k).and_then(Value::as_str))
+                        .map(|p| json!({ "path": root.join(p) }))
+                        .collect();
+                    json!({
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": call.id,
+                        "title": title(&call.name, &args),
+                        "kind": kind(&call.name),
+                        "status": "in_progress",
+                        "rawInput": args,
+                        "locations": locations,
+                    })
+                }
+                (_, Part::ToolResult(result)) => {
+                    let text: String = result.content.chars().take(OUTPUT_CHARS).collect();
+                    json!({
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": result.call_id,
+                        "status": if result.is_error { "failed" } else { "completed" },
+                        "content": [text_content(&text)],
+                    })
+                }
+            };
+            match serde_json::from_value::<SessionUpdate>(v) {
+                Ok(u) => out.push(u),
+                Err(e) => tracing::error!("acp: a history update the schema refuses: {e}"),
+            }
+        }
+    }
+    out
+}
+
 fn text_content(text: &str) -> Value {
     json!({ "type": "content", "content": { "type": "text", "text": text } })
 }
