@@ -9,7 +9,11 @@ The scripted model (the e2e test's fixture server) answers three prompts:
    the tool call's update carries the diff, the permission request names the command.
 2. str_replace in calc.py while our buffer of it holds an unsaved line: the agent
    reads the buffer, sees it changed, writes nothing, and the call fails.
-3. a long command; we cancel when it starts: the prompt stops with `cancelled`.
+3. in "ask before edits" mode, an edit whose permission (with its diff) we refuse:
+   nothing is written and the call fails.
+4. in "read-only" mode, a write_file call: refused, nothing written.
+5. (back in "edit" mode) a long command; we cancel when it starts: the prompt stops
+   with `cancelled`.
 Then a second `agentls acp` loads the session: the conversation comes back as
 updates, and a fourth prompt goes on from it ("I remember.").
 Exits non-zero with a message on the first broken expectation.
@@ -46,6 +50,7 @@ class Editor:
         self.writes: list[str] = []
         self.updates: list = []
         self.permissions: list[str] = []
+        self.permission_calls: list = []
         self.on_update = None
 
     async def read_text_file(self, session_id, path, line=None, limit=None, **kw):
@@ -63,9 +68,12 @@ class Editor:
 
     async def request_permission(self, session_id, tool_call, options, **kw):
         self.permissions.append(tool_call.title or "")
-        allow = next(o for o in options if o.kind == "allow_once")
+        self.permission_calls.append(tool_call)
+        # Commands are allowed; edits (asked about in "ask before edits") refused.
+        kind = "reject_once" if (tool_call.title or "").startswith("Edit ") else "allow_once"
+        pick = next(o for o in options if o.kind == kind)
         return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=allow.option_id)
+            outcome=AllowedOutcome(outcome="selected", option_id=pick.option_id)
         )
 
     async def session_update(self, session_id, update, **kw):
@@ -112,6 +120,9 @@ async def main():
 
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         sid = session.session_id
+        modes = [m.id for m in session.modes.available_modes]
+        expect(session.modes.current_mode_id == "edit", f"mode {session.modes}")
+        expect(modes == ["edit", "ask_before_edits", "read_only"], f"modes {modes}")
 
         # 1. An edit through the editor, a permission, a final answer.
         done = await conn.prompt(session_id=sid, prompt=[text_block("Fix add in calc.py")])
@@ -157,7 +168,38 @@ async def main():
         )
         expect("nothing was changed" in said, f"failure text {said!r}")
 
-        # 3. Cancel a long command as soon as it starts.
+        # 3. Ask before edits: the permission shows the diff; we refuse it.
+        await conn.set_session_mode(session_id=sid, mode_id="ask_before_edits")
+        # The user saved: the buffer is the disk again, so only the refusal stops it.
+        del editor.buffers[calc]
+        saved = Path(calc).read_text()
+        editor.updates.clear()
+        done = await conn.prompt(session_id=sid, prompt=[text_block("Double it")])
+        expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
+        asked = editor.permission_calls[-1]
+        expect(asked.title.startswith("Edit ") and calc in asked.title, f"asked {asked.title}")
+        asked_diffs = [c for c in asked.content or [] if c.type == "diff"]
+        expect(len(asked_diffs) == 1 and "a * 2" in asked_diffs[0].new_text, f"asked {asked}")
+        expect(editor.writes == [calc], f"a refused edit was written: {editor.writes}")
+        expect(Path(calc).read_text() == saved, "the file changed")
+        failed = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
+        expect(len(failed) == 1, f"failed calls {failed}")
+        said = " ".join(
+            c.content.text for c in failed[0].content or [] if c.type == "content"
+        )
+        expect("did not allow" in said, f"failure text {said!r}")
+
+        # 4. Read-only: a write is refused and nothing lands.
+        await conn.set_session_mode(session_id=sid, mode_id="read_only")
+        editor.updates.clear()
+        done = await conn.prompt(session_id=sid, prompt=[text_block("Write notes.txt")])
+        expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
+        expect(not (workspace / "notes.txt").exists(), "read-only mode wrote a file")
+        failed = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
+        expect(len(failed) == 1, f"failed calls {failed}")
+
+        # 5. Cancel a long command as soon as it starts.
+        await conn.set_session_mode(session_id=sid, mode_id="edit")
         editor.updates.clear()
 
         async def cancel_on_start(update):
@@ -174,7 +216,7 @@ async def main():
         expect(done.stop_reason == "cancelled", f"stop reason {done.stop_reason}")
         expect(took < 15, f"cancel took {took:.1f} s")
 
-    # 4. Another agent process loads the session and goes on from it.
+    # 6. Another agent process loads the session and goes on from it.
     editor.on_update = None
     editor.updates.clear()
     async with spawn() as (conn, _proc):
@@ -191,7 +233,7 @@ async def main():
         expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
         text = "".join(u.content.text for u in editor.of_kind("agent_message_chunk"))
         expect("I remember." in text, f"answer {text!r}")
-    print(f"ok: 3 prompts, cancel answered in {took:.2f} s, session loaded and continued")
+    print(f"ok: 5 prompts, cancel answered in {took:.2f} s, session loaded and continued")
 
 
 asyncio.run(main())

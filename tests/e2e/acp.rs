@@ -2,7 +2,8 @@
 //! `agent-client-protocol` package (installed by `.ci/run`) runs a whole session
 //! against the built binary and the fixture model server: an edit through the
 //! editor's buffers with its diff, a permission, an edit refused because the buffer
-//! holds unsaved typing, a cancel, and the session loaded by a second agent process
+//! holds unsaved typing, an edit refused by the user in "ask before edits", a write
+//! refused in "read-only", a cancel, and the session loaded by a second agent process
 //! (see `tests/acp/client_session.py`).
 
 use std::path::Path;
@@ -34,13 +35,27 @@ async fn a_python_acp_client_runs_a_whole_session() {
         json!({"path": "calc.py", "old_string": "def add", "new_string": "def plus"}),
     ));
     model.push_turn(Turn::text("The file changed under me; I stopped."));
-    // Prompt 3: a command long enough to be cancelled.
+    // Prompt 3, asking before edits: an edit the user refuses.
+    model.push_turn(Turn::default().tool_call(
+        "c5",
+        "str_replace",
+        json!({"path": "calc.py", "old_string": "return a + b", "new_string": "return a * 2"}),
+    ));
+    model.push_turn(Turn::text("Left as is."));
+    // Prompt 4, read-only: a write the mode refuses.
+    model.push_turn(Turn::default().tool_call(
+        "c6",
+        "write_file",
+        json!({"path": "notes.txt", "content": "notes\n"}),
+    ));
+    model.push_turn(Turn::text("I may not write here."));
+    // Prompt 5: a command long enough to be cancelled.
     model.push_turn(Turn::default().tool_call(
         "c4",
         "run_command",
         json!({"command": "python3 -c 'import time; time.sleep(30)'"}),
     ));
-    // Prompt 4, in the session loaded by a second agent process.
+    // Prompt 6, in the session loaded by a second agent process.
     model.push_turn(Turn::text("I remember."));
 
     let dir = tempfile::tempdir().unwrap();

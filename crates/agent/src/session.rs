@@ -209,6 +209,13 @@ impl Session {
         &self.id
     }
 
+    /// Changes what the agent may do from the next model call on: the tools offered
+    /// and the system prompt follow the mode.
+    pub fn set_mode(&mut self, mode: crate::Mode) {
+        self.config.mode = mode;
+        self.configure_for_model();
+    }
+
     /// Goes on from a saved conversation: `messages` become the transcript; the system
     /// prompt and tools stay this session's.
     pub fn restore(&mut self, messages: Vec<Message>) {

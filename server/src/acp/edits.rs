@@ -10,6 +10,7 @@
 //! update.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol::Client;
@@ -51,29 +52,41 @@ impl Recorded {
 pub struct ClientSink {
     /// The disk sink: plans the client cannot take, or every plan without a client fs.
     pub disk: Arc<dyn EditSink>,
-    /// The connection and session id (set once the session is built), when the
-    /// client reads and writes text files.
-    pub client: Option<(ConnectionTo<Client>, Arc<OnceLock<String>>)>,
+    pub cx: ConnectionTo<Client>,
+    /// The session id, set once the session is built.
+    pub session: Arc<OnceLock<String>>,
+    /// The client reads and writes text files.
+    pub client_fs: bool,
+    /// "Ask before edits": each plan waits for the user's permission.
+    pub ask_edits: Arc<AtomicBool>,
     pub recorded: Recorded,
 }
 
 #[async_trait]
 impl EditSink for ClientSink {
     async fn apply(&self, plan: Plan) -> Result<(), ToolError> {
-        let through_client = self.client.as_ref().filter(|_| {
-            plan.changes
+        let Some(session) = self.session.get() else {
+            return Err(ToolError::bug("edit before the session was built"));
+        };
+        if self.ask_edits.load(Ordering::Relaxed) && !self.allowed(session, &plan).await {
+            return Err(ToolError::aborted(
+                "the user did not allow this edit; nothing was changed. Ask what they want instead",
+            ));
+        }
+        let through_client = self.client_fs
+            && plan
+                .changes
                 .iter()
-                .all(|c| matches!(c, FileChange::Edit(_) | FileChange::Create { .. }))
-        });
-        let client = through_client.and_then(|(cx, id)| Some((cx, id.get()?)));
-        let Some((cx, session)) = client else {
+                .all(|c| matches!(c, FileChange::Edit(_) | FileChange::Create { .. }));
+        if !through_client {
             let landed = landed_of(&plan);
             self.disk.apply(plan).await?;
             for l in landed {
                 self.recorded.push(l);
             }
             return Ok(());
-        };
+        }
+        let cx = &self.cx;
         // Every file checked before any is written: a stale plan lands nowhere.
         for change in &plan.changes {
             if let FileChange::Edit(t) = change {
@@ -110,6 +123,36 @@ impl EditSink for ClientSink {
             self.recorded.push(l);
         }
         Ok(())
+    }
+}
+
+impl ClientSink {
+    /// Asks the user about `plan`, showing its diffs.
+    async fn allowed(&self, session: &str, plan: &Plan) -> bool {
+        let landed = landed_of(plan);
+        let mut paths: Vec<String> = landed
+            .iter()
+            .map(|l| l.path.display().to_string())
+            .collect();
+        for c in &plan.changes {
+            match c {
+                FileChange::Delete { path } => paths.push(format!("delete {}", path.display())),
+                FileChange::Rename { from, to } => {
+                    paths.push(format!("move {} to {}", from.display(), to.display()))
+                }
+                _ => {}
+            }
+        }
+        let call = serde_json::json!({
+            "toolCallId": super::permission::request_id("edit"),
+            "title": format!("Edit {}", paths.join(", ")),
+            "kind": "edit",
+            "content": landed.iter().map(|l| serde_json::json!({
+                "type": "diff", "path": l.path, "oldText": l.old_text, "newText": l.new_text,
+            })).collect::<Vec<_>>(),
+            "locations": landed.iter().map(|l| serde_json::json!({ "path": l.path })).collect::<Vec<_>>(),
+        });
+        super::permission::ask(&self.cx, session, call).await
     }
 }
 

@@ -13,22 +13,26 @@
 //! user data directory or `--sessions-dir`); `session/load` builds the session again
 //! with its transcript and replays it to the client as updates.
 //!
-//! Not offered yet, and so not declared: modes, MCP servers from the client, terminals.
+//! Modes ([`modes`]): edit freely, ask before edits, read-only.
+//!
+//! Not offered yet, and so not declared: MCP servers from the client, terminals.
 
 mod edits;
+mod modes;
+mod permission;
 mod updates;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, StopReason,
-    ToolCallUpdate, ToolCallUpdateFields,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionNotification, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio};
@@ -37,9 +41,6 @@ use agentls_agent::{
     SessionStore, Status, ToolSet, VerifyConfig,
 };
 use agentls_model::{CancellationToken, ModelsConfig};
-use agentls_tools::Approver;
-use async_trait::async_trait;
-use serde_json::Value;
 
 use crate::cli::AcpArgs;
 use edits::{ClientSink, Recorded};
@@ -68,6 +69,10 @@ struct Slot {
     /// Edits landed during the running tool call.
     recorded: Recorded,
     root: PathBuf,
+    /// The mode the client picked (`modes::MODES`); the session takes it at each turn.
+    mode: Mutex<&'static str>,
+    /// Shared with the edit sink: "ask before edits".
+    ask_edits: Arc<AtomicBool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -107,7 +112,8 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> {
-    let (on_init, on_new, on_load, on_prompt, on_cancel) = (
+    let (on_init, on_new, on_load, on_prompt, on_mode, on_cancel) = (
+        shared.clone(),
         shared.clone(),
         shared.clone(),
         shared.clone(),
@@ -147,7 +153,9 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                 tokio::spawn(async move {
                     let cwd = req.cwd.clone();
                     match open_session(&shared, &cwd, None, cx).await {
-                        Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                        Ok(id) => responder.respond(
+                            NewSessionResponse::new(id).modes(modes::state(modes::MODES[0].id)),
+                        ),
                         Err(e) => responder.respond_with_error(
                             agent_client_protocol::Error::invalid_params().data(e),
                         ),
@@ -164,7 +172,9 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                 let shared = on_load.clone();
                 tokio::spawn(async move {
                     let _ = match load_session(&shared, &req, cx).await {
-                        Ok(()) => responder.respond(LoadSessionResponse::new()),
+                        Ok(mode) => {
+                            responder.respond(LoadSessionResponse::new().modes(modes::state(mode)))
+                        }
                         Err(e) => responder.respond_with_error(
                             agent_client_protocol::Error::invalid_params().data(e),
                         ),
@@ -194,6 +204,26 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                     };
                 });
                 Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionModeRequest,
+                        responder: Responder<SetSessionModeResponse>,
+                        _cx| {
+                let id = req.session_id.to_string();
+                let mode_id = req.mode_id.to_string();
+                let (Some(slot), Some(mode)) = (on_mode.slot(&id), modes::find(&mode_id)) else {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params()
+                            .data(format!("no session {id} or no mode {mode_id}")),
+                    );
+                };
+                // Edits ask from now on; the tools follow at the next turn.
+                *lock(&slot.mode) = mode.id;
+                slot.ask_edits.store(mode.ask_edits, Ordering::Relaxed);
+                tracing::info!("acp: session {id} in mode {}", mode.id);
+                responder.respond(SetSessionModeResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -230,12 +260,21 @@ async fn open_session(
     let id_cell: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
     let recorded = Recorded::default();
     let client_fs = *lock(&shared.client_fs);
+    let ask_edits = Arc::new(AtomicBool::new(false));
     let wrap: agentls_agent::WrapEdits = {
-        let (cx, id_cell, recorded) = (cx.clone(), id_cell.clone(), recorded.clone());
+        let (cx, session, recorded, ask_edits) = (
+            cx.clone(),
+            id_cell.clone(),
+            recorded.clone(),
+            ask_edits.clone(),
+        );
         Box::new(move |disk| {
             Arc::new(ClientSink {
                 disk,
-                client: client_fs.then_some((cx, id_cell)),
+                cx,
+                session,
+                client_fs,
+                ask_edits,
                 recorded,
             })
         })
@@ -256,7 +295,7 @@ async fn open_session(
         },
         trajectory_dir: shared.trajectory_dir.clone(),
         cancel: CancellationToken::new(),
-        approver: Some(Arc::new(AskClient {
+        approver: Some(Arc::new(permission::AskClient {
             cx,
             session: id_cell.clone(),
         })),
@@ -285,6 +324,8 @@ async fn open_session(
         cancel: Mutex::new(None),
         recorded,
         root,
+        mode: Mutex::new(modes::MODES[0].id),
+        ask_edits,
     });
     lock(&shared.sessions).insert(id.clone(), slot);
     Ok(id)
@@ -305,7 +346,7 @@ async fn load_session(
     shared: &Arc<Shared>,
     req: &LoadSessionRequest,
     cx: ConnectionTo<Client>,
-) -> Result<(), String> {
+) -> Result<&'static str, String> {
     let id = req.session_id.to_string();
     if !req.mcp_servers.is_empty() {
         tracing::warn!("acp: MCP servers offered; agentls does not use them yet");
@@ -330,7 +371,8 @@ async fn load_session(
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| e.to_string())?;
     }
-    Ok(())
+    let mode = *lock(&slot.mode);
+    Ok(mode)
 }
 
 /// Runs one turn, streaming its updates; why it stopped.
@@ -346,6 +388,9 @@ async fn prompt(
             .data("a prompt is already running in this session; cancel it or wait"));
     };
     let (session, events) = &mut *live;
+    if let Some(m) = modes::find(*lock(&slot.mode)) {
+        session.set_mode(m.mode);
+    }
     *lock(&slot.cancel) = Some(session.fresh_cancel_token());
     let message = prompt_text(&req.prompt);
     let mut updates = Updates::new(slot.root.clone());
@@ -412,49 +457,4 @@ fn prompt_text(blocks: &[agent_client_protocol::v1::schema::ContentBlock]) -> St
         out.push_str(&piece);
     }
     out
-}
-
-/// Asks the client (`session/request_permission`) about what the policy marks `ask`.
-struct AskClient {
-    cx: ConnectionTo<Client>,
-    session: Arc<OnceLock<String>>,
-}
-
-#[async_trait]
-impl Approver for AskClient {
-    async fn approve(&self, what: &str) -> bool {
-        let Some(session) = self.session.get() else {
-            return false;
-        };
-        let call = ToolCallUpdate::new(
-            format!("approval-{}", agentls_agent::new_session_id()),
-            ToolCallUpdateFields::new().title(format!("The agent wants to {what}")),
-        );
-        let options = vec![
-            PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
-            PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
-        ];
-        let answer = self
-            .cx
-            .send_request(RequestPermissionRequest::new(
-                session.clone(),
-                call,
-                options,
-            ))
-            .block_task()
-            .await;
-        match answer {
-            Ok(r) => {
-                let v = serde_json::to_value(&r.outcome).unwrap_or(Value::Null);
-                let allowed = matches!(r.outcome, RequestPermissionOutcome::Selected(_))
-                    && v["optionId"] == "allow";
-                tracing::info!(allowed, "acp: permission for {what}");
-                allowed
-            }
-            Err(e) => {
-                tracing::warn!("acp: permission request failed ({e}); refused");
-                false
-            }
-        }
-    }
 }
