@@ -41,6 +41,9 @@ pub enum Command {
     /// Serve the Agent Client Protocol (ACP, v1) over stdio: the agent for editors that
     /// speak it (Zed, JetBrains IDEs, CodeCompanion, agent-shell, …).
     Acp(AcpArgs),
+    /// Serve the workspace's tools (read, grep, symbols, repo map, validated edits, the
+    /// sandboxed command runner) to other agents over MCP on stdio.
+    Mcp(McpArgs),
     /// Run the agent on a suite of tasks (`fixtures/tasks`), check each, print pass@1 and
     /// pass@k; `--verify-tasks` checks the suite itself.
     Eval(EvalArgs),
@@ -168,6 +171,23 @@ pub struct RunArgs {
     /// The task.
     #[arg(required = true, value_name = "TASK")]
     pub task: Vec<String>,
+}
+
+/// Options of `agentls mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The workspace the tools work in.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub workspace: PathBuf,
+    /// Serve only the tools that change nothing (no edits, no commands).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Read the configuration (language servers, policy) from this TOML file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Write logs to this file instead of stderr (level from `AGENTLS_LOG`).
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
 }
 
 /// Options of `agentls acp`.

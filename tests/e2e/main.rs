@@ -14,6 +14,7 @@ mod edit_cli;
 mod eval_cli;
 mod helix_real;
 mod keystrokes;
+mod mcp;
 mod memory;
 mod neovim;
 mod neovim_plugin;

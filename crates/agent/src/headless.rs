@@ -259,6 +259,36 @@ async fn crawl(root: &Path, index: &Arc<RwLock<agentls_index::Index>>) {
 pub type WrapEdits =
     Box<dyn FnOnce(Arc<dyn agentls_tools::EditSink>) -> Arc<dyn agentls_tools::EditSink> + Send>;
 
+/// The tools' context on the workspace `root` as every front end needs it: the index
+/// crawled, the workspace's language servers started (for verify on edit), edits on
+/// disk, and, when `writes`, the sandbox for commands. Nobody to ask: approvals are
+/// refused until the caller sets its approver.
+pub async fn workspace_context(
+    root: &Path,
+    verify: &crate::VerifyConfig,
+    writes: bool,
+) -> ToolContext {
+    let mut ctx = test_context(root);
+    // Detected while the index crawls; started at once, so the first edit's check
+    // does not pay for the start.
+    let detect = {
+        let (root, verify) = (root.to_path_buf(), verify.clone());
+        tokio::task::spawn_blocking(move || crate::LspChecker::detect(&root, &verify))
+    };
+    crawl(root, &ctx.index).await;
+    if let Ok(Some(checker)) = detect.await {
+        checker.warm_up();
+        ctx.checker = Some(Arc::new(checker));
+    }
+    if writes {
+        match agentls_sandbox::Sandbox::new(agentls_sandbox::SandboxConfig::new(root)) {
+            Ok(sb) => ctx.sandbox = Some(Arc::new(sb)),
+            Err(e) => tracing::warn!("no sandbox, commands disabled: {e}"),
+        }
+    }
+    ctx
+}
+
 /// What a front end may change in [`build_session`].
 #[derive(Default)]
 pub struct BuildHooks {
@@ -318,30 +348,14 @@ pub async fn build_session(
         routing,
         summarizer,
     } = resolve_off_thread(&options).await?;
-    let mut ctx = test_context(&root);
+    let mut ctx =
+        workspace_context(&root, &options.verify, options.session.mode.allows_writes()).await;
     if let Some(wrap) = hooks.wrap_edits {
         ctx.edits = wrap(ctx.edits.clone());
-    }
-    // Detected while the index crawls; started at once, so the first edit's check
-    // does not pay for the start.
-    let detect = {
-        let (root, verify) = (root.clone(), options.verify.clone());
-        tokio::task::spawn_blocking(move || crate::LspChecker::detect(&root, &verify))
-    };
-    crawl(&root, &ctx.index).await;
-    if let Ok(Some(checker)) = detect.await {
-        checker.warm_up();
-        ctx.checker = Some(Arc::new(checker));
     }
     ctx.cancel = options.cancel.clone();
     if let Some(approver) = &options.approver {
         ctx.approver = approver.clone();
-    }
-    if options.session.mode.allows_writes() {
-        match agentls_sandbox::Sandbox::new(agentls_sandbox::SandboxConfig::new(&root)) {
-            Ok(sb) => ctx.sandbox = Some(Arc::new(sb)),
-            Err(e) => tracing::warn!("no sandbox, commands disabled: {e}"),
-        }
     }
     let static_ctx = StaticContext::gather(&root, &[]).await;
     let tools = if options.tools.is_empty() {

@@ -77,7 +77,7 @@ pub use dispatch::CallOutcome;
 pub use event::{AgentEvent, EventSender, PlanItem};
 pub use headless::{
     AllowAll, BuildHooks, BuiltSession, DenyAll, HeadlessOptions, HeadlessOutcome, WrapEdits,
-    build_session, run_headless, test_context,
+    build_session, run_headless, test_context, workspace_context,
 };
 pub use metrics::Metrics;
 pub use saved::{SavedSession, SessionStore, StoreError};
