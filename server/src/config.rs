@@ -75,6 +75,10 @@ pub struct Config {
     /// Never from the workspace: a repository must not pick programs to run.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
     pub language_servers: serde_json::Value,
+    /// `[mcp.servers.NAME]`: MCP servers whose tools the agent gets (agentls-mcp).
+    /// Never from the workspace: a repository must not pick programs to run.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    pub mcp: serde_json::Value,
 }
 
 /// `[files]`: reading files from disk.
@@ -490,10 +494,11 @@ const PASSTHROUGH: &[&str] = &[
     "run",
     "verify",
     "language_servers",
+    "mcp",
 ];
 
 /// Keys that choose programs to run: never taken from a workspace file.
-const PROGRAM_KEYS: &[&str] = &["language_servers", "verify"];
+const PROGRAM_KEYS: &[&str] = &["language_servers", "verify", "mcp"];
 
 /// Keys that choose models: never taken from a workspace file.
 const MODEL_KEYS: &[&str] = &["models", "router", "summarizer"];
@@ -608,13 +613,15 @@ mod tests {
         let ws = dir.path().join(WORKSPACE_FILE);
         std::fs::write(
             &ws,
-            "[verify]\nwait_ms = 1\n[language_servers.pylsp]\ncommand = \"./evil.sh\"\n",
+            "[verify]\nwait_ms = 1\n[language_servers.pylsp]\ncommand = \"./evil.sh\"\n\
+             [mcp.servers.x]\ncommand = \"./evil.sh\"\n",
         )
         .unwrap();
         let mut m = Merged::default();
         m.load_file(Source::Workspace(ws.clone()), &ws);
         assert!(m.config.language_servers.is_null() && m.config.verify.is_null());
-        assert_eq!(m.problems.len(), 2, "{:?}", m.problems);
+        assert!(m.config.mcp.is_null());
+        assert_eq!(m.problems.len(), 3, "{:?}", m.problems);
         assert_eq!(m.config.verify().unwrap().wait_ms, 2000);
         // From the user (here the client's settings) they are taken.
         m.set_layer(

@@ -42,6 +42,20 @@ pub struct State {
     /// session and shared by all: `None` inside until then, `Some(None)` when there are
     /// none (or they are disabled).
     pub checker: tokio::sync::Mutex<Option<Option<Arc<agentls_agent::LspChecker>>>>,
+    /// The tools of the user's `[mcp]` servers, connected with the first agent session
+    /// and shared by all (`None` until then).
+    pub mcp_tools: tokio::sync::Mutex<Option<McpTools>>,
+}
+
+/// Tools of MCP servers, as the sessions' tool sets take them.
+#[derive(Clone, Default)]
+pub struct McpTools(pub Vec<Arc<dyn agentls_tools::Tool>>);
+
+impl std::fmt::Debug for McpTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|t| t.spec().name).collect();
+        f.debug_tuple("McpTools").field(&names).finish()
+    }
 }
 
 /// What the client said it can do, in the terms the server needs.

@@ -928,3 +928,30 @@ async fn without_show_document_a_long_answer_stays_a_message() {
     assert!(!message.contains("open in a document"), "{message}");
     assert!(f.editor.buffers.lock().unwrap().shown_documents.is_empty());
 }
+
+/// Editor sessions get the tools of the user's MCP servers too (here from the client's
+/// settings, a user layer): the Python package's MCPServer over stdio, its allowed
+/// tool called without asking.
+#[tokio::test(flavor = "multi_thread")]
+async fn editor_sessions_get_the_mcp_servers_tools() {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/notes_server.py");
+    let settings = json!({ "mcp": { "servers": { "notes": {
+        "command": "python3", "args": [script], "allow": ["lookup"]
+    } } } });
+    let mut f = setup(helix_caps(), settings, STUB).await;
+    f.model.push_turn(Turn::default().tool_call(
+        "m1",
+        "notes__lookup",
+        json!({"key": "deploy"}),
+    ));
+    f.model.push_turn(Turn::text("Tuesdays."));
+    let (reply, _) = f.execute(&json!({
+        "command": "agentls.ask",
+        "arguments": [{ "instruction": "when do we deploy?" }]
+    }));
+    let token = reply["progressToken"].as_str().unwrap().to_owned();
+    f.progress_until_end(&token);
+    let second = f.model.requests()[1].body.to_string();
+    assert!(second.contains("Deploys go out on Tuesdays."), "{second}");
+}

@@ -34,6 +34,9 @@ pub(crate) fn build(
         ("PATH".to_string(), path),
         ("HOME".to_string(), home.to_string()),
         ("TMPDIR".to_string(), "/tmp".to_string()),
+        // The home directory is read-only inside; build caches (Go's, pip's, …) that
+        // default to ~/.cache go to the run's own /tmp instead of failing.
+        ("XDG_CACHE_HOME".to_string(), "/tmp/.cache".to_string()),
         (
             "LANG".to_string(),
             host("LANG").unwrap_or_else(|| "C.UTF-8".to_string()),

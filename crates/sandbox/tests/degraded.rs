@@ -119,3 +119,21 @@ async fn without_pid_namespace_the_process_group_is_still_killed() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert!(processes_with(marker).is_empty());
 }
+
+/// The home directory is read-only inside; tools that cache under `~/.cache` (Go's
+/// build cache, pip) write to the run's `/tmp` through `XDG_CACHE_HOME` instead.
+#[tokio::test]
+async fn build_caches_have_a_writable_home() {
+    let ws = common::workspace(false);
+    let sb = common::sandbox(ws.path());
+    let out = common::run(
+        &sb,
+        agentls_sandbox::RunRequest::shell(
+            "mkdir -p \"$XDG_CACHE_HOME/go-build\" && echo ok > \"$XDG_CACHE_HOME/go-build/x\" && cat \"$XDG_CACHE_HOME/go-build/x\"",
+        )
+        .limits(common::limits(20_000)),
+    )
+    .await;
+    assert!(out.success(), "{}", common::text(&out));
+    assert_eq!(out.stdout.to_text(), "ok\n");
+}

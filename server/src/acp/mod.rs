@@ -15,7 +15,11 @@
 //!
 //! Modes ([`modes`]): edit freely, ask before edits, read-only.
 //!
-//! Not offered yet, and so not declared: MCP servers from the client, terminals.
+//! MCP servers: the user's `[mcp]` ones and those the client passes with
+//! `session/new` or `session/load` (stdio or HTTP), their tools asked about before
+//! each call (`agentls_mcp::client`).
+//!
+//! Not offered yet, and so not declared: terminals.
 
 mod edits;
 mod modes;
@@ -53,6 +57,8 @@ struct Shared {
     verify: VerifyConfig,
     trajectory_dir: Option<PathBuf>,
     final_check: bool,
+    /// `[mcp]` of the user config: servers every session gets.
+    mcp: agentls_mcp::McpConfig,
     /// Where sessions are saved; none when there is no data directory.
     store: Option<SessionStore>,
     /// The client reads and writes text files for us (both, or we use the disk).
@@ -88,13 +94,19 @@ impl Shared {
 /// Runs `agentls acp` until the client closes stdin.
 pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let (models, _, verify) = crate::commands::run::load_config(args.config.as_deref())?;
+    let crate::commands::run::UserConfig {
+        models,
+        verify,
+        mcp,
+        ..
+    } = crate::commands::run::load_config(args.config.as_deref())?;
     let shared = Arc::new(Shared {
         models,
         model: args.model,
         verify,
         trajectory_dir: args.trajectory_dir,
         final_check: !args.no_final_check,
+        mcp,
         store: args
             .sessions_dir
             .or_else(agentls_agent::saved::default_dir)
@@ -152,7 +164,7 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                 // the dispatch loop, so the connection keeps answering meanwhile.
                 tokio::spawn(async move {
                     let cwd = req.cwd.clone();
-                    match open_session(&shared, &cwd, None, cx).await {
+                    match open_session(&shared, &cwd, &req.mcp_servers, None, cx).await {
                         Ok(id) => responder.respond(
                             NewSessionResponse::new(id).modes(modes::state(modes::MODES[0].id)),
                         ),
@@ -248,6 +260,7 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
 async fn open_session(
     shared: &Shared,
     cwd: &std::path::Path,
+    client_servers: &[agent_client_protocol::v1::schema::McpServer],
     saved: Option<SavedSession>,
     cx: ConnectionTo<Client>,
 ) -> Result<String, String> {
@@ -285,7 +298,7 @@ async fn open_session(
         model: shared.model.clone(),
         models: shared.models.clone(),
         provider: None,
-        tools: ToolSet::default(),
+        tools: session_tools(shared, client_servers).await,
         session: SessionConfig {
             final_check: shared
                 .final_check
@@ -331,6 +344,71 @@ async fn open_session(
     Ok(id)
 }
 
+/// The standard tools, those of the user's `[mcp]` servers and those of the servers
+/// the client passed for this session (each connected within its timeout; a server
+/// that fails costs its own tools).
+async fn session_tools(
+    shared: &Shared,
+    client_servers: &[agent_client_protocol::v1::schema::McpServer],
+) -> ToolSet {
+    let mut config = shared.mcp.clone();
+    for server in client_servers {
+        match client_server_spec(server) {
+            Ok((name, spec)) => {
+                config.servers.insert(name, spec);
+            }
+            Err(e) => tracing::warn!("acp: an MCP server of the client is not used: {e}"),
+        }
+    }
+    crate::commands::run::tools_with_mcp(&config).await
+}
+
+/// An ACP client's MCP server as our spec: stdio or HTTP (SSE is not supported).
+fn client_server_spec(
+    server: &agent_client_protocol::v1::schema::McpServer,
+) -> Result<(String, agentls_mcp::ServerSpec), String> {
+    let v = serde_json::to_value(server).map_err(|e| e.to_string())?;
+    let name = v["name"].as_str().unwrap_or_default().to_owned();
+    let pairs = |key: &str| -> std::collections::BTreeMap<String, String> {
+        v[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                Some((
+                    p["name"].as_str()?.to_owned(),
+                    p["value"].as_str()?.to_owned(),
+                ))
+            })
+            .collect()
+    };
+    let mut spec = match (v["command"].as_str(), v["url"].as_str(), v["type"].as_str()) {
+        (Some(command), _, _) => {
+            let args = v["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.as_str().map(str::to_owned))
+                .collect();
+            let mut spec = agentls_mcp::ServerSpec::stdio(command, args);
+            spec.env = pairs("env");
+            spec
+        }
+        (None, Some(url), Some("http")) => {
+            let mut spec = agentls_mcp::ServerSpec::stdio(String::new(), Vec::new());
+            spec.command = None;
+            spec.url = Some(url.to_owned());
+            spec.headers = pairs("headers");
+            spec
+        }
+        _ => return Err(format!("{name}: only stdio and HTTP servers are supported")),
+    };
+    // The client chose these servers for this session: their tools run without asking
+    // again only if the client's user allowed them there, which ACP does not say; ask.
+    spec.allow.clear();
+    Ok((name, spec))
+}
+
 /// Saves `session` (after each turn); a failure is logged, the session goes on.
 fn save(shared: &Shared, session: &Session, root: &std::path::Path) {
     if let Some(store) = &shared.store
@@ -348,9 +426,6 @@ async fn load_session(
     cx: ConnectionTo<Client>,
 ) -> Result<&'static str, String> {
     let id = req.session_id.to_string();
-    if !req.mcp_servers.is_empty() {
-        tracing::warn!("acp: MCP servers offered; agentls does not use them yet");
-    }
     if shared.slot(&id).is_none() {
         let store = shared.store.as_ref().ok_or("sessions are not saved here")?;
         let saved = store.load(&id).map_err(|e| e.to_string())?;
@@ -361,7 +436,7 @@ async fn load_session(
                 req.cwd.display()
             );
         }
-        open_session(shared, &req.cwd, Some(saved), cx.clone()).await?;
+        open_session(shared, &req.cwd, &req.mcp_servers, Some(saved), cx.clone()).await?;
     }
     let slot = shared
         .slot(&id)

@@ -291,7 +291,10 @@ async fn build(
         .filter_map(|s| s.uri.to_file_path())
         .collect();
     let static_ctx = StaticContext::gather(&root, &open).await;
-    let tools = ToolSet::from_registry(&Registry::standard());
+    let mut tools = ToolSet::from_registry(&Registry::standard());
+    for tool in mcp_tools(state, &config).await.0 {
+        tools.insert(tool);
+    }
     if writes && tools.get("task").is_some() {
         ctx.subagents = Some(Arc::new(Subagents::new(
             provider.clone(),
@@ -382,4 +385,26 @@ async fn checker(
     }
     *slot = Some(found.clone());
     found
+}
+
+/// The tools of the user's `[mcp]` servers: connected by the first session that asks,
+/// then shared (a server that fails costs its own tools, with a warning in the log).
+/// A later change of `[mcp]` takes effect when the server restarts.
+async fn mcp_tools(state: &State, config: &crate::config::Config) -> crate::state::McpTools {
+    let mut cached = state.mcp_tools.lock().await;
+    if let Some(tools) = cached.as_ref() {
+        return tools.clone();
+    }
+    let mcp: agentls_mcp::McpConfig = if config.mcp.is_null() {
+        agentls_mcp::McpConfig::default()
+    } else {
+        serde_json::from_value(config.mcp.clone()).unwrap_or_else(|e| {
+            tracing::warn!("[mcp] is invalid, no MCP server is used: {e}");
+            agentls_mcp::McpConfig::default()
+        })
+    };
+    let (connected, _failed) = agentls_mcp::connect_all(&mcp).await;
+    let tools = crate::state::McpTools(connected.into_iter().flat_map(|c| c.tools).collect());
+    *cached = Some(tools.clone());
+    tools
 }

@@ -64,6 +64,8 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     language_servers(workspace, &merged.config, out)?;
     writeln!(out)?;
+    mcp_servers(&merged.config, out)?;
+    writeln!(out)?;
     writeln!(out, "sandbox (for the agent's commands):")?;
     for line in agentls_sandbox::probe().to_string().lines() {
         writeln!(out, "  {line}")?;
@@ -72,6 +74,54 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     for line in agentls_sandbox::Limits::default().describe() {
         writeln!(out, "  {line}")?;
     }
+    Ok(())
+}
+
+/// The configured MCP servers, each connected once: its tools, or why it failed.
+fn mcp_servers(config: &config::Config, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "MCP servers ([mcp.servers], tools offered as NAME__tool):"
+    )?;
+    let mcp: agentls_mcp::McpConfig = if config.mcp.is_null() {
+        agentls_mcp::McpConfig::default()
+    } else {
+        match serde_json::from_value(config.mcp.clone()) {
+            Ok(m) => m,
+            Err(e) => return writeln!(out, "  [mcp] is invalid: {e}"),
+        }
+    };
+    if mcp.servers.is_empty() {
+        return writeln!(out, "  none configured");
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return writeln!(out, "  cannot check: {e}"),
+    };
+    let (connected, failed) = runtime.block_on(agentls_mcp::connect_all(&mcp));
+    for server in &connected {
+        let names: Vec<&str> = server.tools.iter().map(|t| t.spec().name).collect();
+        writeln!(
+            out,
+            "  {:<16} {} tool(s): {}",
+            server.name,
+            names.len(),
+            names.join(", ")
+        )?;
+    }
+    for (name, why) in &failed {
+        writeln!(out, "  {name:<16} FAILED: {why}")?;
+    }
+    for (name, spec) in &mcp.servers {
+        if !spec.enabled {
+            writeln!(out, "  {name:<16} disabled")?;
+        }
+    }
+    drop(connected);
+    runtime.shutdown_background();
     Ok(())
 }
 

@@ -192,7 +192,8 @@ async fn verify_tasks(tasks: &[Task]) -> anyhow::Result<ExitCode> {
 }
 
 async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
-    let (models, _, verify) = super::run::load_config(args.config.as_deref())?;
+    let super::run::UserConfig { models, verify, .. } =
+        super::run::load_config(args.config.as_deref())?;
     let attempts = args.attempts.max(1);
     let mut out_file = match &args.out {
         Some(p) => {

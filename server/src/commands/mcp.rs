@@ -9,7 +9,7 @@ use crate::cli::McpArgs;
 /// Serves until the client closes stdin.
 pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let (_, _, verify) = super::run::load_config(args.config.as_deref())?;
+    let verify = super::run::load_config(args.config.as_deref())?.verify;
     let root = args
         .workspace
         .canonicalize()

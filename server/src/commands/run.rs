@@ -24,7 +24,12 @@ use crate::config;
 /// Runs the session described by `args`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let (models, configured, verify) = load_config(args.config.as_deref())?;
+    let UserConfig {
+        models,
+        approve: configured,
+        verify,
+        mcp,
+    } = load_config(args.config.as_deref())?;
     let approve = args.approve.or(configured).unwrap_or_else(|| {
         if std::io::stdin().is_terminal() {
             Approve::Ask
@@ -44,13 +49,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let json = args.json;
     let live = !json && std::io::stdout().is_terminal();
     let cancel = CancellationToken::new();
+    let tools = runtime.block_on(tools_with_mcp(&mcp));
     let options = HeadlessOptions {
         workspace: args.workspace.clone(),
         task: args.task.join(" "),
         model: args.model.clone(),
         models,
         provider: None,
-        tools: ToolSet::default(),
+        tools,
         session: SessionConfig {
             mode,
             final_check: (!args.no_final_check)
@@ -182,18 +188,27 @@ fn ask(what: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
     }
 }
 
+/// What the headless front ends read from the user's configuration.
+#[derive(Debug, Default)]
+pub(crate) struct UserConfig {
+    pub models: ModelsConfig,
+    /// `[run] approve`.
+    pub approve: Option<Approve>,
+    pub verify: VerifyConfig,
+    /// `[mcp]`: MCP servers whose tools the agent gets.
+    pub mcp: agentls_mcp::McpConfig,
+}
+
 /// The `[models]` and `[router]` tables and `summarizer` of `path`, else of the user
-/// config file, `[run] approve`, and `[verify]` with `[language_servers]`. Never the
-/// workspace's file: keys and endpoints are the user's choice, not the repository's, and
-/// so are what runs without asking and which programs check the code.
-pub(crate) fn load_config(
-    path: Option<&Path>,
-) -> anyhow::Result<(ModelsConfig, Option<Approve>, VerifyConfig)> {
+/// config file, `[run] approve`, `[verify]` with `[language_servers]`, and `[mcp]`.
+/// Never the workspace's file: keys and endpoints are the user's choice, not the
+/// repository's, and so are what runs without asking and which programs run at all.
+pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => match config::user_config_path() {
             Some(p) if p.is_file() => p,
-            _ => return Ok((ModelsConfig::default(), None, VerifyConfig::default())),
+            _ => return Ok(UserConfig::default()),
         },
     };
     let text =
@@ -208,10 +223,36 @@ pub(crate) fn load_config(
             None => None,
         };
     let verify = verify_config(&table).with_context(|| path.display().to_string())?;
+    let mcp = match table.get("mcp") {
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [mcp]", path.display()))?,
+        None => agentls_mcp::McpConfig::default(),
+    };
     table.retain(|k, _| matches!(k, "models" | "router" | "summarizer"));
     let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
     models.reject_inline_keys()?;
-    Ok((models, approve, verify))
+    Ok(UserConfig {
+        models,
+        approve,
+        verify,
+        mcp,
+    })
+}
+
+/// The standard tools and those of the configured MCP servers (each connected within
+/// its timeout; one that fails costs its tools, with a warning).
+pub(crate) async fn tools_with_mcp(mcp: &agentls_mcp::McpConfig) -> ToolSet {
+    let mut tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let (connected, _failed) = agentls_mcp::connect_all(mcp).await;
+    for server in connected {
+        tracing::info!("mcp server {}: {} tool(s)", server.name, server.tools.len());
+        for tool in server.tools {
+            tools.insert(tool);
+        }
+    }
+    tools
 }
 
 /// `[verify]` and `[language_servers.NAME]` of a config table.
