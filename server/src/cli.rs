@@ -137,9 +137,10 @@ pub struct EvalArgs {
 /// Options of `agentls run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The workspace the agent works in.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub workspace: PathBuf,
+    /// The workspace the agent works in: the current directory, or with `--resume` the
+    /// saved session's.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
     /// A model from the `[models]` table, or `auto`; the first configured when absent.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
@@ -168,6 +169,13 @@ pub struct RunArgs {
     /// `never`.
     #[arg(long, value_name = "never|ask|always")]
     pub approve: Option<Approve>,
+    /// Go on from a saved session (its id is printed at the end of every run): its
+    /// conversation, in its workspace unless `--workspace` is given.
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Save sessions here instead of the user data directory.
+    #[arg(long, value_name = "DIR")]
+    pub sessions_dir: Option<PathBuf>,
     /// The task.
     #[arg(required = true, value_name = "TASK")]
     pub task: Vec<String>,

@@ -940,11 +940,8 @@ async fn editor_sessions_get_the_mcp_servers_tools() {
         "command": "python3", "args": [script], "allow": ["lookup"]
     } } } });
     let mut f = setup(helix_caps(), settings, STUB).await;
-    f.model.push_turn(Turn::default().tool_call(
-        "m1",
-        "notes__lookup",
-        json!({"key": "deploy"}),
-    ));
+    f.model
+        .push_turn(Turn::default().tool_call("m1", "notes__lookup", json!({"key": "deploy"})));
     f.model.push_turn(Turn::text("Tuesdays."));
     let (reply, _) = f.execute(&json!({
         "command": "agentls.ask",

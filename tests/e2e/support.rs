@@ -147,6 +147,8 @@ pub async fn agentls_run_logged(
         .arg(cfg)
         .arg("--trajectory-dir")
         .arg(logs)
+        // Saved sessions stay with the test, never in the user's data directory.
+        .env("XDG_DATA_HOME", logs.join("data"))
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()

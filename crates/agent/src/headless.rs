@@ -403,33 +403,41 @@ pub async fn build_session(
 /// as it happens.
 pub async fn run_headless(
     mut options: HeadlessOptions,
-    mut print: impl FnMut(&AgentEvent) + Send,
+    print: impl FnMut(&AgentEvent) + Send,
 ) -> Result<HeadlessOutcome, HeadlessError> {
     let task = std::mem::take(&mut options.task);
-    let BuiltSession {
-        mut session,
-        events: mut rx,
-        trajectory,
-    } = build_session(options, BuildHooks::default()).await?;
-    let run = async {
-        let status = session.run(task).await;
-        (status, session.metrics().clone())
-    };
-    tokio::pin!(run);
-    let (status, metrics) = loop {
-        tokio::select! {
-            Some(ev) = rx.recv() => print(&ev),
-            out = &mut run => break out,
+    let mut built = build_session(options, BuildHooks::default()).await?;
+    Ok(built.run(task, print).await)
+}
+
+impl BuiltSession {
+    /// Runs one turn on `message`, calling `print` with every event as it happens.
+    pub async fn run(
+        &mut self,
+        message: String,
+        mut print: impl FnMut(&AgentEvent) + Send,
+    ) -> HeadlessOutcome {
+        let (session, rx) = (&mut self.session, &mut self.events);
+        let run = async {
+            let status = session.run(message).await;
+            (status, session.metrics().clone())
+        };
+        tokio::pin!(run);
+        let (status, metrics) = loop {
+            tokio::select! {
+                Some(ev) = rx.recv() => print(&ev),
+                out = &mut run => break out,
+            }
+        };
+        while let Ok(ev) = rx.try_recv() {
+            print(&ev);
         }
-    };
-    while let Ok(ev) = rx.try_recv() {
-        print(&ev);
+        HeadlessOutcome {
+            status,
+            metrics,
+            trajectory: self.trajectory.clone(),
+        }
     }
-    Ok(HeadlessOutcome {
-        status,
-        metrics,
-        trajectory,
-    })
 }
 
 /// The API keys of the configured models, so the trajectory can redact them verbatim.

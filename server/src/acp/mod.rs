@@ -69,7 +69,7 @@ struct Shared {
 /// One ACP session.
 struct Slot {
     /// The session and its events; held for the length of a turn.
-    live: tokio::sync::Mutex<(Session, tokio::sync::mpsc::UnboundedReceiver<AgentEvent>)>,
+    live: tokio::sync::Mutex<BuiltSession>,
     /// Cancels the running turn.
     cancel: Mutex<Option<CancellationToken>>,
     /// Edits landed during the running tool call.
@@ -318,22 +318,18 @@ async fn open_session(
         wrap_edits: Some(wrap),
         id: saved.as_ref().map(|s| s.id.clone()),
     };
-    let BuiltSession {
-        mut session,
-        events,
-        ..
-    } = agentls_agent::build_session(options, hooks)
+    let mut built = agentls_agent::build_session(options, hooks)
         .await
         .map_err(|e| e.to_string())?;
-    let id = session.id().to_owned();
+    let id = built.session.id().to_owned();
     let _ = id_cell.set(id.clone());
     match saved {
-        Some(saved) => session.restore(saved.messages),
-        None => save(shared, &session, &root),
+        Some(saved) => built.session.restore(saved.messages),
+        None => save(shared, &built.session, &root),
     }
     tracing::info!("acp: session {id} in {}", root.display());
     let slot = Arc::new(Slot {
-        live: tokio::sync::Mutex::new((session, events)),
+        live: tokio::sync::Mutex::new(built),
         cancel: Mutex::new(None),
         recorded,
         root,
@@ -442,7 +438,7 @@ async fn load_session(
         .slot(&id)
         .ok_or("the session went away while loading")?;
     let live = slot.live.lock().await;
-    for update in updates::history(live.0.transcript(), &slot.root) {
+    for update in updates::history(live.session.transcript(), &slot.root) {
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| e.to_string())?;
     }
@@ -462,14 +458,13 @@ async fn prompt(
         return Err(agent_client_protocol::Error::invalid_request()
             .data("a prompt is already running in this session; cancel it or wait"));
     };
-    let (session, events) = &mut *live;
     if let Some(m) = modes::find(*lock(&slot.mode)) {
-        session.set_mode(m.mode);
+        live.session.set_mode(m.mode);
     }
-    *lock(&slot.cancel) = Some(session.fresh_cancel_token());
+    *lock(&slot.cancel) = Some(live.session.fresh_cancel_token());
     let message = prompt_text(&req.prompt);
     let mut updates = Updates::new(slot.root.clone());
-    let mut send = |ev: &AgentEvent| {
+    let send = |ev: &AgentEvent| {
         let landed = match ev {
             AgentEvent::ToolFinished { .. } => slot.recorded.take(),
             _ => Vec::new(),
@@ -480,21 +475,9 @@ async fn prompt(
             }
         }
     };
-    let status = {
-        let run = session.run(message);
-        tokio::pin!(run);
-        loop {
-            tokio::select! {
-                Some(ev) = events.recv() => send(&ev),
-                status = &mut run => break status,
-            }
-        }
-    };
-    while let Ok(ev) = events.try_recv() {
-        send(&ev);
-    }
+    let status = live.run(message, send).await.status;
     *lock(&slot.cancel) = None;
-    save(&shared, session, &slot.root);
+    save(&shared, &live.session, &slot.root);
     match status {
         Status::Done { .. } => Ok(StopReason::EndTurn),
         Status::Cancelled => Ok(StopReason::Cancelled),

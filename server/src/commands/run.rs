@@ -50,9 +50,29 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let live = !json && std::io::stdout().is_terminal();
     let cancel = CancellationToken::new();
     let tools = runtime.block_on(tools_with_mcp(&mcp));
+    let store = args
+        .sessions_dir
+        .clone()
+        .or_else(agentls_agent::saved::default_dir)
+        .map(agentls_agent::SessionStore::new);
+    // `--resume ID`: the saved conversation, in its own workspace unless told otherwise.
+    let saved = match &args.resume {
+        Some(id) => {
+            let store = store
+                .as_ref()
+                .context("no data directory to load sessions from; pass --sessions-dir")?;
+            Some(store.load(id)?)
+        }
+        None => None,
+    };
+    let workspace = match (&args.workspace, &saved) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(s)) => s.cwd.clone(),
+        (None, None) => std::path::PathBuf::from("."),
+    };
     let options = HeadlessOptions {
-        workspace: args.workspace.clone(),
-        task: args.task.join(" "),
+        workspace: workspace.clone(),
+        task: String::new(),
         model: args.model.clone(),
         models,
         provider: None,
@@ -60,7 +80,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         session: SessionConfig {
             mode,
             final_check: (!args.no_final_check)
-                .then(|| agentls_agent::final_check::detect(&args.workspace))
+                .then(|| agentls_agent::final_check::detect(&workspace))
                 .flatten(),
             ..SessionConfig::default()
         },
@@ -69,7 +89,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         approver: Some(approver),
         verify,
     };
-    let outcome = runtime.block_on(async move {
+    let hooks = agentls_agent::BuildHooks {
+        id: saved.as_ref().map(|s| s.id.clone()),
+        ..Default::default()
+    };
+    let task = args.task.join(" ");
+    let (outcome, id) = runtime.block_on(async move {
         let ctrl_c = cancel.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -82,11 +107,28 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             tool: String::new(),
             model: String::new(),
         };
-        agentls_agent::run_headless(options, move |ev| printer.print(ev)).await
+        let mut built = agentls_agent::build_session(options, hooks).await?;
+        if let Some(saved) = saved {
+            built.session.restore(saved.messages);
+        }
+        let outcome = built.run(task, move |ev| printer.print(ev)).await;
+        let root = workspace.canonicalize().unwrap_or(workspace);
+        if let Some(store) = &store {
+            let record = agentls_agent::SavedSession::new(
+                built.session.id(),
+                &root,
+                built.session.transcript(),
+            );
+            if let Err(e) = store.save(&record) {
+                tracing::warn!("session not saved: {e}");
+            }
+        }
+        anyhow::Ok((outcome, built.session.id().to_owned()))
     })?;
     if let Some(path) = &outcome.trajectory {
         eprintln!("trajectory: {}", path.display());
     }
+    eprintln!("session: {id} (go on with `agentls run --resume {id} TASK`)");
     runtime.shutdown_background();
     Ok(match outcome.status {
         Status::Done { .. } => ExitCode::SUCCESS,
