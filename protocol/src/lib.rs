@@ -47,12 +47,29 @@ pub fn json_schema() -> serde_json::Value {
         "command.Started" => commands::Started,
         "command.SessionArgs" => commands::SessionArgs,
     );
-    serde_json::json!({
+    sorted(serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "agentls LSP extensions",
         "methods": roots,
         "$defs": generator.definitions(),
-    })
+    }))
+}
+
+/// Object keys in sorted order at every depth. serde_json keeps insertion order when
+/// any crate in the build turns on its `preserve_order` feature (a workspace build
+/// does, this crate alone does not), so the committed file must not depend on it.
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<_> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.into_iter().map(sorted).collect())
+        }
+        other => other,
+    }
 }
 
 /// `agentls/viewFileText`: the server's text of a document, for debugging text sync

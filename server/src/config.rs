@@ -56,6 +56,9 @@ pub struct Config {
     pub agent: AgentSettings,
     /// `[index]`: the symbol index.
     pub index: IndexSettings,
+    /// `[sessions]`: where sessions are saved and for how long. Never from the
+    /// workspace: a repository must not pick where agentls writes.
+    pub sessions: SessionsSettings,
     /// `[models.NAME]`: model endpoints, read by the agent (agentls-model's
     /// `ModelsConfig`); kept as data here so the server does not call them unknown.
     /// Only taken from the user file or `--config`, never from the workspace.
@@ -125,6 +128,48 @@ impl Default for AgentSettings {
             approval_timeout_secs: 120,
             max_steps: 50,
             final_check: true,
+        }
+    }
+}
+
+/// `[sessions]`: saved sessions (every front end's: the editor's, `agentls run`'s and
+/// ACP's share one store).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case")]
+pub struct SessionsSettings {
+    /// The directory; the user data directory's `agentls/sessions` when unset.
+    pub dir: Option<PathBuf>,
+    /// Sessions not updated for this many days are removed.
+    pub max_age_days: u64,
+    /// Past this many megabytes in all, the least recently updated are removed.
+    pub max_total_mb: u64,
+}
+
+impl Default for SessionsSettings {
+    fn default() -> Self {
+        let r = agentls_agent::Retention::default();
+        Self {
+            dir: None,
+            max_age_days: r.max_age.as_secs() / (24 * 3600),
+            max_total_mb: r.max_bytes / (1024 * 1024),
+        }
+    }
+}
+
+impl SessionsSettings {
+    /// The store, unless there is no data directory to put it in.
+    pub fn store(&self) -> Option<agentls_agent::SessionStore> {
+        self.dir
+            .clone()
+            .or_else(agentls_agent::saved::default_dir)
+            .map(agentls_agent::SessionStore::new)
+    }
+
+    /// How long sessions are kept.
+    pub fn retention(&self) -> agentls_agent::Retention {
+        agentls_agent::Retention {
+            max_age: std::time::Duration::from_secs(self.max_age_days.saturating_mul(24 * 3600)),
+            max_bytes: self.max_total_mb.saturating_mul(1024 * 1024),
         }
     }
 }
@@ -260,6 +305,15 @@ impl Merged {
             for key in MODEL_KEYS {
                 let problem = format!(
                     "{source}: `{key}` ignored: models are only read from the user's config or the client's settings"
+                );
+                if table.remove(*key).is_some() && !self.load_problems.contains(&problem) {
+                    self.load_problems.push(problem);
+                }
+            }
+            // Nor where agentls writes.
+            for key in USER_KEYS {
+                let problem = format!(
+                    "{source}: `{key}` ignored: where sessions are saved is only read from the user's config or the client's settings"
                 );
                 if table.remove(*key).is_some() && !self.load_problems.contains(&problem) {
                     self.load_problems.push(problem);
@@ -500,6 +554,9 @@ const PASSTHROUGH: &[&str] = &[
 /// Keys that choose programs to run: never taken from a workspace file.
 const PROGRAM_KEYS: &[&str] = &["language_servers", "verify", "mcp"];
 
+/// Keys that choose where agentls writes: never taken from a workspace file.
+const USER_KEYS: &[&str] = &["sessions"];
+
 /// Keys that choose models: never taken from a workspace file.
 const MODEL_KEYS: &[&str] = &["models", "router", "summarizer"];
 
@@ -614,14 +671,16 @@ mod tests {
         std::fs::write(
             &ws,
             "[verify]\nwait_ms = 1\n[language_servers.pylsp]\ncommand = \"./evil.sh\"\n\
-             [mcp.servers.x]\ncommand = \"./evil.sh\"\n",
+             [mcp.servers.x]\ncommand = \"./evil.sh\"\n\
+             [sessions]\ndir = \"/tmp/elsewhere\"\nmax_age_days = 99999\n",
         )
         .unwrap();
         let mut m = Merged::default();
         m.load_file(Source::Workspace(ws.clone()), &ws);
         assert!(m.config.language_servers.is_null() && m.config.verify.is_null());
         assert!(m.config.mcp.is_null());
-        assert_eq!(m.problems.len(), 3, "{:?}", m.problems);
+        assert_eq!(m.config.sessions, SessionsSettings::default());
+        assert_eq!(m.problems.len(), 4, "{:?}", m.problems);
         assert_eq!(m.config.verify().unwrap().wait_ms, 2000);
         // From the user (here the client's settings) they are taken.
         m.set_layer(

@@ -117,6 +117,7 @@ impl Server {
         params: agent::prompt::Params,
     ) -> jsonrpc::Result<agent::prompt::Result> {
         guard(agent::prompt::METHOD, async {
+            crate::agent::load_saved_sessions(&self.state).await;
             handlers::agent::prompt(&self.state, &self.client, params)
         })
         .await
@@ -127,6 +128,7 @@ impl Server {
         params: agent::cancel::Params,
     ) -> jsonrpc::Result<agent::cancel::Result> {
         guard(agent::cancel::METHOD, async {
+            crate::agent::load_saved_sessions(&self.state).await;
             handlers::agent::cancel(&self.state, params)
         })
         .await
@@ -134,6 +136,7 @@ impl Server {
 
     async fn agent_list_sessions(&self) -> jsonrpc::Result<agent::list_sessions::Result> {
         guard(agent::list_sessions::METHOD, async {
+            crate::agent::load_saved_sessions(&self.state).await;
             Ok(handlers::agent::list_sessions(&self.state))
         })
         .await
@@ -144,6 +147,7 @@ impl Server {
         params: agent::get_transcript::Params,
     ) -> jsonrpc::Result<agent::get_transcript::Result> {
         guard(agent::get_transcript::METHOD, async {
+            crate::agent::load_saved_sessions(&self.state).await;
             handlers::agent::get_transcript(&self.state, params)
         })
         .await
@@ -154,6 +158,7 @@ impl Server {
         params: agent::set_model::Params,
     ) -> jsonrpc::Result<agent::set_model::Result> {
         guard(agent::set_model::METHOD, async {
+            crate::agent::load_saved_sessions(&self.state).await;
             handlers::agent::set_model(&self.state, params)
         })
         .await
@@ -203,6 +208,7 @@ impl Server {
         params: agent::review::Params,
     ) -> jsonrpc::Result<agent::review::Result> {
         guard(agent::review::METHOD, async {
+            crate::agent::load_saved_sessions(&self.state).await;
             handlers::agent::review(
                 &self.state,
                 &self.client,
@@ -327,6 +333,10 @@ impl LanguageServer for Server {
         let Some(root) = self.state.root() else {
             return;
         };
+        // Saved sessions (and their pending review changes) come back in the
+        // background; requests about sessions wait for them.
+        let state = self.state.clone();
+        tokio::spawn(async move { crate::agent::load_saved_sessions(&state).await });
         self.watch_files(&root).await;
         tokio::spawn(indexing::crawl(
             self.state.clone(),

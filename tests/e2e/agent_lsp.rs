@@ -93,32 +93,8 @@ async fn setup(caps: Value, settings: Value, text: &str) -> Fixture {
 /// [`setup`] with the client's `clientInfo`.
 async fn setup_as(caps: Value, settings: Value, text: &str, client_info: Value) -> Fixture {
     let model = ModelServer::start().await.unwrap();
-    let (dir, root, config) = agent_workspace(&model.url(), text);
-    let data = dir.path().join("data");
-    let client = agentls_testkit::lsp::LspClient::start(
-        bin(),
-        &[],
-        &[
-            ("AGENTLS_LOG", "debug"),
-            ("AGENTLS_CONFIG", config.to_str().unwrap()),
-            ("XDG_DATA_HOME", data.to_str().unwrap()),
-            ("XDG_CACHE_HOME", dir.path().join("cache").to_str().unwrap()),
-        ],
-    )
-    .unwrap();
-    let mut editor = Editor::new(client, PositionEncoding::Utf8);
-    let init = editor
-        .client
-        .initialize(
-            caps,
-            json!({
-                "workspaceFolders": [{ "uri": url(&root), "name": "ws" }],
-                "initializationOptions": settings,
-                "clientInfo": client_info,
-            }),
-        )
-        .unwrap();
-    assert_eq!(init["capabilities"]["positionEncoding"], "utf-8");
+    let (dir, root, _config) = agent_workspace(&model.url(), text);
+    let mut editor = start_editor(dir.path(), &root, caps, settings, client_info);
     let uri = url(&root.join("src/lib.rs"));
     editor.open(&uri, text).unwrap();
     Fixture {
@@ -128,6 +104,42 @@ async fn setup_as(caps: Value, settings: Value, text: &str, client_info: Value) 
         uri,
         model,
     }
+}
+
+/// A server on `root`, with the config, data and cache directories of `dir` (as
+/// [`agent_workspace`] lays them out), initialized with `caps` and `settings`.
+fn start_editor(
+    dir: &std::path::Path,
+    root: &std::path::Path,
+    caps: Value,
+    settings: Value,
+    client_info: Value,
+) -> Editor {
+    let client = agentls_testkit::lsp::LspClient::start(
+        bin(),
+        &[],
+        &[
+            ("AGENTLS_LOG", "debug"),
+            ("AGENTLS_CONFIG", dir.join("config.toml").to_str().unwrap()),
+            ("XDG_DATA_HOME", dir.join("data").to_str().unwrap()),
+            ("XDG_CACHE_HOME", dir.join("cache").to_str().unwrap()),
+        ],
+    )
+    .unwrap();
+    let mut editor = Editor::new(client, PositionEncoding::Utf8);
+    let init = editor
+        .client
+        .initialize(
+            caps,
+            json!({
+                "workspaceFolders": [{ "uri": url(root), "name": "ws" }],
+                "initializationOptions": settings,
+                "clientInfo": client_info,
+            }),
+        )
+        .unwrap();
+    assert_eq!(init["capabilities"]["positionEncoding"], "utf-8");
+    editor
 }
 
 impl Fixture {
@@ -951,4 +963,131 @@ async fn editor_sessions_get_the_mcp_servers_tools() {
     f.progress_until_end(&token);
     let second = f.model.requests()[1].body.to_string();
     assert!(second.contains("Deploys go out on Tuesdays."), "{second}");
+}
+
+/// Waits for the `finished` event of `session`.
+fn until_finished(editor: &mut Editor, session: &str) -> Value {
+    loop {
+        let n = editor.client.wait_notification("agent/event").unwrap();
+        if n["params"]["session"] == session && n["params"]["event"]["type"] == "finished" {
+            return n["params"]["event"].clone();
+        }
+    }
+}
+
+/// Sessions persist (issue 21): a restarted server lists the saved session with its
+/// pending review change, shows its transcript, rejects the change (keeping what the
+/// user typed since) and goes on from the saved conversation.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_server_keeps_sessions_and_their_review_state() {
+    let text = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
+    let mut caps = helix_caps();
+    caps["experimental"] = json!({ "agent": { "version": 1 } });
+    let settings = json!({ "agent": { "review": "review" } });
+    let mut f = setup(caps.clone(), settings.clone(), text).await;
+    f.model.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "    a - b", "new_string": "    a + b"}),
+    ));
+    f.model.push_turn(Turn::text("Fixed add."));
+    let session = f
+        .editor
+        .client
+        .request_ok("agent/newSession", json!({}))
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_owned();
+    f.editor
+        .client
+        .request_ok(
+            "agent/prompt",
+            json!({ "session": id, "text": "Fix add (first prompt)" }),
+        )
+        .unwrap();
+    let finished = until_finished(&mut f.editor, &id);
+    assert_eq!(finished["status"], "done", "{finished}");
+    let fixed = f.text();
+    assert!(fixed.contains("a + b"), "{fixed}");
+    // The user saves and quits; the server goes with the editor.
+    std::fs::write(f.root.join("src/lib.rs"), &fixed).unwrap();
+    let Fixture {
+        _dir: dir,
+        root,
+        editor,
+        uri,
+        model,
+    } = f;
+    editor.client.shutdown().unwrap();
+
+    let mut editor = start_editor(dir.path(), &root, caps, settings, Value::Null);
+    editor.open(&uri, &fixed).unwrap();
+    let listed = editor
+        .client
+        .request_ok("agent/listSessions", Value::Null)
+        .unwrap();
+    let saved = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{id} not listed: {listed}"))
+        .clone();
+    assert_eq!(saved["status"], "idle");
+    assert_eq!(saved["pendingChanges"], 1, "{saved}");
+    assert_eq!(saved["model"], "fixture");
+    let transcript = editor
+        .client
+        .request_ok("agent/getTranscript", json!({ "session": id }))
+        .unwrap()
+        .to_string();
+    assert!(
+        transcript.contains("(first prompt)") && transcript.contains("Fixed add."),
+        "{transcript}"
+    );
+
+    // The user typed above the change since; rejecting it restores `a - b` there and
+    // keeps the typing.
+    editor.type_text(&uri, (0, 0), (0, 0), "// mine\n").unwrap();
+    let reply = editor
+        .client
+        .request_ok("agent/review", json!({ "session": id, "action": "reject" }))
+        .unwrap();
+    assert_eq!(reply["rejected"].as_array().unwrap().len(), 1, "{reply}");
+    assert_eq!(
+        editor.text(&uri).unwrap(),
+        "// mine\npub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"
+    );
+
+    // And the session goes on from its saved conversation.
+    model.push_turn(Turn::text("Back to a - b, as you chose."));
+    editor
+        .client
+        .request_ok(
+            "agent/prompt",
+            json!({ "session": id, "text": "What changed? (second prompt)" }),
+        )
+        .unwrap();
+    let finished = until_finished(&mut editor, &id);
+    assert_eq!(finished["status"], "done", "{finished}");
+    let body = model.requests().last().unwrap().body.to_string();
+    assert!(
+        body.contains("(first prompt)")
+            && body.contains("Fixed add.")
+            && body.contains("(second prompt)"),
+        "{body}"
+    );
+    let listed = editor
+        .client
+        .request_ok("agent/listSessions", Value::Null)
+        .unwrap();
+    assert_eq!(
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["id"] == id.as_str())
+            .count(),
+        1,
+        "listed once: {listed}"
+    );
 }

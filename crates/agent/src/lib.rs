@@ -80,7 +80,7 @@ pub use headless::{
     build_session, run_headless, test_context, workspace_context,
 };
 pub use metrics::Metrics;
-pub use saved::{SavedSession, SessionStore, StoreError};
+pub use saved::{Pruned, Retention, SavedSession, SessionStore, StoreError};
 pub use session::{Session, new_session_id};
 pub use status::Status;
 pub use subagent::Subagents;

@@ -26,6 +26,43 @@ pub struct SavedSession {
     pub updated_ms: u64,
     /// The conversation (the system prompt is rebuilt on load).
     pub messages: Vec<Message>,
+    /// The model name it ran on, when the front end keeps one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Its mode (`agent`, `ask`, `plan`), when the front end keeps one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// What the front end keeps with the session besides the conversation (the
+    /// editor's changes pending review), in the front end's own format.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub front_end: serde_json::Value,
+}
+
+/// How long saved sessions are kept: `[sessions]` in the user config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Sessions not updated for this long are removed.
+    pub max_age: std::time::Duration,
+    /// Past this many bytes in all, the least recently updated are removed.
+    pub max_bytes: u64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self {
+            max_age: std::time::Duration::from_secs(30 * 24 * 3600),
+            max_bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// What [`SessionStore::prune`] removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Ids removed for their age.
+    pub expired: Vec<String>,
+    /// Ids removed to bring the store under its size.
+    pub evicted: Vec<String>,
 }
 
 /// Where sessions are saved unless configured: the user data directory.
@@ -133,6 +170,100 @@ impl SessionStore {
     }
 }
 
+impl SessionStore {
+    /// The ids of every saved session, with the file's size and last write, least
+    /// recently written first. Files that are not sessions are passed over.
+    fn files(&self) -> Vec<(String, u64, std::time::SystemTime)> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut out: Vec<_> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let id = name.strip_suffix(".json")?;
+                self.path(id).ok()?;
+                // Never follow a link planted in the directory.
+                let meta = e.path().symlink_metadata().ok()?;
+                meta.is_file()
+                    .then(|| (id.to_owned(), meta.len(), meta.modified().ok()))
+                    .and_then(|(id, len, at)| Some((id, len, at?)))
+            })
+            .collect();
+        out.sort_by_key(|(id, _, at)| (*at, id.clone()));
+        out
+    }
+
+    /// Every saved session whose workspace is `cwd`, most recently updated first.
+    /// Files that do not load are logged and passed over.
+    pub fn list_in(&self, cwd: &Path) -> Vec<SavedSession> {
+        let mut out: Vec<SavedSession> = self
+            .files()
+            .into_iter()
+            .filter_map(|(id, _, _)| match self.load(&id) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    tracing::warn!("saved session passed over: {e}");
+                    None
+                }
+            })
+            .filter(|s| s.cwd == cwd)
+            .collect();
+        out.sort_by_key(|s| std::cmp::Reverse(s.updated_ms));
+        out
+    }
+
+    /// Removes sessions past `retention`'s age, then the least recently written until
+    /// the rest fit its size; never one of `keep` (the sessions in use). Leftover
+    /// temporary files of interrupted saves go too.
+    pub fn prune(&self, retention: Retention, keep: &[&str]) -> Pruned {
+        let now = std::time::SystemTime::now();
+        let mut pruned = Pruned::default();
+        let remove = |id: &str| match self.path(id).map(std::fs::remove_file) {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                tracing::warn!("{}: not removed: {e}", self.dir.display());
+                false
+            }
+            Err(_) => false,
+        };
+        let mut kept = Vec::new();
+        for (id, len, at) in self.files() {
+            let age = now.duration_since(at).unwrap_or_default();
+            if age > retention.max_age && !keep.contains(&id.as_str()) && remove(&id) {
+                pruned.expired.push(id);
+            } else {
+                kept.push((id, len));
+            }
+        }
+        let mut total: u64 = kept.iter().map(|(_, len)| len).sum();
+        for (id, len) in kept {
+            if total <= retention.max_bytes {
+                break;
+            }
+            if !keep.contains(&id.as_str()) && remove(&id) {
+                total -= len;
+                pruned.evicted.push(id);
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for e in entries.flatten() {
+                let stale = e.file_name().to_str().is_some_and(|n| n.ends_with(".tmp"))
+                    && e.metadata()
+                        .ok()
+                        .and_then(|m| m.modified().ok())
+                        .is_some_and(|at| {
+                            now.duration_since(at).unwrap_or_default().as_secs() > 3600
+                        });
+                if stale {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        pruned
+    }
+}
+
 impl SavedSession {
     /// A save of `messages` in `cwd`, stamped now.
     pub fn new(id: &str, cwd: &Path, messages: &[Message]) -> Self {
@@ -162,6 +293,9 @@ impl SavedSession {
             title,
             updated_ms,
             messages: messages.to_vec(),
+            model: None,
+            mode: None,
+            front_end: serde_json::Value::Null,
         }
     }
 }
@@ -225,5 +359,73 @@ mod tests {
         }
         std::fs::write(dir.path().join("junk.json"), "{not json").unwrap();
         assert!(matches!(store.load("junk"), Err(StoreError::Format { .. })));
+    }
+
+    fn set_age(store: &SessionStore, id: &str, days: u64) {
+        let at = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 24 * 3600);
+        let f = std::fs::File::options()
+            .write(true)
+            .open(store.dir().join(format!("{id}.json")))
+            .unwrap();
+        f.set_modified(at).unwrap();
+    }
+
+    #[test]
+    fn old_sessions_expire_and_the_oldest_go_when_the_store_is_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let big = Message::user("x".repeat(10_000));
+        for (id, days) in [
+            ("old", 40),
+            ("older-kept", 50),
+            ("a", 3),
+            ("b", 2),
+            ("c", 1),
+        ] {
+            store
+                .save(&SavedSession::new(
+                    id,
+                    Path::new("/ws"),
+                    std::slice::from_ref(&big),
+                ))
+                .unwrap();
+            set_age(&store, id, days);
+        }
+        std::fs::write(dir.path().join("notes.txt"), "not a session").unwrap();
+        let retention = Retention {
+            max_age: std::time::Duration::from_secs(30 * 24 * 3600),
+            max_bytes: 25_000,
+        };
+        let pruned = store.prune(retention, &["older-kept"]);
+        assert_eq!(pruned.expired, ["old"]);
+        // Three of ~10 KB each over 25 KB, with one kept whatever its age: the least
+        // recently written of the others goes.
+        assert_eq!(pruned.evicted, ["a", "b"]);
+        assert!(store.load("c").is_ok() && store.load("older-kept").is_ok());
+        assert!(
+            dir.path().join("notes.txt").exists(),
+            "not ours, not touched"
+        );
+        assert_eq!(store.prune(retention, &["older-kept"]), Pruned::default());
+    }
+
+    #[test]
+    fn listing_gives_a_workspace_s_sessions_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let mut first = SavedSession::new("one", Path::new("/ws"), &[Message::user("first")]);
+        first.updated_ms = 1;
+        let mut second = SavedSession::new("two", Path::new("/ws"), &[Message::user("second")]);
+        second.updated_ms = 2;
+        second.front_end = serde_json::json!({"pending": []});
+        let other = SavedSession::new("three", Path::new("/elsewhere"), &[]);
+        for s in [&first, &second, &other] {
+            store.save(s).unwrap();
+        }
+        std::fs::write(dir.path().join("broken.json"), "{").unwrap();
+        let listed = store.list_in(Path::new("/ws"));
+        let ids: Vec<&str> = listed.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["two", "one"]);
+        assert_eq!(listed[0].front_end, second.front_end);
     }
 }

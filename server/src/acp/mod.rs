@@ -94,12 +94,14 @@ impl Shared {
 /// Runs `agentls acp` until the client closes stdin.
 pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
+    let user = crate::commands::run::load_config(args.config.as_deref())?;
+    let store = user.session_store(args.sessions_dir.clone());
     let crate::commands::run::UserConfig {
         models,
         verify,
         mcp,
         ..
-    } = crate::commands::run::load_config(args.config.as_deref())?;
+    } = user;
     let shared = Arc::new(Shared {
         models,
         model: args.model,
@@ -107,10 +109,7 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
         trajectory_dir: args.trajectory_dir,
         final_check: !args.no_final_check,
         mcp,
-        store: args
-            .sessions_dir
-            .or_else(agentls_agent::saved::default_dir)
-            .map(SessionStore::new),
+        store,
         client_fs: Mutex::new(false),
         sessions: Mutex::new(HashMap::new()),
     });

@@ -22,6 +22,56 @@ pub struct PendingChange {
     pub lines: (usize, usize),
 }
 
+/// A pending change as a saved session keeps it: enough to reject it after a restart
+/// (the undo edits move onto the file as it is then, like any reject).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedChange {
+    path: PathBuf,
+    after: String,
+    /// `(start, end, text)`: char range in `after` and what restores it.
+    undo: Vec<(usize, usize, String)>,
+    lines: (usize, usize),
+}
+
+impl PendingChange {
+    /// The saved form.
+    pub fn to_saved(&self) -> SavedChange {
+        SavedChange {
+            path: self.path.clone(),
+            after: self.after.to_string(),
+            undo: self
+                .undo
+                .iter()
+                .map(|e| (e.range.start, e.range.end, e.new_text.clone()))
+                .collect(),
+            lines: self.lines,
+        }
+    }
+
+    /// A saved change back, under a fresh `id`; `None` when the saved ranges do not fit
+    /// its text (a damaged file: better no change than a wrong reject).
+    pub fn from_saved(saved: SavedChange, id: u64) -> Option<Self> {
+        let after = Rope::from_str(&saved.after);
+        let len = after.len_chars();
+        let mut last_end = 0;
+        let mut undo = Vec::with_capacity(saved.undo.len());
+        for (start, end, text) in saved.undo {
+            if start < last_end || start > end || end > len {
+                return None;
+            }
+            last_end = end;
+            undo.push(TextEdit::new(start..end, text));
+        }
+        Some(Self {
+            id,
+            path: saved.path,
+            after,
+            undo,
+            lines: saved.lines,
+        })
+    }
+}
+
 /// Splits a landed text change into reviewable changes: clusters of edits whose lines
 /// touch or are adjacent. `next_id` hands out ids.
 pub fn split(change: &TextChange, mut next_id: impl FnMut() -> u64) -> Vec<PendingChange> {
@@ -130,6 +180,21 @@ mod tests {
             changes[1].current_lines(&Rope::from_str(current)),
             Some((5, 5))
         );
+    }
+
+    #[test]
+    fn a_saved_change_rejects_like_the_original() {
+        let changes = split(&landed("a\nb\nc\n", "a\nB\nc\n"), || 1);
+        let json = serde_json::to_string(&changes[0].to_saved()).unwrap();
+        let back = PendingChange::from_saved(serde_json::from_str(&json).unwrap(), 7).unwrap();
+        assert_eq!(back.id, 7);
+        assert_eq!(
+            reject_on(&back, "top\na\nB\nc\n").unwrap(),
+            "top\na\nb\nc\n"
+        );
+        let mut broken = changes[0].to_saved();
+        broken.undo[0].1 = 999;
+        assert!(PendingChange::from_saved(broken, 8).is_none());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use agentls_tools::{Registry, ToolContext};
 use tower_lsp::Client;
 
 use super::approver::LspApprover;
-use super::events::{Reporter, outcome, transcript};
+use super::events::{Reporter, outcome};
 use super::sessions::{Entry, Live};
 use super::sink::SessionSink;
 use crate::config::ReviewMode;
@@ -32,13 +32,10 @@ pub fn create_session(
     }
     let config = state.config().config;
     let models = config.models()?;
-    let name = model
-        .or(config.agent.model.clone())
-        .or_else(|| models.models.keys().next().cloned())
-        .ok_or_else(|| {
-            "no model configured: add a [models.NAME] table to your agentls config (see README, Models)"
-                .to_owned()
-        })?;
+    let name = model.or_else(|| default_model(&config)).ok_or_else(|| {
+        "no model configured: add a [models.NAME] table to your agentls config (see README, Models)"
+            .to_owned()
+    })?;
     check_model(&models, &name)?;
     let entry = Arc::new(Entry::new(
         agentls_agent::new_session_id(),
@@ -48,6 +45,42 @@ pub fn create_session(
     ));
     state.sessions.insert(entry.clone());
     Ok(entry)
+}
+
+/// The model sessions use unless told: `[agent] model`, else the first configured.
+pub fn default_model(config: &crate::config::Config) -> Option<String> {
+    config.agent.model.clone().or_else(|| {
+        config
+            .models()
+            .ok()
+            .and_then(|m| m.models.keys().next().cloned())
+    })
+}
+
+/// Registers the workspace's saved sessions, once; requests about sessions wait for it.
+pub async fn load_saved_sessions(state: &State) {
+    let config = state.config().config;
+    let store = config
+        .sessions
+        .store()
+        .map(|s| (s, config.sessions.retention()));
+    let root = state.root();
+    state
+        .sessions
+        .load_saved(store, root, default_model(&config))
+        .await;
+}
+
+/// Saves `entry` (after a run, a change landed for review, a review): a restart of
+/// the server loses neither the conversation nor the review state. A failure is
+/// logged: the session goes on unsaved.
+pub fn persist(state: &State, entry: &Entry) {
+    let (Some(store), Some(root)) = (state.config().config.sessions.store(), state.root()) else {
+        return;
+    };
+    if let Err(e) = store.save(&entry.to_saved(&root)) {
+        tracing::warn!("session {} not saved: {e}", entry.id);
+    }
 }
 
 /// Whether `name` can be used: a configured model, or `auto` with a router.
@@ -214,7 +247,8 @@ async fn run(
     while let Ok(ev) = server_events.try_recv() {
         reporter.send(ev).await;
     }
-    entry.set_transcript(transcript(session.transcript()));
+    entry.set_messages(session.transcript().to_vec());
+    persist(&state, &entry);
     let (status, message) = outcome(&status);
     entry.set_status(status);
     let m = session.metrics();
@@ -325,6 +359,11 @@ async fn build(
     let mut session = Session::new(provider, tools, ctx, session_config, static_ctx)
         .with_id(entry.id.clone())
         .with_events(tx);
+    // A session saved by an earlier server (or another front end) goes on from there.
+    let saved = entry.messages();
+    if !saved.is_empty() {
+        session.restore(saved);
+    }
     if let Some(summarizer) = summarizer {
         session = session.with_summarizer(summarizer);
     }

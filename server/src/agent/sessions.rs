@@ -9,7 +9,9 @@ use agentls_model::CancellationToken;
 use agentls_protocol::agent::{Event, Mode, SessionInfo, SessionStatus, get_transcript};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use super::review::PendingChange;
+use agentls_agent::SavedSession;
+
+use super::review::{PendingChange, SavedChange};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -22,6 +24,8 @@ pub struct Sessions {
     /// `$/progress` token → session id, for `window/workDoneProgress/cancel`.
     progress: Mutex<HashMap<String, String>>,
     next_change: AtomicU64,
+    /// Set once the workspace's saved sessions are registered.
+    saved_loaded: tokio::sync::OnceCell<()>,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -33,6 +37,52 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
+    /// Registers the sessions saved for `root` in `store` (once per server; every later
+    /// call waits for the first): each idle, with its conversation and pending changes.
+    /// Expired sessions are removed first. A session already registered stays as it is.
+    pub async fn load_saved(
+        &self,
+        store: Option<(agentls_agent::SessionStore, agentls_agent::Retention)>,
+        root: Option<std::path::PathBuf>,
+        default_model: Option<String>,
+    ) {
+        self.saved_loaded
+            .get_or_init(|| async {
+                let (Some((store, retention)), Some(root)) = (store, root) else {
+                    return;
+                };
+                let live: Vec<String> = self.all().iter().map(|e| e.id.clone()).collect();
+                let found = tokio::task::spawn_blocking(move || {
+                    let keep: Vec<&str> = live.iter().map(String::as_str).collect();
+                    let pruned = store.prune(retention, &keep);
+                    if pruned != agentls_agent::Pruned::default() {
+                        tracing::info!(
+                            "saved sessions: {} expired, {} removed for space",
+                            pruned.expired.len(),
+                            pruned.evicted.len()
+                        );
+                    }
+                    store.list_in(&root)
+                })
+                .await
+                .unwrap_or_default();
+                let mut list = lock(&self.list);
+                // Oldest first, as the list keeps them, and before this server's own.
+                let mut loaded = Vec::new();
+                for mut saved in found.into_iter().rev() {
+                    if list.iter().any(|e| e.id == saved.id) {
+                        continue;
+                    }
+                    if saved.model.as_deref().is_none_or(str::is_empty) {
+                        saved.model.clone_from(&default_model);
+                    }
+                    loaded.push(Arc::new(Entry::from_saved(saved, || self.next_change_id())));
+                }
+                list.splice(0..0, loaded);
+            })
+            .await;
+    }
+
     /// Adds a session.
     pub fn insert(&self, entry: Arc<Entry>) {
         lock(&self.list).push(entry);
@@ -100,7 +150,9 @@ pub struct Entry {
     cancel: Mutex<Option<CancellationToken>>,
     cancel_requested: AtomicBool,
     seq: AtomicU64,
-    transcript: Mutex<Vec<get_transcript::Message>>,
+    /// The conversation as of the end of the last run (or as saved): what transcripts
+    /// show, saves hold, and a session built again after a restart goes on from.
+    messages: Mutex<Vec<agentls_model::Message>>,
     /// Changes landed for review, not yet accepted or rejected.
     pub pending: Mutex<Vec<PendingChange>>,
     /// A model switch asked for while the session was not built or running.
@@ -131,7 +183,7 @@ impl Entry {
             cancel: Mutex::new(None),
             cancel_requested: AtomicBool::new(false),
             seq: AtomicU64::new(0),
-            transcript: Mutex::new(Vec::new()),
+            messages: Mutex::new(Vec::new()),
             pending: Mutex::new(Vec::new()),
             pending_model: Mutex::new(None),
         }
@@ -221,14 +273,62 @@ impl Entry {
         true
     }
 
-    /// The conversation as of the end of the last run.
+    /// The conversation as of the end of the last run, as `agent/getTranscript` shows it.
     pub fn transcript(&self) -> Vec<get_transcript::Message> {
-        lock(&self.transcript).clone()
+        super::events::transcript(&lock(&self.messages))
     }
 
-    /// Replaces the transcript copy.
-    pub fn set_transcript(&self, messages: Vec<get_transcript::Message>) {
-        *lock(&self.transcript) = messages;
+    /// The conversation as of the end of the last run.
+    pub fn messages(&self) -> Vec<agentls_model::Message> {
+        lock(&self.messages).clone()
+    }
+
+    /// Keeps the conversation at the end of a run.
+    pub fn set_messages(&self, messages: Vec<agentls_model::Message>) {
+        *lock(&self.messages) = messages;
+    }
+
+    /// The session as a save in workspace `root`: its conversation, model, mode and the
+    /// changes pending review.
+    pub fn to_saved(&self, root: &std::path::Path) -> SavedSession {
+        let messages = lock(&self.messages);
+        let mut saved = SavedSession::new(&self.id, root, &messages);
+        let title = lock(&self.title).clone();
+        if !title.is_empty() {
+            saved.title = title;
+        }
+        saved.model = Some(self.model());
+        saved.mode = serde_json::to_value(self.mode)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned));
+        let pending: Vec<SavedChange> = self.pending().iter().map(|c| c.to_saved()).collect();
+        saved.front_end = serde_json::json!({ "pending": pending });
+        saved
+    }
+
+    /// A session saved earlier, idle until its next run, which goes on from its
+    /// conversation; its pending changes get fresh ids from `next_change`.
+    pub fn from_saved(saved: SavedSession, next_change: impl FnMut() -> u64) -> Self {
+        let mode = saved
+            .mode
+            .as_deref()
+            .and_then(|m| serde_json::from_value(serde_json::Value::from(m)).ok())
+            .unwrap_or_default();
+        let entry = Self::new(saved.id, saved.title, saved.model.unwrap_or_default(), mode);
+        let mut next_change = next_change;
+        let pending: Vec<SavedChange> = saved
+            .front_end
+            .get("pending")
+            .cloned()
+            .and_then(|p| serde_json::from_value(p).ok())
+            .unwrap_or_default();
+        entry.pending().extend(
+            pending
+                .into_iter()
+                .filter_map(|c| PendingChange::from_saved(c, next_change())),
+        );
+        entry.set_messages(saved.messages);
+        entry
     }
 
     /// The session's pending review changes.

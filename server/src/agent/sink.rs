@@ -48,6 +48,7 @@ impl EditSink for SessionSink {
                 let pending = review::split(t, || self.state.sessions.next_change_id());
                 let ids = pending.iter().map(|c| c.id).collect();
                 entry.pending().extend(pending);
+                super::persist(&self.state, &entry);
                 ids
             } else {
                 Vec::new()

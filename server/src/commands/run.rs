@@ -24,12 +24,15 @@ use crate::config;
 /// Runs the session described by `args`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
+    let user = load_config(args.config.as_deref())?;
+    let store = user.session_store(args.sessions_dir.clone());
     let UserConfig {
         models,
         approve: configured,
         verify,
         mcp,
-    } = load_config(args.config.as_deref())?;
+        ..
+    } = user;
     let approve = args.approve.or(configured).unwrap_or_else(|| {
         if std::io::stdin().is_terminal() {
             Approve::Ask
@@ -50,11 +53,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let live = !json && std::io::stdout().is_terminal();
     let cancel = CancellationToken::new();
     let tools = runtime.block_on(tools_with_mcp(&mcp));
-    let store = args
-        .sessions_dir
-        .clone()
-        .or_else(agentls_agent::saved::default_dir)
-        .map(agentls_agent::SessionStore::new);
     // `--resume ID`: the saved conversation, in its own workspace unless told otherwise.
     let saved = match &args.resume {
         Some(id) => {
@@ -239,6 +237,24 @@ pub(crate) struct UserConfig {
     pub verify: VerifyConfig,
     /// `[mcp]`: MCP servers whose tools the agent gets.
     pub mcp: agentls_mcp::McpConfig,
+    /// `[sessions]`: where sessions are saved, and for how long.
+    pub sessions: config::SessionsSettings,
+}
+
+impl UserConfig {
+    /// The session store: `dir` (a command-line flag) over `[sessions] dir` over the user
+    /// data directory. Sessions past their age or the store's size are removed first.
+    pub fn session_store(
+        &self,
+        dir: Option<std::path::PathBuf>,
+    ) -> Option<agentls_agent::SessionStore> {
+        let store = match dir {
+            Some(d) => agentls_agent::SessionStore::new(d),
+            None => self.sessions.store()?,
+        };
+        store.prune(self.sessions.retention(), &[]);
+        Some(store)
+    }
 }
 
 /// The `[models]` and `[router]` tables and `summarizer` of `path`, else of the user
@@ -272,6 +288,13 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
             .with_context(|| format!("{}: [mcp]", path.display()))?,
         None => agentls_mcp::McpConfig::default(),
     };
+    let sessions = match table.get("sessions") {
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [sessions]", path.display()))?,
+        None => config::SessionsSettings::default(),
+    };
     table.retain(|k, _| matches!(k, "models" | "router" | "summarizer"));
     let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
     models.reject_inline_keys()?;
@@ -280,6 +303,7 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
         approve,
         verify,
         mcp,
+        sessions,
     })
 }
 

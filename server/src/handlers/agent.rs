@@ -144,11 +144,7 @@ pub fn set_model(state: &State, params: set_model::Params) -> jsonrpc::Result<se
 pub fn list_models(state: &State) -> jsonrpc::Result<list_models::Result> {
     let config = state.config().config;
     let models = config.models().map_err(failed)?;
-    let default = config
-        .agent
-        .model
-        .clone()
-        .or_else(|| models.models.keys().next().cloned());
+    let default = crate::agent::default_model(&config);
     Ok(list_models::Result {
         models: models
             .models
@@ -204,6 +200,7 @@ pub async fn review(
     };
     if action == review::Action::Accept {
         result.accepted = taken.iter().map(|c| c.id).collect();
+        crate::agent::persist(state, &entry);
         return Ok(result);
     }
     let sink = LspEditSink::new(client.clone(), state.clone());
@@ -233,6 +230,7 @@ pub async fn review(
             }
         }
     }
+    crate::agent::persist(state, &entry);
     Ok(result)
 }
 
