@@ -8,7 +8,10 @@ The scripted model (the e2e test's fixture server) answers three prompts:
    the edit arrives as fs/write_text_file after fs/read_text_file of the same buffer,
    the tool call's update carries the diff, the permission request names the command.
 2. str_replace in calc.py while our buffer of it holds an unsaved line: the agent
-   reads the buffer, sees it changed, writes nothing, and the call fails.
+   reads the buffer (not the disk), plans on it, and the edit lands with the line
+   kept; then str_replace in util.py while the user types in it between the agent's
+   read and its write: the agent reads the buffer back, sees it changed, writes
+   nothing, and the call fails.
 3. in "ask before edits" mode, an edit whose permission (with its diff) we refuse:
    nothing is written and the call fails.
 4. in "read-only" mode, a write_file call: refused, nothing written.
@@ -52,12 +55,22 @@ class Editor:
         self.permissions: list[str] = []
         self.permission_calls: list = []
         self.on_update = None
+        # path -> (n, text): the user types `text` into the buffer just before the
+        # n-th read of `path` is answered.
+        self.type_on_read: dict[str, tuple[int, str]] = {}
 
     async def read_text_file(self, session_id, path, line=None, limit=None, **kw):
         self.reads.append(path)
         text = self.buffers.get(path)
         if text is None:
             text = Path(path).read_text()
+        if path in self.type_on_read:
+            n, typed = self.type_on_read[path]
+            if n <= 1:
+                del self.type_on_read[path]
+                text = self.buffers[path] = text + typed
+            else:
+                self.type_on_read[path] = (n - 1, typed)
         return ReadTextFileResponse(content=text)
 
     async def write_text_file(self, session_id, path, content, **kw):
@@ -153,14 +166,30 @@ async def main():
         )
         expect("Done." in text, f"answer {text!r}")
 
-        # 2. The user typed in the buffer and did not save: nothing is written.
+        # 2. The user typed in the buffer and did not save: the edit is planned on
+        # the buffer and lands in it, the typing kept.
         unsaved = Path(calc).read_text() + "# the user's unsaved line\n"
         editor.buffers[calc] = unsaved
+        # In util.py the user types while the edit is in flight: after the agent's
+        # read, before its write (the second read is the check before writing).
+        util = str(workspace / "util.py")
+        util_saved = Path(util).read_text()
+        typed = "# typed while the agent edited\n"
+        editor.buffers[util] = util_saved
+        editor.type_on_read[util] = (2, typed)
         editor.updates.clear()
         done = await conn.prompt(session_id=sid, prompt=[text_block("Rename add")])
         expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
-        expect(editor.writes == [calc], f"a write landed over the unsaved buffer: {editor.writes}")
-        expect(editor.buffers[calc] == unsaved, "the unsaved buffer changed")
+        expect(editor.writes == [calc, calc], f"writes {editor.writes}")
+        expect(
+            editor.buffers[calc] == unsaved.replace("def add", "def plus"),
+            f"the edit did not land on the buffer: {editor.buffers[calc]!r}",
+        )
+        expect(
+            editor.buffers[util] == util_saved + typed,
+            f"the typing in util.py was not kept: {editor.buffers[util]!r}",
+        )
+        expect(Path(util).read_text() == util_saved, "util.py changed on disk")
         failed = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
         expect(len(failed) == 1, f"failed calls {failed}")
         said = " ".join(
@@ -171,8 +200,9 @@ async def main():
         # 3. Ask before edits: the permission shows the diff; we refuse it.
         await conn.set_session_mode(session_id=sid, mode_id="ask_before_edits")
         # The user saved: the buffer is the disk again, so only the refusal stops it.
-        del editor.buffers[calc]
-        saved = Path(calc).read_text()
+        saved = editor.buffers.pop(calc)
+        Path(calc).write_text(saved)
+        editor.buffers.pop(util)
         editor.updates.clear()
         done = await conn.prompt(session_id=sid, prompt=[text_block("Double it")])
         expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
@@ -180,7 +210,7 @@ async def main():
         expect(asked.title.startswith("Edit ") and calc in asked.title, f"asked {asked.title}")
         asked_diffs = [c for c in asked.content or [] if c.type == "diff"]
         expect(len(asked_diffs) == 1 and "a * 2" in asked_diffs[0].new_text, f"asked {asked}")
-        expect(editor.writes == [calc], f"a refused edit was written: {editor.writes}")
+        expect(editor.writes == [calc, calc], f"a refused edit was written: {editor.writes}")
         expect(Path(calc).read_text() == saved, "the file changed")
         failed = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
         expect(len(failed) == 1, f"failed calls {failed}")
@@ -227,7 +257,7 @@ async def main():
         expect("Fix add in calc.py" in users and "Wait a while" in users, f"user {users!r}")
         expect("Done." in agents, f"agent {agents!r}")
         replayed = [c.tool_call_id for c in editor.of_kind("tool_call")]
-        expect(replayed[:3] == ["c1", "c2", "c3"], f"replayed calls {replayed}")
+        expect(replayed[:3] == ["c1", "c2", "c3a"], f"replayed calls {replayed}")
         editor.updates.clear()
         done = await conn.prompt(session_id=sid, prompt=[text_block("Still there?")])
         expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")

@@ -1,8 +1,9 @@
 //! `agentls acp` driven by a client none of us wrote: the Python
 //! `agent-client-protocol` package (installed by `.ci/run`) runs a whole session
 //! against the built binary and the fixture model server: an edit through the
-//! editor's buffers with its diff, a permission, an edit refused because the buffer
-//! holds unsaved typing, an edit refused by the user in "ask before edits", a write
+//! editor's buffers with its diff, a permission, an edit planned on a buffer's unsaved
+//! text (read through the client) landing with the typing kept, an edit refused
+//! because the user typed while it was in flight, an edit refused by the user in "ask before edits", a write
 //! refused in "read-only", a cancel, and the session loaded by a second agent process
 //! (see `tests/acp/client_session.py`).
 
@@ -28,13 +29,25 @@ async fn a_python_acp_client_runs_a_whole_session() {
         json!({"command": "rm -rf build"}),
     ));
     model.push_turn(Turn::text("Done."));
-    // Prompt 2: an edit computed on the saved file while the buffer holds more.
+    // Prompt 2: an edit of a buffer with unsaved typing (it lands there, the typing
+    // kept), then an edit the user types into while it is in flight (refused).
+    model.push_turn(Turn::default().tool_call("c3a", "read_file", json!({"path": "calc.py"})));
     model.push_turn(Turn::default().tool_call(
         "c3",
         "str_replace",
         json!({"path": "calc.py", "old_string": "def add", "new_string": "def plus"}),
     ));
-    model.push_turn(Turn::text("The file changed under me; I stopped."));
+    model.push_turn(Turn::default().tool_call(
+        "c3c",
+        "run_command",
+        json!({"command": "cat calc.py"}),
+    ));
+    model.push_turn(Turn::default().tool_call(
+        "c3b",
+        "str_replace",
+        json!({"path": "util.py", "old_string": "return 1", "new_string": "return 2"}),
+    ));
+    model.push_turn(Turn::text("util.py changed under me; I stopped."));
     // Prompt 3, asking before edits: an edit the user refuses.
     model.push_turn(Turn::default().tool_call(
         "c5",
@@ -63,6 +76,7 @@ async fn a_python_acp_client_runs_a_whole_session() {
     std::fs::create_dir_all(ws.join("build")).unwrap();
     std::fs::write(ws.join("build/out.o"), "x").unwrap();
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    std::fs::write(ws.join("util.py"), "def helper():\n    return 1\n").unwrap();
     let cfg = dir.path().join("models.toml");
     std::fs::write(
         &cfg,
@@ -102,6 +116,28 @@ async fn a_python_acp_client_runs_a_whole_session() {
     for said in ["Fix add in calc.py", "Done.", "Still there?"] {
         assert!(last.contains(said), "{said:?} missing from {last}");
     }
+    // The model read the editor's buffer, not the disk, and so did the command (the
+    // sandbox lays the buffers over the workspace).
+    let result_of = |id: &str| {
+        let msgs = model.requests().last().map(|r| r.body["messages"].clone());
+        msgs.and_then(|m| {
+            m.as_array()?
+                .iter()
+                .find(|m| m["tool_call_id"] == id)
+                .and_then(|m| m["content"].as_str().map(str::to_owned))
+        })
+        .unwrap_or_default()
+    };
+    let read = result_of("c3a");
+    assert!(
+        read.contains("the user's unsaved line"),
+        "read_file gave {read:?}"
+    );
+    let cat = result_of("c3c");
+    assert!(
+        cat.contains("def plus(a, b)") && cat.contains("the user's unsaved line"),
+        "the command saw {cat:?}"
+    );
 }
 
 /// The crate's own client side (`Client.v1()`) over the built binary: a session whose

@@ -112,9 +112,9 @@ impl Dispatch<'_> {
                             id: call.id.clone(),
                             events: events.clone(),
                         }));
-                        self.invoke(&ctx, tool.as_ref(), args).await
+                        self.invoke(&ctx, &call.name, tool.as_ref(), args).await
                     }
-                    None => self.invoke(self.ctx, tool.as_ref(), args).await,
+                    None => self.invoke(self.ctx, &call.name, tool.as_ref(), args).await,
                 };
                 (began, r)
             }
@@ -156,6 +156,23 @@ impl Dispatch<'_> {
     }
 
     async fn invoke(
+        &self,
+        ctx: &ToolContext,
+        name: &str,
+        tool: &dyn agentls_tools::Tool,
+        args: serde_json::Value,
+    ) -> Result<ToolOutput, ToolError> {
+        // The client's buffers of the files the call names (ACP), before it reads or
+        // plans on them, and after it changed them.
+        let named = agentls_tools::client_files::before(ctx, name, &args).await;
+        let result = self.invoke_tool(ctx, tool, args).await;
+        if tool.is_mutating() {
+            agentls_tools::client_files::after(ctx, &named).await;
+        }
+        result
+    }
+
+    async fn invoke_tool(
         &self,
         ctx: &ToolContext,
         tool: &dyn agentls_tools::Tool,

@@ -66,6 +66,7 @@ pub fn test_context(root: &Path) -> ToolContext {
         cancel: CancellationToken::new(),
         progress: None,
         reads: Arc::new(agentls_tools::ReadVersions::new()),
+        client_files: None,
     }
 }
 
@@ -297,6 +298,8 @@ pub struct BuildHooks {
     pub wrap_edits: Option<WrapEdits>,
     /// The session's id, for a session loaded again; a fresh one when `None`.
     pub id: Option<String>,
+    /// A client holding the user's files: tools read the files they name through it.
+    pub client_files: Option<Arc<dyn agentls_tools::ClientFiles>>,
 }
 
 impl std::fmt::Debug for BuildHooks {
@@ -304,6 +307,7 @@ impl std::fmt::Debug for BuildHooks {
         f.debug_struct("BuildHooks")
             .field("wrap_edits", &self.wrap_edits.is_some())
             .field("id", &self.id)
+            .field("client_files", &self.client_files.is_some())
             .finish()
     }
 }
@@ -353,6 +357,7 @@ pub async fn build_session(
     if let Some(wrap) = hooks.wrap_edits {
         ctx.edits = wrap(ctx.edits.clone());
     }
+    ctx.client_files = hooks.client_files;
     ctx.cancel = options.cancel.clone();
     if let Some(approver) = &options.approver {
         ctx.approver = approver.clone();

@@ -169,6 +169,7 @@ mod tests {
             cancel: Default::default(),
             progress: None,
             reads: Arc::new(agentls_tools::ReadVersions::new()),
+            client_files: None,
         }
     }
 

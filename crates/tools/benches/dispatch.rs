@@ -48,6 +48,7 @@ fn ctx() -> ToolContext {
         cancel: CancellationToken::new(),
         progress: None,
         reads: Arc::new(agentls_tools::ReadVersions::new()),
+        client_files: None,
     }
 }
 

@@ -121,6 +121,9 @@ pub struct ToolContext {
     /// edits); whole-file writes merge from it instead of overwriting later changes.
     /// One per session: subagents and parallel calls share it.
     pub reads: Arc<crate::ReadVersions>,
+    /// A client holding the user's files (ACP): the files a call names are read
+    /// through it first (see [`crate::ClientFiles`]). `None`: the store and the disk.
+    pub client_files: Option<Arc<dyn crate::ClientFiles>>,
 }
 
 impl std::fmt::Debug for ToolContext {

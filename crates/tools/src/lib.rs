@@ -42,6 +42,7 @@
 //! assert!(ask.get("read_file").is_some() && ask.get("write_file").is_none());
 //! ```
 
+pub mod client_files;
 mod context;
 mod error;
 mod land;
@@ -72,6 +73,7 @@ mod task;
 mod todo;
 mod write_file;
 
+pub use client_files::ClientFiles;
 pub use context::{
     Approver, CheckResult, Checker, DiagnosticsSource, EditSink, Problem, SubagentRunner,
     ToolContext,

@@ -160,6 +160,9 @@ impl Registry {
                 "{name}: cancelled before it ran"
             )));
         }
+        // The client's buffers of the files the call names, before it reads or plans
+        // on them, and after it changed them.
+        let named = crate::client_files::before(ctx, name, &args).await;
         let run = std::panic::AssertUnwindSafe(tool.call(ctx, args)).catch_unwind();
         let result = if tool.is_mutating() {
             // Mutating tools watch the token themselves, so they never stop half-way.
@@ -172,6 +175,9 @@ impl Registry {
                 }
             }
         };
+        if tool.is_mutating() {
+            crate::client_files::after(ctx, &named).await;
+        }
         match result {
             Ok(r) => {
                 if let Err(e) = &r {

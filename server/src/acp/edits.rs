@@ -156,6 +156,24 @@ impl ClientSink {
     }
 }
 
+/// The tools' reads through the client (`fs/read_text_file`): its buffers, unsaved
+/// typing included.
+pub struct ClientReads {
+    pub cx: ConnectionTo<Client>,
+    /// The session id, set once the session is built.
+    pub session: Arc<OnceLock<String>>,
+}
+
+#[async_trait]
+impl agentls_tools::ClientFiles for ClientReads {
+    async fn read(&self, path: &std::path::Path) -> Result<String, String> {
+        let session = self.session.get().ok_or("no session yet")?;
+        read(&self.cx, session, path)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
 async fn read(
     cx: &ConnectionTo<Client>,
     session: &str,

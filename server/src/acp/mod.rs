@@ -5,9 +5,11 @@
 //! ([`agentls_agent::build_session`]): models, index, language servers, sandbox. A
 //! `session/prompt` runs one turn on it and streams `session/update`s (text, tool calls
 //! with diffs, the plan); `session/cancel` stops it and the prompt answers `cancelled`.
-//! Commands the policy marks `ask` become `session/request_permission`. Edits land in
-//! the editor's buffers through `fs/*` when the client offers both, checked against
-//! the buffer first (see [`edits`]).
+//! Commands the policy marks `ask` become `session/request_permission`. The files a
+//! tool call names are read through `fs/read_text_file` when the client offers it
+//! (`agentls_tools::client_files`: kept as live buffers for every tool and the
+//! sandbox). Edits land in the editor's buffers through `fs/*` when the client offers
+//! both, checked against the buffer first (see [`edits`]).
 //!
 //! Sessions are saved after every turn ([`agentls_agent::SessionStore`], under the
 //! user data directory or `--sessions-dir`); `session/load` builds the session again
@@ -63,6 +65,8 @@ struct Shared {
     store: Option<SessionStore>,
     /// The client reads and writes text files for us (both, or we use the disk).
     client_fs: Mutex<bool>,
+    /// The client reads text files (its buffers): the tools read through it.
+    client_reads: Mutex<bool>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
 }
 
@@ -111,6 +115,7 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
         mcp,
         store,
         client_fs: Mutex::new(false),
+        client_reads: Mutex::new(false),
         sessions: Mutex::new(HashMap::new()),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -137,8 +142,10 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
         .on_receive_request(
             async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
                 let caps = serde_json::to_value(&req.client_capabilities).unwrap_or_default();
-                let fs = caps["fs"]["readTextFile"] == true && caps["fs"]["writeTextFile"] == true;
+                let reads = caps["fs"]["readTextFile"] == true;
+                let fs = reads && caps["fs"]["writeTextFile"] == true;
                 *lock(&on_init.client_fs) = fs;
+                *lock(&on_init.client_reads) = reads;
                 tracing::info!(client_fs = fs, "acp: initialize");
                 responder.respond(
                     InitializeResponse::new(req.protocol_version)
@@ -272,6 +279,12 @@ async fn open_session(
     let id_cell: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
     let recorded = Recorded::default();
     let client_fs = *lock(&shared.client_fs);
+    let client_files = lock(&shared.client_reads).then(|| {
+        Arc::new(edits::ClientReads {
+            cx: cx.clone(),
+            session: id_cell.clone(),
+        }) as Arc<dyn agentls_tools::ClientFiles>
+    });
     let ask_edits = Arc::new(AtomicBool::new(false));
     let wrap: agentls_agent::WrapEdits = {
         let (cx, session, recorded, ask_edits) = (
@@ -316,6 +329,7 @@ async fn open_session(
     let hooks = BuildHooks {
         wrap_edits: Some(wrap),
         id: saved.as_ref().map(|s| s.id.clone()),
+        client_files,
     };
     let mut built = agentls_agent::build_session(options, hooks)
         .await

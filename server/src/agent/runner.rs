@@ -317,6 +317,7 @@ async fn build(
         cancel: CancellationToken::new(),
         progress: None,
         reads: Arc::new(agentls_tools::ReadVersions::new()),
+        client_files: None,
     };
     let open: Vec<PathBuf> = state
         .store

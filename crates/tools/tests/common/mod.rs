@@ -73,6 +73,7 @@ pub fn ws_with(files: &[(&str, &str)], sink: Arc<dyn EditSink>) -> Ws {
         cancel: CancellationToken::new(),
         progress: None,
         reads: Arc::new(agentls_tools::ReadVersions::new()),
+        client_files: None,
     };
     Ws {
         dir,
