@@ -6,7 +6,8 @@ Usage: client_session.py AGENTLS CONFIG WORKSPACE
 The scripted model (the e2e test's fixture server) answers three prompts:
 1. str_replace in calc.py, then `rm -rf build` (the policy asks; we allow), then "Done.":
    the edit arrives as fs/write_text_file after fs/read_text_file of the same buffer,
-   the tool call's update carries the diff, the permission request names the command.
+   the tool call's update carries the diff, the permission request names the command,
+   a usage_update says how full the context window is.
 2. str_replace in calc.py while our buffer of it holds an unsaved line: the agent
    reads the buffer (not the disk), plans on it, and the edit lands with the line
    kept; then str_replace in util.py while the user types in it between the agent's
@@ -165,6 +166,9 @@ async def main():
             u.content.text for u in editor.of_kind("agent_message_chunk")
         )
         expect("Done." in text, f"answer {text!r}")
+        # How full the context is after the first model call (900 in, 20 out).
+        usage = editor.of_kind("usage_update")
+        expect(usage and usage[0].used == 920 and usage[0].size > 920, f"usage {usage}")
 
         # 2. The user typed in the buffer and did not save: the edit is planned on
         # the buffer and lands in it, the typing kept.

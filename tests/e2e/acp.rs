@@ -18,11 +18,15 @@ use crate::support::bin;
 async fn a_python_acp_client_runs_a_whole_session() {
     let model = ModelServer::start().await.unwrap();
     // Prompt 1: the edit, the command the policy asks about, the answer.
-    model.push_turn(Turn::default().tool_call(
-        "c1",
-        "str_replace",
-        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
-    ));
+    model.push_turn(
+        Turn::default()
+            .tool_call(
+                "c1",
+                "str_replace",
+                json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
+            )
+            .usage(900, 0, 20),
+    );
     model.push_turn(Turn::default().tool_call(
         "c2",
         "run_command",

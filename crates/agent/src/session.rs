@@ -232,6 +232,11 @@ impl Session {
         &self.request
     }
 
+    /// The context window of the model in use, in tokens.
+    pub fn context_window(&self) -> u32 {
+        self.provider.profile().context_window
+    }
+
     /// Totals so far.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics

@@ -476,7 +476,7 @@ async fn prompt(
     }
     *lock(&slot.cancel) = Some(live.session.fresh_cancel_token());
     let message = prompt_text(&req.prompt);
-    let mut updates = Updates::new(slot.root.clone());
+    let mut updates = Updates::new(slot.root.clone()).with_window(live.session.context_window());
     let send = |ev: &AgentEvent| {
         let landed = match ev {
             AgentEvent::ToolFinished { .. } => slot.recorded.take(),

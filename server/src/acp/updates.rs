@@ -20,6 +20,10 @@ pub struct Updates {
     output: HashMap<String, String>,
     /// The workspace root, to make tool paths absolute for locations and diffs.
     root: std::path::PathBuf,
+    /// The model's context window, in tokens (`usage_update`'s `size`).
+    window: u64,
+    /// Tokens in context after the last model call.
+    used: u64,
 }
 
 impl Updates {
@@ -28,7 +32,15 @@ impl Updates {
         Self {
             output: HashMap::new(),
             root,
+            window: 0,
+            used: 0,
         }
+    }
+
+    /// Usage updates say how full a context window of `tokens` is.
+    pub fn with_window(mut self, tokens: u32) -> Self {
+        self.window = u64::from(tokens);
+        self
     }
 
     /// The updates `ev` makes; `landed` holds the edits a finishing call made.
@@ -100,6 +112,25 @@ impl Updates {
                     "status": i.status,
                 })).collect::<Vec<_>>(),
             })],
+            // The context in use after each model call: its prompt and its answer.
+            AgentEvent::Usage { input, output, .. } => {
+                self.used = input.saturating_add(*output);
+                vec![json!({
+                    "sessionUpdate": "usage_update",
+                    "used": self.used,
+                    "size": self.window,
+                })]
+            }
+            // The session's cost, where the model's prices are known.
+            AgentEvent::Finished { metrics, .. } => match metrics.cost_usd {
+                Some(cost) => vec![json!({
+                    "sessionUpdate": "usage_update",
+                    "used": self.used,
+                    "size": self.window,
+                    "cost": { "amount": cost, "currency": "USD" },
+                })],
+                None => Vec::new(),
+            },
             AgentEvent::Error { class, message } => vec![json!({
                 "sessionUpdate": "agent_message_chunk",
                 "content": { "type": "text", "text": format!("\n[{class}] {message}\n") },
@@ -247,6 +278,36 @@ mod tests {
         assert_eq!(v["content"][1]["type"], "diff");
         assert_eq!(v["content"][1]["oldText"], "x\n");
         assert_eq!(v["content"][1]["newText"], "y\n");
+    }
+
+    #[test]
+    fn usage_says_how_full_the_context_is_and_the_cost_when_known() {
+        let mut up = Updates::new("/ws".into()).with_window(8000);
+        let usage = up.of(
+            &AgentEvent::Usage {
+                input: 1000,
+                cached_input: 800,
+                output: 50,
+            },
+            Vec::new(),
+        );
+        let v = ser(&usage[0]);
+        assert_eq!(v["sessionUpdate"], "usage_update");
+        assert_eq!(
+            (v["used"].as_u64(), v["size"].as_u64()),
+            (Some(1050), Some(8000))
+        );
+        let finished = |cost| AgentEvent::Finished {
+            status: agentls_agent::Status::Cancelled,
+            metrics: Box::new(agentls_agent::Metrics {
+                cost_usd: cost,
+                ..Default::default()
+            }),
+        };
+        assert!(up.of(&finished(None), Vec::new()).is_empty());
+        let v = ser(&up.of(&finished(Some(0.25)), Vec::new())[0]);
+        assert_eq!(v["cost"], json!({"amount": 0.25, "currency": "USD"}));
+        assert_eq!(v["used"], 1050);
     }
 
     #[test]
