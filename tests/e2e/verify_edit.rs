@@ -107,6 +107,85 @@ async fn an_edit_that_breaks_python_shows_pylsps_error_and_the_fix_shows_none() 
     );
 }
 
+/// Navigation from the real pylsp: the model asks where `total` (used in main.py) is
+/// defined, for its hover, its references and shop.py's outline; each answer names
+/// pylsp and points into shop.py.
+#[tokio::test]
+async fn navigate_asks_pylsp_for_definition_hover_references_and_outline() {
+    if !pylsp_available() {
+        eprintln!("SKIPPED: pylsp is not installed (pip install 'python-lsp-server[pyflakes]')");
+        return;
+    }
+    let server = ModelServer::start().await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("shop.py"),
+        "class Cart:\n    def add(self, item):\n        pass\n\n\ndef total(items):\n    \"\"\"Sum of the prices.\"\"\"\n    return sum(items)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("main.py"),
+        "from shop import total\n\nprint(total([1, 2]))\n",
+    )
+    .unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[verify]\nwait_ms = {WAIT_MS}\n{NOT_PYRIGHT}[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let at = json!({"path": "main.py", "line": 3, "symbol": "total"});
+    for (id, action) in [("c1", "definition"), ("c2", "hover"), ("c3", "references")] {
+        let mut args = at.clone();
+        args["action"] = json!(action);
+        server.push_turn(Turn::default().tool_call(id, "navigate", args));
+    }
+    server.push_turn(Turn::default().tool_call(
+        "c4",
+        "navigate",
+        json!({"action": "outline", "path": "shop.py"}),
+    ));
+    server.push_turn(Turn::text("Done."));
+    let started = std::time::Instant::now();
+    let out = agentls_run(ws.path(), &cfg, &["Where is total?"]).await;
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&server.requests().last().unwrap().body);
+    let [definition, hover, references, outline] = &results[..] else {
+        panic!("four results expected: {results:?}");
+    };
+    assert!(
+        definition.starts_with("definition of `total` (from pylsp):")
+            && definition.contains("shop.py:6: def total(items):"),
+        "{definition}"
+    );
+    assert!(
+        hover.starts_with("hover on `total` (from pylsp):") && hover.contains("Sum of the prices."),
+        "{hover}"
+    );
+    assert!(
+        references.contains("shop.py:6:") && references.contains("main.py:3: print(total([1, 2]))"),
+        "{references}"
+    );
+    assert!(
+        outline.starts_with("outline of shop.py (from pylsp):")
+            && outline.contains("1 class Cart")
+            && outline.contains("6 function total"),
+        "{outline}"
+    );
+    eprintln!(
+        "navigate with pylsp: 4 questions answered in a run of {took:.2?} (pylsp's start included)"
+    );
+}
+
 /// In the editor: the server's agent session checks the editor's live buffer (unsaved
 /// text, clean on disk) with pylsp when the editor reported nothing for it, and the
 /// `diagnostics` result names pylsp as its source.

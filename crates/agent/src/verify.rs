@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentls_lspclient::{Checked, LanguageServers, LanguageServersConfig};
-use agentls_tools::{CheckResult, Checker};
+use agentls_tools::{CheckResult, Checker, NavAnswer, NavAsk, NavQuery};
 use async_trait::async_trait;
 use serde::Deserialize;
 
@@ -115,4 +115,48 @@ impl Checker for LspChecker {
     fn warnings_on_edit(&self) -> bool {
         self.warnings
     }
+
+    async fn navigate(
+        &self,
+        path: &Path,
+        text: &str,
+        query: NavQuery,
+    ) -> Option<Result<(String, NavAnswer), String>> {
+        use agentls_lspclient::{Answer, Ask, Query};
+        let query = Query {
+            ask: match query.ask {
+                NavAsk::Definition => Ask::Definition,
+                NavAsk::References => Ask::References,
+                NavAsk::Hover => Ask::Hover,
+                NavAsk::Outline => Ask::Outline,
+            },
+            line: query.line,
+            character: query.character,
+        };
+        // A question may be the server's first (its start and first analysis included),
+        // so it gets longer than an edit's check.
+        let wait = self.wait.max(NAV_WAIT);
+        let answered = self.servers.navigate(path, text, &query, wait).await;
+        let (server, answer) = match answered {
+            Ok(None) => return None,
+            Ok(Some(a)) => a,
+            Err(why) => return Some(Err(why)),
+        };
+        let answer = match answer {
+            Answer::Places(places) => {
+                NavAnswer::Places(places.into_iter().map(|p| (p.path, p.line)).collect())
+            }
+            Answer::Hover(text) => NavAnswer::Hover(text),
+            Answer::Outline(entries) => NavAnswer::Outline(
+                entries
+                    .into_iter()
+                    .map(|e| (e.name, e.kind.to_owned(), e.line, e.depth))
+                    .collect(),
+            ),
+        };
+        Some(Ok((server, answer)))
+    }
 }
+
+/// The least a navigation question waits for its answer.
+const NAV_WAIT: Duration = Duration::from_secs(10);

@@ -155,7 +155,11 @@ impl Child {
             "capabilities": {
                 "textDocument": {
                     "synchronization": {"dynamicRegistration": false},
-                    "publishDiagnostics": {"versionSupport": true}
+                    "publishDiagnostics": {"versionSupport": true},
+                    "definition": {"linkSupport": true},
+                    "references": {},
+                    "hover": {"contentFormat": ["plaintext", "markdown"]},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true}
                 },
                 "workspace": {"configuration": false, "workspaceFolders": true}
             },
@@ -232,45 +236,16 @@ impl Child {
     /// Sends `text` as the content of `path` (opening it the first time) and waits at
     /// most `wait` for the diagnostics of that text.
     pub async fn check(&self, path: &Path, text: &str, wait: Duration) -> Outcome {
-        let Ok(uri) = url::Url::from_file_path(path) else {
+        if url::Url::from_file_path(path).is_err() {
             return Outcome::Published(Vec::new());
-        };
+        }
         let deadline = tokio::time::Instant::now() + wait;
-        // Held until the text is sent: two checks of one file go out in version order.
-        let mut open = self.open.lock().await;
         let before = self
             .shared
             .lock_published()
             .get(path)
             .map_or(0, |p| p.count);
-        let sent = match open.get(path).copied() {
-            None => {
-                open.insert(path.to_path_buf(), 1);
-                self.notify(
-                    "textDocument/didOpen",
-                    json!({"textDocument": {
-                        "uri": uri, "languageId": self.language_id, "version": 1, "text": text
-                    }}),
-                )
-                .await
-                .map(|()| 1)
-            }
-            Some(v) => {
-                let version = v.saturating_add(1);
-                open.insert(path.to_path_buf(), version);
-                self.notify(
-                    "textDocument/didChange",
-                    json!({
-                        "textDocument": {"uri": uri, "version": version},
-                        "contentChanges": [{"text": text}]
-                    }),
-                )
-                .await
-                .map(|()| version)
-            }
-        };
-        drop(open);
-        let Ok(version) = sent else {
+        let Ok(version) = self.sync(path, text).await else {
             return Outcome::Dead;
         };
         loop {
@@ -295,6 +270,59 @@ impl Child {
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
                 return Outcome::TimedOut;
             }
+        }
+    }
+
+    /// Sends `text` as the content of `path`, opening it the first time; the version
+    /// sent. Two syncs of one file go out in version order.
+    async fn sync(&self, path: &Path, text: &str) -> std::io::Result<i32> {
+        let uri = url::Url::from_file_path(path)
+            .map_err(|()| std::io::Error::other("not an absolute path"))?;
+        // Held until the text is sent.
+        let mut open = self.open.lock().await;
+        match open.get(path).copied() {
+            None => {
+                open.insert(path.to_path_buf(), 1);
+                self.notify(
+                    "textDocument/didOpen",
+                    json!({"textDocument": {
+                        "uri": uri, "languageId": self.language_id, "version": 1, "text": text
+                    }}),
+                )
+                .await
+                .map(|()| 1)
+            }
+            Some(v) => {
+                let version = v.saturating_add(1);
+                open.insert(path.to_path_buf(), version);
+                self.notify(
+                    "textDocument/didChange",
+                    json!({
+                        "textDocument": {"uri": uri, "version": version},
+                        "contentChanges": [{"text": text}]
+                    }),
+                )
+                .await
+                .map(|()| version)
+            }
+        }
+    }
+
+    /// Asks `query` about `path` as `text` (sent first, so the answer is about exactly
+    /// that text). No bound of its own: the caller's.
+    pub async fn navigate(
+        &self,
+        path: &Path,
+        text: &str,
+        query: &crate::navigate::Query,
+    ) -> Result<crate::navigate::Answer, String> {
+        self.sync(path, text)
+            .await
+            .map_err(|e| format!("{}: {e}", self.name))?;
+        let (method, params) = query.request(path)?;
+        match self.request(method, params).await {
+            Some(result) => Ok(query.answer(result)),
+            None => Err(format!("{} exited", self.name)),
         }
     }
 

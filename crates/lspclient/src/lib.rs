@@ -29,6 +29,7 @@ mod child;
 pub mod config;
 mod detect;
 mod framing;
+pub mod navigate;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,6 +37,7 @@ use std::time::{Duration, Instant};
 
 pub use child::{Child, Outcome};
 pub use config::{LanguageServersConfig, ServerOverride, ServerSpec};
+pub use navigate::{Answer, Ask, OutlineEntry, Place, Query};
 
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -308,6 +310,40 @@ impl LanguageServers {
                 why: format!("{name} was still starting after {wait:?}"),
                 server: name,
             },
+        }
+    }
+
+    /// Asks the server for `path`'s type `query` about `text` (the file as the agent
+    /// sees it), waiting at most `wait`, its start included: the server's name and its
+    /// answer, or why there is none. `Ok(None)`: no server for this file type.
+    pub async fn navigate(
+        &self,
+        path: &Path,
+        text: &str,
+        query: &Query,
+        wait: Duration,
+    ) -> Result<Option<(String, Answer)>, String> {
+        let Some(i) = self
+            .specs
+            .iter()
+            .position(|s| config::for_path(std::slice::from_ref(s), path).is_some())
+        else {
+            return Ok(None);
+        };
+        let (Some(slot), Some(spec)) = (self.slots.get(i), self.specs.get(i)) else {
+            return Ok(None);
+        };
+        let name = spec.name.clone();
+        let attempt = async {
+            let mut slot = slot.lock().await;
+            let child = self.running(&mut slot).await;
+            drop(slot);
+            child?.navigate(path, text, query).await
+        };
+        match tokio::time::timeout(wait, attempt).await {
+            Ok(Ok(answer)) => Ok(Some((name, answer))),
+            Ok(Err(why)) => Err(why),
+            Err(_) => Err(format!("{name} gave no answer within {wait:?}")),
         }
     }
 

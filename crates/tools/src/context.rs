@@ -61,6 +61,42 @@ pub enum CheckResult {
     },
 }
 
+/// What the `navigate` tool asks a language server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NavAsk {
+    /// Where the symbol at the position is defined.
+    Definition,
+    /// Where it is used, its definition included.
+    References,
+    /// Its type and documentation.
+    Hover,
+    /// The file's symbols (the position is ignored).
+    Outline,
+}
+
+/// A navigation question about one file: `line` 0-based, `character` in UTF-16 code
+/// units (what language servers count by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NavQuery {
+    /// What to ask.
+    pub ask: NavAsk,
+    /// 0-based line.
+    pub line: u32,
+    /// UTF-16 code units from the start of the line.
+    pub character: u32,
+}
+
+/// A language server's answer to a [`NavQuery`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NavAnswer {
+    /// Definition or references: files and 1-based lines.
+    Places(Vec<(std::path::PathBuf, u32)>),
+    /// Hover text.
+    Hover(String),
+    /// Outline: name, kind, 1-based line, nesting depth.
+    Outline(Vec<(String, String, u32, usize)>),
+}
+
 /// The workspace's own language servers, run as children (`agentls-lspclient`): they
 /// check a file's text within a bounded wait.
 #[async_trait]
@@ -71,6 +107,16 @@ pub trait Checker: Send + Sync {
     /// Whether edit results list warnings too (errors only by default).
     fn warnings_on_edit(&self) -> bool {
         false
+    }
+    /// Asks the server for `path`'s type about `text`: `None` when no server takes
+    /// the file, otherwise the server's name and answer, or why it gave none.
+    async fn navigate(
+        &self,
+        _path: &std::path::Path,
+        _text: &str,
+        _query: NavQuery,
+    ) -> Option<Result<(String, NavAnswer), String>> {
+        None
     }
 }
 

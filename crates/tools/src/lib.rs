@@ -64,6 +64,7 @@ mod grep;
 mod insert;
 mod list_dir;
 mod move_file;
+mod navigate;
 mod read_file;
 mod repo_map;
 mod run_command;
@@ -75,8 +76,8 @@ mod write_file;
 
 pub use client_files::ClientFiles;
 pub use context::{
-    Approver, CheckResult, Checker, DiagnosticsSource, EditSink, Problem, SubagentRunner,
-    ToolContext,
+    Approver, CheckResult, Checker, DiagnosticsSource, EditSink, NavAnswer, NavAsk, NavQuery,
+    Problem, SubagentRunner, ToolContext,
 };
 pub use error::{ErrorClass, ToolError};
 pub use progress::{OUTPUT_BATCH, OUTPUT_REPORT_LIMIT, ToolProgress, forward_output};
@@ -94,6 +95,7 @@ pub use grep::Grep;
 pub use insert::Insert;
 pub use list_dir::ListDir;
 pub use move_file::MoveFile;
+pub use navigate::Navigate;
 pub use read_file::ReadFile;
 pub use repo_map::RepoMap;
 pub use run_command::RunCommand;

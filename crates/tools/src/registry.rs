@@ -51,6 +51,7 @@ impl Registry {
             Arc::new(crate::FindFiles),
             Arc::new(crate::Grep),
             Arc::new(crate::Symbols),
+            Arc::new(crate::Navigate),
             Arc::new(crate::RepoMap),
             Arc::new(crate::Diagnostics),
             Arc::new(crate::StrReplace),

@@ -199,3 +199,135 @@ async fn read_file_caps_its_output_and_says_how_to_read_on() {
         &out[out.len() - 200..]
     );
 }
+
+#[tokio::test]
+async fn navigate_answers_from_the_index_without_a_language_server() {
+    let w = ws(&[
+        (
+            "src/util.rs",
+            "pub struct Grid;\nimpl Grid {\n    pub fn square(x: i32) -> i32 {\n        x * x\n    }\n}\n",
+        ),
+        (
+            "src/main.rs",
+            "mod util;\nfn main() {\n    let _ = util::Grid::square(2);\n}\n",
+        ),
+    ]);
+    w.crawl();
+    let args =
+        json!({"action": "definition", "path": "src/main.rs", "line": 3, "symbol": "square"});
+    let out = w.ok("navigate", args).await;
+    assert!(
+        out.starts_with(
+            "definition of `square` (from the symbol index, by name: no language server"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("src/util.rs:3: pub fn square(x: i32) -> i32 {"),
+        "{out}"
+    );
+    let out = w
+        .ok(
+            "navigate",
+            json!({"action": "references", "path": "src/util.rs", "line": 3, "symbol": "square"}),
+        )
+        .await;
+    assert!(
+        out.contains("src/main.rs:3:") && out.contains("src/util.rs:3:"),
+        "{out}"
+    );
+    let out = w
+        .ok(
+            "navigate",
+            json!({"action": "outline", "path": "src/util.rs"}),
+        )
+        .await;
+    assert!(out.contains("\n1 struct Grid\n"), "{out}");
+    assert!(out.contains("\n  3 method square\n"), "{out}");
+    // A symbol that is not on the line: the line is shown so the model can correct it.
+    let e = w
+        .err(
+            "navigate",
+            json!({"action": "hover", "path": "src/main.rs", "line": 2, "symbol": "square"}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+    assert!(
+        e.message.contains("which reads: fn main() {"),
+        "{}",
+        e.message
+    );
+    let e = w
+        .err(
+            "navigate",
+            json!({"action": "definition", "path": "src/main.rs"}),
+        )
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+}
+
+/// A language server's answer wins over the index, and the question it gets names the
+/// symbol's position in UTF-16 code units.
+#[tokio::test]
+async fn navigate_asks_the_language_server_at_the_symbol_s_position() {
+    use agentls_tools::{CheckResult, Checker, NavAnswer, NavAsk, NavQuery};
+    use std::sync::{Arc, Mutex};
+    struct Server(Mutex<Vec<NavQuery>>, std::path::PathBuf);
+    #[async_trait::async_trait]
+    impl Checker for Server {
+        async fn check(&self, _: &std::path::Path, _: &str) -> CheckResult {
+            CheckResult::NoServer
+        }
+        async fn navigate(
+            &self,
+            _: &std::path::Path,
+            _: &str,
+            q: NavQuery,
+        ) -> Option<Result<(String, NavAnswer), String>> {
+            self.0.lock().unwrap().push(q);
+            Some(Ok(match q.ask {
+                NavAsk::Hover => (
+                    "fake-ls".into(),
+                    NavAnswer::Hover("fn square(x: i32) -> i32".into()),
+                ),
+                _ => (
+                    "fake-ls".into(),
+                    NavAnswer::Places(vec![(self.1.clone(), 1)]),
+                ),
+            }))
+        }
+    }
+    let mut w = ws(&[
+        ("src/main.rs", "fn main() { let é = square(2); }\n"),
+        ("src/sq.rs", "fn square() {}\n"),
+    ]);
+    let server = Arc::new(Server(Mutex::new(Vec::new()), w.root.join("src/sq.rs")));
+    w.ctx.checker = Some(server.clone());
+    let out = w
+        .ok(
+            "navigate",
+            json!({"action": "definition", "path": "src/main.rs", "line": 1, "symbol": "square"}),
+        )
+        .await;
+    assert_eq!(
+        out,
+        "definition of `square` (from fake-ls):\nsrc/sq.rs:1: fn square() {}\n"
+    );
+    let out = w
+        .ok(
+            "navigate",
+            json!({"action": "hover", "path": "src/main.rs", "line": 1, "symbol": "square"}),
+        )
+        .await;
+    assert!(out.ends_with("fn square(x: i32) -> i32\n"), "{out}");
+    // `é` is one UTF-16 unit, two bytes: `square` starts at unit 20 (byte 21).
+    let asked = server.0.lock().unwrap().clone();
+    assert_eq!(
+        asked[0],
+        NavQuery {
+            ask: NavAsk::Definition,
+            line: 0,
+            character: 20
+        }
+    );
+}

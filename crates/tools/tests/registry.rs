@@ -31,6 +31,7 @@ fn profiles_get_one_edit_tool_and_ask_mode_reads_only() {
             "find_files",
             "grep",
             "symbols",
+            "navigate",
             "repo_map",
             "diagnostics",
             "todo"

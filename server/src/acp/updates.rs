@@ -210,7 +210,7 @@ fn text_content(text: &str) -> Value {
 /// ACP's tool kinds, which clients show as icons.
 fn kind(tool: &str) -> &'static str {
     match tool {
-        "read_file" | "list_dir" | "repo_map" | "symbols" | "diagnostics" => "read",
+        "read_file" | "list_dir" | "repo_map" | "symbols" | "navigate" | "diagnostics" => "read",
         "str_replace" | "apply_patch" | "write_file" | "insert" => "edit",
         "delete_file" => "delete",
         "move_file" => "move",
