@@ -16,8 +16,10 @@ The scripted model (the e2e test's fixture server) answers three prompts:
 3. in "ask before edits" mode, an edit whose permission (with its diff) we refuse:
    nothing is written and the call fails.
 4. in "read-only" mode, a write_file call: refused, nothing written.
-5. (back in "edit" mode) a long command; we cancel when it starts: the prompt stops
-   with `cancelled`.
+5. (back in "edit" mode) `rm -rf stale`, which the policy asks about: we pick "Run in
+   my terminal" and run it in our terminal (terminal/create, wait_for_exit, output,
+   release); the model gets its output.
+6. a long command; we cancel when it starts: the prompt stops with `cancelled`.
 Then a second `agentls acp` loads the session: the conversation comes back as
 updates, and a fourth prompt goes on from it ("I remember.").
 Exits non-zero with a message on the first broken expectation.
@@ -32,6 +34,12 @@ from acp import spawn_agent_process, text_block
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
+    KillTerminalResponse,
+    ReleaseTerminalResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -55,6 +63,10 @@ class Editor:
         self.updates: list = []
         self.permissions: list[str] = []
         self.permission_calls: list = []
+        self.permission_options: list[list[str]] = []
+        # Terminals the agent asked for: id -> (command line, process).
+        self.terminals: dict[str, tuple[str, asyncio.subprocess.Process]] = {}
+        self.terminal_text: dict[str, str] = {}
         self.on_update = None
         # path -> (n, text): the user types `text` into the buffer just before the
         # n-th read of `path` is answered.
@@ -80,12 +92,55 @@ class Editor:
         Path(path).write_text(content)
         return WriteTextFileResponse()
 
+    async def create_terminal(
+        self, session_id, command, args=None, env=None, cwd=None, output_byte_limit=None, **kw
+    ):
+        line = " ".join([command, *(args or [])])
+        proc = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        tid = f"term-{len(self.terminals) + 1}"
+        self.terminals[tid] = (line, proc)
+        return CreateTerminalResponse(terminal_id=tid)
+
+    async def wait_for_terminal_exit(self, session_id, terminal_id, **kw):
+        _, proc = self.terminals[terminal_id]
+        out, _ = await proc.communicate()
+        self.terminal_text[terminal_id] = out.decode()
+        return WaitForTerminalExitResponse(exit_code=proc.returncode)
+
+    async def terminal_output(self, session_id, terminal_id, **kw):
+        _, proc = self.terminals[terminal_id]
+        status = None
+        if proc.returncode is not None:
+            status = TerminalExitStatus(exit_code=proc.returncode)
+        return TerminalOutputResponse(
+            output=self.terminal_text.get(terminal_id, ""), truncated=False, exit_status=status
+        )
+
+    async def kill_terminal(self, session_id, terminal_id, **kw):
+        self.terminals[terminal_id][1].kill()
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id, terminal_id, **kw):
+        return ReleaseTerminalResponse()
+
     async def request_permission(self, session_id, tool_call, options, **kw):
         self.permissions.append(tool_call.title or "")
         self.permission_calls.append(tool_call)
-        # Commands are allowed; edits (asked about in "ask before edits") refused.
-        kind = "reject_once" if (tool_call.title or "").startswith("Edit ") else "allow_once"
-        pick = next(o for o in options if o.kind == kind)
+        self.permission_options.append([o.option_id for o in options])
+        # Commands are allowed (in the sandbox, or in our terminal when they clean
+        # `stale`); edits (asked about in "ask before edits") refused.
+        title = tool_call.title or ""
+        if "stale" in title:
+            pick = next(o for o in options if o.option_id == "terminal")
+        else:
+            kind = "reject_once" if title.startswith("Edit ") else "allow_once"
+            pick = next(o for o in options if o.kind == kind)
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=pick.option_id)
         )
@@ -122,7 +177,8 @@ async def main():
         init = await conn.initialize(
             protocol_version=1,
             client_capabilities=ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                terminal=True,
             ),
         )
         expect(init.protocol_version == 1, f"protocol version {init.protocol_version}")
@@ -232,9 +288,29 @@ async def main():
         failed = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]
         expect(len(failed) == 1, f"failed calls {failed}")
 
-        # 5. Cancel a long command as soon as it starts.
+        # 5. A command the policy asks about, which we run in our own terminal.
         await conn.set_session_mode(session_id=sid, mode_id="edit")
         editor.updates.clear()
+        done = await conn.prompt(session_id=sid, prompt=[text_block("Clean stale")])
+        expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
+        expect(
+            editor.permission_options[0] == ["allow", "terminal", "reject"],
+            f"options {editor.permission_options}",
+        )
+        lines = [line for line, _ in editor.terminals.values()]
+        expect(len(lines) == 1 and "rm -rf stale" in lines[0], f"terminals {lines}")
+        expect(not (workspace / "stale").exists(), "the terminal did not run the command")
+        finished = [u for u in editor.of_kind("tool_call_update") if u.status == "completed"]
+        said = " ".join(
+            c.content.text for u in finished for c in u.content or [] if c.type == "content"
+        )
+        expect(
+            "cleaned-in-terminal" in said and "(user's terminal)" in said,
+            f"the command's result {said!r}",
+        )
+        editor.updates.clear()
+
+        # 6. Cancel a long command as soon as it starts.
 
         async def cancel_on_start(update):
             if update.session_update == "tool_call" and update.kind == "execute":
@@ -250,7 +326,7 @@ async def main():
         expect(done.stop_reason == "cancelled", f"stop reason {done.stop_reason}")
         expect(took < 15, f"cancel took {took:.1f} s")
 
-    # 6. Another agent process loads the session and goes on from it.
+    # 7. Another agent process loads the session and goes on from it.
     editor.on_update = None
     editor.updates.clear()
     async with spawn() as (conn, _proc):
@@ -267,7 +343,7 @@ async def main():
         expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
         text = "".join(u.content.text for u in editor.of_kind("agent_message_chunk"))
         expect("I remember." in text, f"answer {text!r}")
-    print(f"ok: 5 prompts, cancel answered in {took:.2f} s, session loaded and continued")
+    print(f"ok: 6 prompts, cancel answered in {took:.2f} s, session loaded and continued")
 
 
 asyncio.run(main())

@@ -3,7 +3,8 @@
 //! against the built binary and the fixture model server: an edit through the
 //! editor's buffers with its diff, a permission, an edit planned on a buffer's unsaved
 //! text (read through the client) landing with the typing kept, an edit refused
-//! because the user typed while it was in flight, an edit refused by the user in "ask before edits", a write
+//! because the user typed while it was in flight, a command run in the client's
+//! terminal at the user's choice, an edit refused by the user in "ask before edits", a write
 //! refused in "read-only", a cancel, and the session loaded by a second agent process
 //! (see `tests/acp/client_session.py`).
 
@@ -66,19 +67,28 @@ async fn a_python_acp_client_runs_a_whole_session() {
         json!({"path": "notes.txt", "content": "notes\n"}),
     ));
     model.push_turn(Turn::text("I may not write here."));
-    // Prompt 5: a command long enough to be cancelled.
+    // Prompt 5: a command the policy asks about, run in the client's terminal.
+    model.push_turn(Turn::default().tool_call(
+        "c7",
+        "run_command",
+        json!({"command": "rm -rf stale && echo cleaned-in-terminal"}),
+    ));
+    model.push_turn(Turn::text("Cleaned."));
+    // Prompt 6: a command long enough to be cancelled.
     model.push_turn(Turn::default().tool_call(
         "c4",
         "run_command",
         json!({"command": "python3 -c 'import time; time.sleep(30)'"}),
     ));
-    // Prompt 6, in the session loaded by a second agent process.
+    // Prompt 7, in the session loaded by a second agent process.
     model.push_turn(Turn::text("I remember."));
 
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(ws.join("build")).unwrap();
     std::fs::write(ws.join("build/out.o"), "x").unwrap();
+    std::fs::create_dir_all(ws.join("stale")).unwrap();
+    std::fs::write(ws.join("stale/old.log"), "x").unwrap();
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     std::fs::write(ws.join("util.py"), "def helper():\n    return 1\n").unwrap();
     let cfg = dir.path().join("models.toml");
@@ -136,6 +146,11 @@ async fn a_python_acp_client_runs_a_whole_session() {
     assert!(
         read.contains("the user's unsaved line"),
         "read_file gave {read:?}"
+    );
+    let cleaned = result_of("c7");
+    assert!(
+        cleaned.contains("ran in the user's terminal") && cleaned.contains("cleaned-in-terminal"),
+        "the model was told {cleaned:?}"
     );
     let cat = result_of("c3c");
     assert!(

@@ -67,6 +67,7 @@ pub fn test_context(root: &Path) -> ToolContext {
         progress: None,
         reads: Arc::new(agentls_tools::ReadVersions::new()),
         client_files: None,
+        terminal: None,
     }
 }
 
@@ -300,6 +301,8 @@ pub struct BuildHooks {
     pub id: Option<String>,
     /// A client holding the user's files: tools read the files they name through it.
     pub client_files: Option<Arc<dyn agentls_tools::ClientFiles>>,
+    /// The user's own terminal, offered for commands the policy asks about.
+    pub terminal: Option<Arc<dyn agentls_tools::UserTerminal>>,
 }
 
 impl std::fmt::Debug for BuildHooks {
@@ -308,6 +311,7 @@ impl std::fmt::Debug for BuildHooks {
             .field("wrap_edits", &self.wrap_edits.is_some())
             .field("id", &self.id)
             .field("client_files", &self.client_files.is_some())
+            .field("terminal", &self.terminal.is_some())
             .finish()
     }
 }
@@ -358,6 +362,7 @@ pub async fn build_session(
         ctx.edits = wrap(ctx.edits.clone());
     }
     ctx.client_files = hooks.client_files;
+    ctx.terminal = hooks.terminal;
     ctx.cancel = options.cancel.clone();
     if let Some(approver) = &options.approver {
         ctx.approver = approver.clone();

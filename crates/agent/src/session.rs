@@ -97,6 +97,16 @@ impl Approver for RecordingApprover {
         }
         yes
     }
+
+    async fn approve_command(&self, what: &str, terminal: bool) -> agentls_tools::CommandChoice {
+        let choice = self.inner.approve_command(what, terminal).await;
+        if choice == agentls_tools::CommandChoice::Refuse
+            && let Ok(mut r) = self.refused.lock()
+        {
+            r.push(what.to_owned());
+        }
+        choice
+    }
 }
 
 /// `auto`: the router and the models it may pick, asked before every model call.

@@ -170,6 +170,7 @@ mod tests {
             progress: None,
             reads: Arc::new(agentls_tools::ReadVersions::new()),
             client_files: None,
+            terminal: None,
         }
     }
 

@@ -49,6 +49,7 @@ fn ctx() -> ToolContext {
         progress: None,
         reads: Arc::new(agentls_tools::ReadVersions::new()),
         client_files: None,
+        terminal: None,
     }
 }
 

@@ -26,6 +26,55 @@ pub trait Approver: Send + Sync {
     /// `true` when the user allowed `what`: what the agent wants to do, as a verb
     /// phrase ("run `cargo publish`"), for "The agent wants to {what}".
     async fn approve(&self, what: &str) -> bool;
+
+    /// Asks about a command the policy marks `ask` (`what` as for [`Approver::approve`]);
+    /// with `terminal`, the user may also choose to run it in their own terminal.
+    async fn approve_command(&self, what: &str, terminal: bool) -> CommandChoice {
+        let _ = terminal;
+        if self.approve(what).await {
+            CommandChoice::Sandbox
+        } else {
+            CommandChoice::Refuse
+        }
+    }
+}
+
+/// The user's answer about a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandChoice {
+    /// Run it in the sandbox.
+    Sandbox,
+    /// Run it in the user's own terminal ([`UserTerminal`]), outside the sandbox.
+    Terminal,
+    /// Do not run it.
+    Refuse,
+}
+
+/// How a command run in the user's terminal ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalRun {
+    /// Its output (stdout and stderr as the terminal shows them).
+    pub output: String,
+    /// The terminal dropped the output's start to keep within its limit.
+    pub truncated: bool,
+    /// The exit code, when it exited.
+    pub exit_code: Option<u32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<String>,
+}
+
+/// The user's own terminal (an ACP client's `terminal/*`): where a command runs when
+/// the user chooses it, outside the sandbox, in plain view.
+#[async_trait]
+pub trait UserTerminal: Send + Sync {
+    /// Runs `command` (`bash -c`) in `cwd` until it exits or `cancel` fires (then it is
+    /// killed).
+    async fn run(
+        &self,
+        command: &str,
+        cwd: &std::path::Path,
+        cancel: &CancellationToken,
+    ) -> Result<TerminalRun, String>;
 }
 
 /// Diagnostics the client sent for a file, when there is a client.
@@ -170,6 +219,8 @@ pub struct ToolContext {
     /// A client holding the user's files (ACP): the files a call names are read
     /// through it first (see [`crate::ClientFiles`]). `None`: the store and the disk.
     pub client_files: Option<Arc<dyn crate::ClientFiles>>,
+    /// The user's own terminal, offered for commands the policy asks about.
+    pub terminal: Option<Arc<dyn UserTerminal>>,
 }
 
 impl std::fmt::Debug for ToolContext {

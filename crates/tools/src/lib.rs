@@ -76,8 +76,8 @@ mod write_file;
 
 pub use client_files::ClientFiles;
 pub use context::{
-    Approver, CheckResult, Checker, DiagnosticsSource, EditSink, NavAnswer, NavAsk, NavQuery,
-    Problem, SubagentRunner, ToolContext,
+    Approver, CheckResult, Checker, CommandChoice, DiagnosticsSource, EditSink, NavAnswer, NavAsk,
+    NavQuery, Problem, SubagentRunner, TerminalRun, ToolContext, UserTerminal,
 };
 pub use error::{ErrorClass, ToolError};
 pub use progress::{OUTPUT_BATCH, OUTPUT_REPORT_LIMIT, ToolProgress, forward_output};

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::land::{land, plan};
 use crate::paths::{display, resolve};
-use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+use crate::{CommandChoice, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
 const MAX_TIMEOUT_SECS: u64 = 1800;
@@ -85,14 +85,18 @@ impl Tool for RunCommand {
             }
             Decision::Ask => {
                 let what = format!("run `{command}`");
-                let allowed = tokio::select! {
-                    ok = ctx.approver.approve(&what) => ok,
-                    () = ctx.cancel.cancelled() => false,
+                let choice = tokio::select! {
+                    c = ctx.approver.approve_command(&what, ctx.terminal.is_some()) => c,
+                    () = ctx.cancel.cancelled() => CommandChoice::Refuse,
                 };
-                if !allowed {
-                    return Err(ToolError::aborted(format!(
-                        "run_command: `{command}` was refused: it needs approval and the user (or this run's approval policy) did not allow it; do not retry it, do without it or tell the user to run it"
-                    )));
+                match choice {
+                    CommandChoice::Sandbox => {}
+                    CommandChoice::Terminal => return in_terminal(ctx, &command, a.cwd).await,
+                    CommandChoice::Refuse => {
+                        return Err(ToolError::aborted(format!(
+                            "run_command: `{command}` was refused: it needs approval and the user (or this run's approval policy) did not allow it; do not retry it, do without it or tell the user to run it"
+                        )));
+                    }
                 }
             }
         }
@@ -165,6 +169,55 @@ impl Tool for RunCommand {
             }),
         }
     }
+}
+
+/// Runs `command` in the user's own terminal, as the user chose: outside the sandbox,
+/// so what it changes lands on disk directly, and the model is told so.
+async fn in_terminal(
+    ctx: &ToolContext,
+    command: &str,
+    cwd: Option<String>,
+) -> Result<ToolOutput, ToolError> {
+    let Some(terminal) = &ctx.terminal else {
+        return Err(ToolError::bug("run_command: no terminal to run in"));
+    };
+    let cwd = match &cwd {
+        Some(cwd) => resolve(&ctx.root, cwd)?,
+        None => ctx.root.clone(),
+    };
+    let run = terminal
+        .run(command, &cwd, &ctx.cancel)
+        .await
+        .map_err(|e| ToolError::environment(format!("run_command: the user's terminal: {e}")))?;
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::aborted(format!(
+            "run_command: cancelled; `{command}` was killed in the user's terminal"
+        )));
+    }
+    // Shown with the call like a sandboxed command's output (the terminal's own view
+    // may be gone once released).
+    if let Some(progress) = &ctx.progress
+        && !run.output.is_empty()
+    {
+        progress.output(agentls_sandbox::OutputStream::Stdout, &run.output);
+    }
+    let status = match (&run.exit_code, &run.signal) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("killed by {signal}"),
+        (None, None) => "ended".to_owned(),
+    };
+    let mut out = format!(
+        "ran in the user's terminal at their choice, outside the sandbox ({status}); files it changed were changed directly, not through your edits\n"
+    );
+    if run.truncated {
+        out.push_str("[the terminal kept only the end of the output]\n");
+    }
+    out.push_str(&run.output);
+    let summary = format!(
+        "$ {} → {status} (user's terminal)",
+        crate::util::clip(command, 80)
+    );
+    Ok(ToolOutput::with_summary(out, summary).failed(run.exit_code != Some(0)))
 }
 
 /// Every open buffer under the root: the command must see what the editor shows.

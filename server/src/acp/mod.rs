@@ -21,11 +21,14 @@
 //! `session/new` or `session/load` (stdio or HTTP), their tools asked about before
 //! each call (`agentls_mcp::client`).
 //!
-//! Not offered yet, and so not declared: terminals.
+//! Terminals: when the client offers them, a command the policy asks about can be
+//! run in the user's own terminal instead of the sandbox, if the user picks "Run in my
+//! terminal" in the permission request ([`terminal`]).
 
 mod edits;
 mod modes;
 mod permission;
+mod terminal;
 mod updates;
 
 use std::collections::HashMap;
@@ -67,6 +70,8 @@ struct Shared {
     client_fs: Mutex<bool>,
     /// The client reads text files (its buffers): the tools read through it.
     client_reads: Mutex<bool>,
+    /// The client runs terminals: offered for commands the policy asks about.
+    client_terminal: Mutex<bool>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
 }
 
@@ -116,6 +121,7 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
         store,
         client_fs: Mutex::new(false),
         client_reads: Mutex::new(false),
+        client_terminal: Mutex::new(false),
         sessions: Mutex::new(HashMap::new()),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -146,6 +152,7 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                 let fs = reads && caps["fs"]["writeTextFile"] == true;
                 *lock(&on_init.client_fs) = fs;
                 *lock(&on_init.client_reads) = reads;
+                *lock(&on_init.client_terminal) = caps["terminal"] == true;
                 tracing::info!(client_fs = fs, "acp: initialize");
                 responder.respond(
                     InitializeResponse::new(req.protocol_version)
@@ -279,6 +286,12 @@ async fn open_session(
     let id_cell: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
     let recorded = Recorded::default();
     let client_fs = *lock(&shared.client_fs);
+    let user_terminal = lock(&shared.client_terminal).then(|| {
+        Arc::new(terminal::ClientTerminal {
+            cx: cx.clone(),
+            session: id_cell.clone(),
+        }) as Arc<dyn agentls_tools::UserTerminal>
+    });
     let client_files = lock(&shared.client_reads).then(|| {
         Arc::new(edits::ClientReads {
             cx: cx.clone(),
@@ -330,6 +343,7 @@ async fn open_session(
         wrap_edits: Some(wrap),
         id: saved.as_ref().map(|s| s.id.clone()),
         client_files,
+        terminal: user_terminal,
     };
     let mut built = agentls_agent::build_session(options, hooks)
         .await

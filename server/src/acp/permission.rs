@@ -10,24 +10,52 @@ use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
     ToolCallUpdate,
 };
-use agentls_tools::Approver;
+use agentls_tools::{Approver, CommandChoice};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 /// Asks the client about `call` (a tool call update: id, title, content); `true` when
 /// the user allowed it.
 pub async fn ask(cx: &ConnectionTo<Client>, session: &str, call: Value) -> bool {
+    choose(cx, session, call, false).await == Some("allow")
+}
+
+/// Asks with "Allow", "Reject" and, with `terminal`, "Run in my terminal": the id of
+/// the option chosen, `None` for no answer (or one the request did not offer).
+async fn choose(
+    cx: &ConnectionTo<Client>,
+    session: &str,
+    call: Value,
+    terminal: bool,
+) -> Option<&'static str> {
     let call: ToolCallUpdate = match serde_json::from_value(call) {
         Ok(c) => c,
         Err(e) => {
             tracing::error!("acp: a permission request the schema refuses ({e}); refused");
-            return false;
+            return None;
         }
     };
-    let options = vec![
-        PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
-        PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
-    ];
+    let mut options = vec![PermissionOption::new(
+        "allow",
+        if terminal {
+            "Allow in the sandbox"
+        } else {
+            "Allow"
+        },
+        PermissionOptionKind::AllowOnce,
+    )];
+    if terminal {
+        options.push(PermissionOption::new(
+            "terminal",
+            "Run in my terminal (outside the sandbox)",
+            PermissionOptionKind::AllowOnce,
+        ));
+    }
+    options.push(PermissionOption::new(
+        "reject",
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
     let answer = cx
         .send_request(RequestPermissionRequest::new(
             session.to_owned(),
@@ -39,11 +67,19 @@ pub async fn ask(cx: &ConnectionTo<Client>, session: &str, call: Value) -> bool 
     match answer {
         Ok(r) => {
             let v = serde_json::to_value(&r.outcome).unwrap_or(Value::Null);
-            matches!(r.outcome, RequestPermissionOutcome::Selected(_)) && v["optionId"] == "allow"
+            if !matches!(r.outcome, RequestPermissionOutcome::Selected(_)) {
+                return None;
+            }
+            match v["optionId"].as_str() {
+                Some("allow") => Some("allow"),
+                Some("terminal") if terminal => Some("terminal"),
+                Some("reject") => Some("reject"),
+                _ => None,
+            }
         }
         Err(e) => {
             tracing::warn!("acp: permission request failed ({e}); refused");
-            false
+            None
         }
     }
 }
@@ -74,5 +110,23 @@ impl Approver for AskClient {
         let allowed = ask(&self.cx, session, call).await;
         tracing::info!(allowed, "acp: permission to {what}");
         allowed
+    }
+
+    async fn approve_command(&self, what: &str, terminal: bool) -> CommandChoice {
+        let Some(session) = self.session.get() else {
+            return CommandChoice::Refuse;
+        };
+        let call = json!({
+            "toolCallId": request_id("approval"),
+            "title": format!("The agent wants to {what}"),
+            "kind": "execute",
+        });
+        let choice = match choose(&self.cx, session, call, terminal).await {
+            Some("allow") => CommandChoice::Sandbox,
+            Some("terminal") => CommandChoice::Terminal,
+            _ => CommandChoice::Refuse,
+        };
+        tracing::info!(?choice, "acp: permission to {what}");
+        choice
     }
 }

@@ -318,6 +318,7 @@ async fn build(
         progress: None,
         reads: Arc::new(agentls_tools::ReadVersions::new()),
         client_files: None,
+        terminal: None,
     };
     let open: Vec<PathBuf> = state
         .store

@@ -74,6 +74,7 @@ pub fn ws_with(files: &[(&str, &str)], sink: Arc<dyn EditSink>) -> Ws {
         progress: None,
         reads: Arc::new(agentls_tools::ReadVersions::new()),
         client_files: None,
+        terminal: None,
     };
     Ws {
         dir,
