@@ -15,7 +15,8 @@ The scripted model (the e2e test's fixture server) answers three prompts:
    nothing, and the call fails.
 3. in "ask before edits" mode, an edit whose permission (with its diff) we refuse:
    nothing is written and the call fails.
-4. in "read-only" mode, a write_file call: refused, nothing written.
+4. in "read-only" mode, `/explain calc.py` (one of the slash commands the session
+   offers), answered by a write_file call: refused, nothing written.
 5. (back in "edit" mode) `rm -rf stale`, which the policy asks about: we pick "Run in
    my terminal" and run it in our terminal (terminal/create, wait_for_exit, output,
    release); the model gets its output.
@@ -222,6 +223,10 @@ async def main():
             u.content.text for u in editor.of_kind("agent_message_chunk")
         )
         expect("Done." in text, f"answer {text!r}")
+        # The slash commands the session offers.
+        offered = editor.of_kind("available_commands_update")
+        names = [c.name for c in offered[0].available_commands] if offered else []
+        expect(names == ["implement", "fix", "explain", "tests"], f"commands {offered}")
         # How full the context is after the first model call (900 in, 20 out).
         usage = editor.of_kind("usage_update")
         expect(usage and usage[0].used == 920 and usage[0].size > 920, f"usage {usage}")
@@ -282,7 +287,7 @@ async def main():
         # 4. Read-only: a write is refused and nothing lands.
         await conn.set_session_mode(session_id=sid, mode_id="read_only")
         editor.updates.clear()
-        done = await conn.prompt(session_id=sid, prompt=[text_block("Write notes.txt")])
+        done = await conn.prompt(session_id=sid, prompt=[text_block("/explain calc.py")])
         expect(done.stop_reason == "end_turn", f"stop reason {done.stop_reason}")
         expect(not (workspace / "notes.txt").exists(), "read-only mode wrote a file")
         failed = [u for u in editor.of_kind("tool_call_update") if u.status == "failed"]

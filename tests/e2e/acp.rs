@@ -147,6 +147,11 @@ async fn a_python_acp_client_runs_a_whole_session() {
         read.contains("the user's unsaved line"),
         "read_file gave {read:?}"
     );
+    // `/explain calc.py` reached the model as the explain task.
+    assert!(
+        last.contains("Explain the code at the workspace") && last.contains("Focus: calc.py"),
+        "the slash command was not expanded: {last}"
+    );
     let cleaned = result_of("c7");
     assert!(
         cleaned.contains("ran in the user's terminal") && cleaned.contains("cleaned-in-terminal"),

@@ -25,6 +25,7 @@
 //! run in the user's own terminal instead of the sandbox, if the user picks "Run in my
 //! terminal" in the permission request ([`terminal`]).
 
+mod commands;
 mod edits;
 mod modes;
 mod permission;
@@ -177,10 +178,15 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                 // the dispatch loop, so the connection keeps answering meanwhile.
                 tokio::spawn(async move {
                     let cwd = req.cwd.clone();
-                    match open_session(&shared, &cwd, &req.mcp_servers, None, cx).await {
-                        Ok(id) => responder.respond(
-                            NewSessionResponse::new(id).modes(modes::state(modes::MODES[0].id)),
-                        ),
+                    match open_session(&shared, &cwd, &req.mcp_servers, None, cx.clone()).await {
+                        Ok(id) => {
+                            let answered = responder.respond(
+                                NewSessionResponse::new(id.clone())
+                                    .modes(modes::state(modes::MODES[0].id)),
+                            );
+                            offer_commands(&cx, &id);
+                            answered
+                        }
                         Err(e) => responder.respond_with_error(
                             agent_client_protocol::Error::invalid_params().data(e),
                         ),
@@ -196,9 +202,12 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                         cx: ConnectionTo<Client>| {
                 let shared = on_load.clone();
                 tokio::spawn(async move {
-                    let _ = match load_session(&shared, &req, cx).await {
+                    let _ = match load_session(&shared, &req, cx.clone()).await {
                         Ok(mode) => {
-                            responder.respond(LoadSessionResponse::new().modes(modes::state(mode)))
+                            let answered = responder
+                                .respond(LoadSessionResponse::new().modes(modes::state(mode)));
+                            offer_commands(&cx, &req.session_id.to_string());
+                            answered
                         }
                         Err(e) => responder.respond_with_error(
                             agent_client_protocol::Error::invalid_params().data(e),
@@ -473,6 +482,16 @@ async fn load_session(
     Ok(mode)
 }
 
+/// Tells the client the session's slash commands ([`commands`]), once it knows the
+/// session.
+fn offer_commands(cx: &ConnectionTo<Client>, id: &str) {
+    if let Some(update) = commands::available()
+        && let Err(e) = cx.send_notification(SessionNotification::new(id.to_owned(), update))
+    {
+        tracing::warn!("acp: commands not offered: {e}");
+    }
+}
+
 /// Runs one turn, streaming its updates; why it stopped.
 async fn prompt(
     shared: Arc<Shared>,
@@ -489,7 +508,7 @@ async fn prompt(
         live.session.set_mode(m.mode);
     }
     *lock(&slot.cancel) = Some(live.session.fresh_cancel_token());
-    let message = prompt_text(&req.prompt);
+    let message = commands::expand(&prompt_text(&req.prompt));
     let mut updates = Updates::new(slot.root.clone()).with_window(live.session.context_window());
     let send = |ev: &AgentEvent| {
         let landed = match ev {
