@@ -20,9 +20,10 @@ The scripted model (the e2e test's fixture server) answers three prompts:
 5. (back in "edit" mode) `rm -rf stale`, which the policy asks about: we pick "Run in
    my terminal" and run it in our terminal (terminal/create, wait_for_exit, output,
    release); the model gets its output.
-6. a long command; we cancel when it starts: the prompt stops with `cancelled`.
+6. we pick the other model (session/set_config_option); a long command; we cancel
+   when it starts: the prompt stops with `cancelled`.
 Then a second `agentls acp` loads the session: the conversation comes back as
-updates, and a fourth prompt goes on from it ("I remember.").
+updates, and a last prompt goes on from it ("I remember."), on the model picked.
 Exits non-zero with a message on the first broken expectation.
 """
 
@@ -194,6 +195,14 @@ async def main():
         modes = [m.id for m in session.modes.available_modes]
         expect(session.modes.current_mode_id == "edit", f"mode {session.modes}")
         expect(modes == ["edit", "ask_before_edits", "read_only"], f"modes {modes}")
+        # The model picker: a select of the configured models.
+        picker = [o.model_dump(by_alias=True, exclude_none=True) for o in session.config_options]
+        expect(
+            len(picker) == 1
+            and picker[0]["currentValue"] == "fixture"
+            and [c["value"] for c in picker[0]["options"]] == ["fixture", "other"],
+            f"config options {picker}",
+        )
 
         # 1. An edit through the editor, a permission, a final answer.
         done = await conn.prompt(session_id=sid, prompt=[text_block("Fix add in calc.py")])
@@ -315,7 +324,10 @@ async def main():
         )
         editor.updates.clear()
 
-        # 6. Cancel a long command as soon as it starts.
+        # 6. Cancel a long command as soon as it starts, on the other model.
+        picked = await conn.set_config_option(config_id="model", session_id=sid, value="other")
+        picked = [o.model_dump(by_alias=True, exclude_none=True) for o in picked.config_options]
+        expect(picked[0]["currentValue"] == "other", f"picked {picked}")
 
         async def cancel_on_start(update):
             if update.session_update == "tool_call" and update.kind == "execute":

@@ -86,20 +86,19 @@ async fn a_python_acp_client_runs_a_whole_session() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(ws.join("build")).unwrap();
+    // Two models on the fixture server, told apart by the model id they send.
+    let two_models = format!(
+        "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{0}\"\nmodel = \"fixture-a\"\n\
+         [models.other]\nwire = \"openai_chat\"\nbase_url = \"{0}\"\nmodel = \"fixture-b\"\n",
+        model.url()
+    );
     std::fs::write(ws.join("build/out.o"), "x").unwrap();
     std::fs::create_dir_all(ws.join("stale")).unwrap();
     std::fs::write(ws.join("stale/old.log"), "x").unwrap();
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     std::fs::write(ws.join("util.py"), "def helper():\n    return 1\n").unwrap();
     let cfg = dir.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    std::fs::write(&cfg, two_models).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/acp/client_session.py");
     let out = tokio::process::Command::new("python3")
         .arg(&script)
@@ -146,6 +145,28 @@ async fn a_python_acp_client_runs_a_whole_session() {
     assert!(
         read.contains("the user's unsaved line"),
         "read_file gave {read:?}"
+    );
+    // The first prompt went to the first model; after the pick, the cancelled turn and
+    // the loaded session's turn went to the other (the saved session kept the pick).
+    let sent: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        sent.first().map(String::as_str),
+        Some("fixture-a"),
+        "{sent:?}"
+    );
+    assert_eq!(
+        sent.last().map(String::as_str),
+        Some("fixture-b"),
+        "{sent:?}"
+    );
+    assert_eq!(
+        sent.iter().filter(|m| *m == "fixture-b").count(),
+        2,
+        "only the last two turns on the other model: {sent:?}"
     );
     // `/explain calc.py` reached the model as the explain task.
     assert!(

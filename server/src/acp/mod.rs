@@ -27,6 +27,7 @@
 
 mod commands;
 mod edits;
+mod models;
 mod modes;
 mod permission;
 mod terminal;
@@ -41,7 +42,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, SessionNotification, SetSessionModeRequest,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionNotification,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -89,6 +91,11 @@ struct Slot {
     mode: Mutex<&'static str>,
     /// Shared with the edit sink: "ask before edits".
     ask_edits: Arc<AtomicBool>,
+    /// The model picked ([`models`]): the session's since its start, or the one it
+    /// takes at the next turn.
+    model: Mutex<String>,
+    /// The model picked while a turn may run: handed over at the next turn.
+    pending_model: Mutex<Option<Arc<dyn agentls_model::Provider>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -135,7 +142,8 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> {
-    let (on_init, on_new, on_load, on_prompt, on_mode, on_cancel) = (
+    let (on_init, on_new, on_load, on_prompt, on_mode, on_config, on_cancel) = (
+        shared.clone(),
         shared.clone(),
         shared.clone(),
         shared.clone(),
@@ -180,9 +188,14 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                     let cwd = req.cwd.clone();
                     match open_session(&shared, &cwd, &req.mcp_servers, None, cx.clone()).await {
                         Ok(id) => {
+                            let model = shared
+                                .slot(&id)
+                                .map(|s| lock(&s.model).clone())
+                                .unwrap_or_default();
                             let answered = responder.respond(
                                 NewSessionResponse::new(id.clone())
-                                    .modes(modes::state(modes::MODES[0].id)),
+                                    .modes(modes::state(modes::MODES[0].id))
+                                    .config_options(models::options(&model, &shared.models)),
                             );
                             offer_commands(&cx, &id);
                             answered
@@ -203,9 +216,12 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                 let shared = on_load.clone();
                 tokio::spawn(async move {
                     let _ = match load_session(&shared, &req, cx.clone()).await {
-                        Ok(mode) => {
-                            let answered = responder
-                                .respond(LoadSessionResponse::new().modes(modes::state(mode)));
+                        Ok((mode, model)) => {
+                            let answered = responder.respond(
+                                LoadSessionResponse::new()
+                                    .modes(modes::state(mode))
+                                    .config_options(models::options(&model, &shared.models)),
+                            );
                             offer_commands(&cx, &req.session_id.to_string());
                             answered
                         }
@@ -235,6 +251,25 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                     let _ = match answer {
                         Ok(reason) => responder.respond(PromptResponse::new(reason)),
                         Err(e) => responder.respond_with_error(e),
+                    };
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionConfigOptionRequest,
+                        responder: Responder<SetSessionConfigOptionResponse>,
+                        _cx| {
+                let shared = on_config.clone();
+                tokio::spawn(async move {
+                    let _ = match set_model(&shared, &req).await {
+                        Ok(options) => {
+                            responder.respond(SetSessionConfigOptionResponse::new(options))
+                        }
+                        Err(e) => responder.respond_with_error(
+                            agent_client_protocol::Error::invalid_params().data(e),
+                        ),
                     };
                 });
                 Ok(())
@@ -326,10 +361,17 @@ async fn open_session(
             })
         })
     };
+    // A loaded session goes on with the model it was saved with, if still configured.
+    let model = saved
+        .as_ref()
+        .and_then(|s| s.model.clone())
+        .filter(|m| models::pickable(m, &shared.models))
+        .or_else(|| shared.model.clone());
+    let model_name = models::initial(model.as_deref(), &shared.models).unwrap_or_default();
     let options = HeadlessOptions {
         workspace: root.clone(),
         task: String::new(),
-        model: shared.model.clone(),
+        model,
         models: shared.models.clone(),
         provider: None,
         tools: session_tools(shared, client_servers).await,
@@ -361,7 +403,7 @@ async fn open_session(
     let _ = id_cell.set(id.clone());
     match saved {
         Some(saved) => built.session.restore(saved.messages),
-        None => save(shared, &built.session, &root),
+        None => save(shared, &built.session, &root, &model_name),
     }
     tracing::info!("acp: session {id} in {}", root.display());
     let slot = Arc::new(Slot {
@@ -371,6 +413,8 @@ async fn open_session(
         root,
         mode: Mutex::new(modes::MODES[0].id),
         ask_edits,
+        model: Mutex::new(model_name),
+        pending_model: Mutex::new(None),
     });
     lock(&shared.sessions).insert(id.clone(), slot);
     Ok(id)
@@ -442,10 +486,13 @@ fn client_server_spec(
 }
 
 /// Saves `session` (after each turn); a failure is logged, the session goes on.
-fn save(shared: &Shared, session: &Session, root: &std::path::Path) {
-    if let Some(store) = &shared.store
-        && let Err(e) = store.save(&SavedSession::new(session.id(), root, session.transcript()))
-    {
+fn save(shared: &Shared, session: &Session, root: &std::path::Path, model: &str) {
+    let Some(store) = &shared.store else {
+        return;
+    };
+    let mut saved = SavedSession::new(session.id(), root, session.transcript());
+    saved.model = (!model.is_empty()).then(|| model.to_owned());
+    if let Err(e) = store.save(&saved) {
         tracing::warn!("acp: session {} not saved: {e}", session.id());
     }
 }
@@ -456,7 +503,7 @@ async fn load_session(
     shared: &Arc<Shared>,
     req: &LoadSessionRequest,
     cx: ConnectionTo<Client>,
-) -> Result<&'static str, String> {
+) -> Result<(&'static str, String), String> {
     let id = req.session_id.to_string();
     if shared.slot(&id).is_none() {
         let store = shared.store.as_ref().ok_or("sessions are not saved here")?;
@@ -479,7 +526,57 @@ async fn load_session(
             .map_err(|e| e.to_string())?;
     }
     let mode = *lock(&slot.mode);
-    Ok(mode)
+    let model = lock(&slot.model).clone();
+    Ok((mode, model))
+}
+
+/// `session/set_config_option` for `model`: the provider is built now (a broken
+/// configuration is refused here, not at the next turn) and handed over at the
+/// session's next turn.
+async fn set_model(
+    shared: &Arc<Shared>,
+    req: &SetSessionConfigOptionRequest,
+) -> Result<Vec<agent_client_protocol::v1::schema::SessionConfigOption>, String> {
+    let id = req.session_id.to_string();
+    let slot = shared.slot(&id).ok_or_else(|| format!("no session {id}"))?;
+    if req.config_id.to_string() != models::CONFIG_ID {
+        return Err(format!(
+            "no option {}; the options are: {}",
+            req.config_id,
+            models::CONFIG_ID
+        ));
+    }
+    let value = serde_json::to_value(&req.value).unwrap_or_default();
+    let name = value["value"]
+        .as_str()
+        .or(value.as_str())
+        .ok_or("the model is given by name")?
+        .to_owned();
+    if !models::pickable(&name, &shared.models) {
+        return Err(format!(
+            "no model {name:?}; configured: {}",
+            shared
+                .models
+                .models
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let (models, picked) = (shared.models.clone(), name.clone());
+    let provider = tokio::task::spawn_blocking(move || {
+        models.provider(&picked, agentls_model::ClientOptions::default(), |k| {
+            std::env::var(k).ok()
+        })
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())?;
+    *lock(&slot.pending_model) = Some(provider);
+    *lock(&slot.model) = name.clone();
+    tracing::info!("acp: session {id} switches to {name} at its next turn");
+    Ok(models::options(&name, &shared.models))
 }
 
 /// Tells the client the session's slash commands ([`commands`]), once it knows the
@@ -507,6 +604,10 @@ async fn prompt(
     if let Some(m) = modes::find(*lock(&slot.mode)) {
         live.session.set_mode(m.mode);
     }
+    let picked = lock(&slot.pending_model).take();
+    if let Some(provider) = picked {
+        live.session.switch_model(provider);
+    }
     *lock(&slot.cancel) = Some(live.session.fresh_cancel_token());
     let message = commands::expand(&prompt_text(&req.prompt));
     let mut updates = Updates::new(slot.root.clone()).with_window(live.session.context_window());
@@ -523,7 +624,7 @@ async fn prompt(
     };
     let status = live.run(message, send).await.status;
     *lock(&slot.cancel) = None;
-    save(&shared, &live.session, &slot.root);
+    save(&shared, &live.session, &slot.root, &lock(&slot.model));
     match status {
         Status::Done { .. } => Ok(StopReason::EndTurn),
         Status::Cancelled => Ok(StopReason::Cancelled),
