@@ -4,11 +4,13 @@
 use std::sync::Arc;
 
 use agentls_model::{CancellationToken, Provider};
-use agentls_tools::{SubagentRunner, ToolContext, ToolError};
+use agentls_sandbox::OutputStream;
+use agentls_tools::{SubagentRunner, ToolContext, ToolError, ToolProgress};
 use async_trait::async_trait;
 
 use crate::config::{Budget, SessionConfig};
 use crate::context::StaticContext;
+use crate::event::AgentEvent;
 use crate::session::Session;
 use crate::status::Status;
 use crate::toolset::ToolSet;
@@ -71,6 +73,7 @@ impl SubagentRunner for Subagents {
         prompt: String,
         model: Option<String>,
         cancel: CancellationToken,
+        progress: Option<Arc<dyn ToolProgress>>,
     ) -> Result<String, ToolError> {
         let provider = match model {
             None => self.provider.clone(),
@@ -101,7 +104,19 @@ impl SubagentRunner for Subagents {
             self.config.clone(),
             self.static_ctx.clone(),
         );
-        match session.run(prompt).await {
+        let status = match progress {
+            Some(progress) => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                session = session.with_events(tx);
+                // The session owns the sender: it goes when the run ends, and so
+                // does the forwarder.
+                let run = async move { session.run(prompt).await };
+                let (status, ()) = tokio::join!(run, forward(rx, progress));
+                status
+            }
+            None => session.run(prompt).await,
+        };
+        match status {
             Status::Done { answer } => Ok(answer),
             Status::BudgetExhausted { limit } => Err(ToolError::timeout(format!(
                 "task: the subagent ran out of its {limit} budget before finishing"
@@ -111,5 +126,45 @@ impl SubagentRunner for Subagents {
                 "task: the subagent's model failed: {message}"
             ))),
         }
+    }
+}
+
+/// The subagent's events as lines of the `task` call's output: each tool call with its
+/// outcome, its text line by line.
+async fn forward(
+    mut events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    progress: Arc<dyn ToolProgress>,
+) {
+    let out = |text: &str| progress.output(OutputStream::Stdout, text);
+    let mut line = String::new();
+    while let Some(ev) = events.recv().await {
+        match ev {
+            AgentEvent::TextDelta { text } => {
+                line.push_str(&text);
+                if let Some(end) = line.rfind('\n') {
+                    out(&line[..=end]);
+                    line.drain(..=end);
+                }
+            }
+            AgentEvent::ToolStarted { name, args, .. } => {
+                if !line.is_empty() {
+                    out(&format!("{}\n", std::mem::take(&mut line)));
+                }
+                let what = ["path", "command", "pattern", "name", "query"]
+                    .iter()
+                    .find_map(|k| args.get(*k).and_then(serde_json::Value::as_str))
+                    .map(|a| format!(" {}", a.chars().take(80).collect::<String>()))
+                    .unwrap_or_default();
+                out(&format!("▸ {name}{what}\n"));
+            }
+            AgentEvent::ToolFinished { summary, error, .. } => match error {
+                Some(class) => out(&format!("  ✗ {class}: {summary}\n")),
+                None => out(&format!("  {summary}\n")),
+            },
+            _ => {}
+        }
+    }
+    if !line.is_empty() {
+        out(&format!("{line}\n"));
     }
 }

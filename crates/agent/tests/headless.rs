@@ -21,7 +21,8 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
         "task",
         json!({"prompt": "Where is add defined?"}),
     ));
-    // The subagent's one step.
+    // The subagent's two steps: a read, then its answer.
+    server.push_turn(call("s1", "read_file", json!({"path": "src/lib.rs"})));
     server.push_turn(Turn::text("add is defined in src/lib.rs and subtracts."));
     server.push_turn(call(
         "e1",
@@ -63,12 +64,25 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
     );
     // The subagent's answer came back as the task's result.
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 4);
+    assert_eq!(reqs.len(), 5);
     assert!(
-        reqs[2]
+        reqs[3]
             .body
             .to_string()
             .contains("add is defined in src/lib.rs")
+    );
+    // What the subagent did streamed as the task call's output, as it happened.
+    let streamed: String = events
+        .iter()
+        .filter_map(|ev| match ev {
+            AgentEvent::ToolOutput { id, text, .. } if id == "t1" => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        streamed.contains("▸ read_file src/lib.rs\n")
+            && streamed.contains("add is defined in src/lib.rs and subtracts.\n"),
+        "{streamed:?}"
     );
     // The subagent started fresh: one user message, no parent history.
     assert!(!reqs[1].body.to_string().contains("Fix add."));

@@ -173,11 +173,13 @@ pub trait Checker: Send + Sync {
 #[async_trait]
 pub trait SubagentRunner: Send + Sync {
     /// Runs `prompt` to completion (optionally on `model`) and returns its final summary.
+    /// What the subagent does streams to `progress` (the `task` call's) as it happens.
     async fn run(
         &self,
         prompt: String,
         model: Option<String>,
         cancel: CancellationToken,
+        progress: Option<Arc<dyn crate::ToolProgress>>,
     ) -> Result<String, ToolError>;
 }
 

@@ -52,7 +52,12 @@ impl Tool for Task {
             ));
         };
         let summary = runner
-            .run(a.prompt, a.model, ctx.cancel.child_token())
+            .run(
+                a.prompt,
+                a.model,
+                ctx.cancel.child_token(),
+                ctx.progress.clone(),
+            )
             .await?;
         Ok(ToolOutput::text(summary))
     }

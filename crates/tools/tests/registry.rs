@@ -195,6 +195,7 @@ impl SubagentRunner for Echo {
         prompt: String,
         model: Option<String>,
         _cancel: CancellationToken,
+        _progress: Option<std::sync::Arc<dyn agentls_tools::ToolProgress>>,
     ) -> Result<String, ToolError> {
         Ok(format!("did `{prompt}` on {}", model.unwrap_or_default()))
     }
