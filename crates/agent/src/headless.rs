@@ -303,6 +303,12 @@ pub struct BuildHooks {
     pub client_files: Option<Arc<dyn agentls_tools::ClientFiles>>,
     /// The user's own terminal, offered for commands the policy asks about.
     pub terminal: Option<Arc<dyn agentls_tools::UserTerminal>>,
+    /// The front end's own view of the workspace (the language server's: its live
+    /// buffers, index, language servers, edit sink and approver), used as is instead
+    /// of building one; `subagents` and `cancel` are set here.
+    pub context: Option<ToolContext>,
+    /// Files open in the editor: they lead the system prompt's context.
+    pub open_files: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for BuildHooks {
@@ -312,6 +318,8 @@ impl std::fmt::Debug for BuildHooks {
             .field("id", &self.id)
             .field("client_files", &self.client_files.is_some())
             .field("terminal", &self.terminal.is_some())
+            .field("context", &self.context.is_some())
+            .field("open_files", &self.open_files.len())
             .finish()
     }
 }
@@ -356,18 +364,27 @@ pub async fn build_session(
         routing,
         summarizer,
     } = resolve_off_thread(&options).await?;
-    let mut ctx =
-        workspace_context(&root, &options.verify, options.session.mode.allows_writes()).await;
+    let mut ctx = match hooks.context {
+        Some(ctx) => ctx,
+        None => {
+            workspace_context(&root, &options.verify, options.session.mode.allows_writes())
+                .await
+        }
+    };
     if let Some(wrap) = hooks.wrap_edits {
         ctx.edits = wrap(ctx.edits.clone());
     }
-    ctx.client_files = hooks.client_files;
-    ctx.terminal = hooks.terminal;
+    if let Some(files) = hooks.client_files {
+        ctx.client_files = Some(files);
+    }
+    if let Some(terminal) = hooks.terminal {
+        ctx.terminal = Some(terminal);
+    }
     ctx.cancel = options.cancel.clone();
     if let Some(approver) = &options.approver {
         ctx.approver = approver.clone();
     }
-    let static_ctx = StaticContext::gather(&root, &[]).await;
+    let static_ctx = StaticContext::gather(&root, &hooks.open_files).await;
     let tools = if options.tools.is_empty() {
         ToolSet::from_registry(&agentls_tools::Registry::standard())
     } else {

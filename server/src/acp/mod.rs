@@ -395,6 +395,7 @@ async fn open_session(
         id: saved.as_ref().map(|s| s.id.clone()),
         client_files,
         terminal: user_terminal,
+        ..Default::default()
     };
     let mut built = agentls_agent::build_session(options, hooks)
         .await

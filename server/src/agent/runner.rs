@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentls_agent::{Budget, Session, SessionConfig, StaticContext, Subagents, ToolSet};
+use agentls_agent::{Budget, SessionConfig, ToolSet};
 use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
 use agentls_protocol::agent::{Mode, SessionStatus};
 use agentls_tools::{Registry, ToolContext};
@@ -195,7 +195,7 @@ async fn run(
     reporter.show_document = state.client_caps().show_document;
     let mut guard = entry.live.lock().await;
     if guard.is_none() {
-        match build(&state, &client, &entry, &prompt).await {
+        match build(&state, &client, &entry).await {
             Ok(live) => *guard = Some(live),
             Err(message) => {
                 entry.set_status(SessionStatus::Failed);
@@ -264,15 +264,12 @@ async fn build(
     state: &Arc<State>,
     client: &Client,
     entry: &Arc<Entry>,
-    prompt: &str,
 ) -> Result<Live, String> {
     let root = state
         .root()
         .ok_or("no workspace folder: the agent needs the client to name one")?;
     let config = state.config().config;
     let models = config.models()?;
-    let (provider, summarizer) =
-        providers(models.clone(), entry.model(), prompt.to_owned(), true).await?;
     let review = config.agent.review == ReviewMode::Review;
     let mut inner = LspEditSink::new(client.clone(), state.clone());
     if review {
@@ -296,7 +293,9 @@ async fn build(
     } else {
         None
     };
-    let mut ctx = ToolContext {
+    // The server's own view of the workspace: its live buffers, index and language
+    // servers; edits go through the editor, approvals to the user.
+    let ctx = ToolContext {
         root: root.clone(),
         store: state.store.clone(),
         read_limits: config.read_limits(),
@@ -320,66 +319,65 @@ async fn build(
         client_files: None,
         terminal: None,
     };
-    let open: Vec<PathBuf> = state
+    let open_files: Vec<PathBuf> = state
         .store
         .snapshots()
         .iter()
         .filter_map(|s| s.uri.to_file_path())
         .collect();
-    let static_ctx = StaticContext::gather(&root, &open).await;
     let mut tools = ToolSet::from_registry(&Registry::standard());
     for tool in mcp_tools(state, &config).await.0 {
         tools.insert(tool);
-    }
-    if writes && tools.get("task").is_some() {
-        ctx.subagents = Some(Arc::new(Subagents::new(
-            provider.clone(),
-            tools.clone(),
-            ctx.clone(),
-            static_ctx.clone(),
-        )));
     }
     let mode = match entry.mode {
         Mode::Agent => agentls_agent::Mode::Agent,
         Mode::Ask => agentls_agent::Mode::Ask,
         Mode::Plan => agentls_agent::Mode::Plan,
     };
-    let session_config = SessionConfig {
-        mode,
-        budget: Budget {
-            max_steps: config.agent.max_steps,
-            ..Budget::default()
+    let options = agentls_agent::HeadlessOptions {
+        workspace: root.clone(),
+        task: String::new(),
+        model: Some(entry.model()),
+        models,
+        provider: None,
+        tools,
+        session: SessionConfig {
+            mode,
+            budget: Budget {
+                max_steps: config.agent.max_steps,
+                ..Budget::default()
+            },
+            final_check: config
+                .agent
+                .final_check
+                .then(|| agentls_agent::final_check::detect(&root))
+                .flatten(),
+            ..SessionConfig::default()
         },
-        final_check: config
-            .agent
-            .final_check
-            .then(|| agentls_agent::final_check::detect(&root))
-            .flatten(),
-        ..SessionConfig::default()
+        trajectory_dir: None,
+        cancel: CancellationToken::new(),
+        approver: None,
+        verify: agentls_agent::VerifyConfig::default(),
     };
-    let (tx, events) = tokio::sync::mpsc::unbounded_channel();
-    let mut session = Session::new(provider, tools, ctx, session_config, static_ctx)
-        .with_id(entry.id.clone())
-        .with_events(tx);
+    // The same builder as `agentls run` and ACP: models (the router asked at every
+    // step for `auto`), summarizer, subagents, trajectory.
+    let hooks = agentls_agent::BuildHooks {
+        id: Some(entry.id.clone()),
+        context: Some(ctx),
+        open_files,
+        ..Default::default()
+    };
+    let agentls_agent::BuiltSession {
+        mut session,
+        events,
+        ..
+    } = agentls_agent::build_session(options, hooks)
+        .await
+        .map_err(|e| e.to_string())?;
     // A session saved by an earlier server (or another front end) goes on from there.
     let saved = entry.messages();
     if !saved.is_empty() {
         session.restore(saved);
-    }
-    if let Some(summarizer) = summarizer {
-        session = session.with_summarizer(summarizer);
-    }
-    if let Some(dir) = agentls_agent::trajectory::default_dir() {
-        let secrets = models
-            .models
-            .values()
-            .filter_map(|m| m.api_key_env.as_deref())
-            .filter_map(|var| std::env::var(var).ok())
-            .collect();
-        match agentls_agent::Trajectory::create(&dir, session.id(), secrets) {
-            Ok(t) => session = session.with_trajectory(t),
-            Err(e) => tracing::warn!("no trajectory ({}): {e}", dir.display()),
-        }
     }
     let server_events = entry
         .take_server_events()
