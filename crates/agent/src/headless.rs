@@ -367,8 +367,7 @@ pub async fn build_session(
     let mut ctx = match hooks.context {
         Some(ctx) => ctx,
         None => {
-            workspace_context(&root, &options.verify, options.session.mode.allows_writes())
-                .await
+            workspace_context(&root, &options.verify, options.session.mode.allows_writes()).await
         }
     };
     if let Some(wrap) = hooks.wrap_edits {

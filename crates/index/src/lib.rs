@@ -61,6 +61,7 @@ mod index;
 pub mod language;
 pub mod overlay;
 mod repomap;
+pub mod stub;
 pub mod symbol;
 mod tags;
 pub mod visibility;

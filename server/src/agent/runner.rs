@@ -260,11 +260,7 @@ async fn run(
 
 /// Builds the agent session of `entry`: provider, tools writing through the editor,
 /// approvals through the editor, the static context.
-async fn build(
-    state: &Arc<State>,
-    client: &Client,
-    entry: &Arc<Entry>,
-) -> Result<Live, String> {
+async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>) -> Result<Live, String> {
     let root = state
         .root()
         .ok_or("no workspace folder: the agent needs the client to name one")?;

@@ -3,7 +3,8 @@
 //!
 //! - "Agent: fix this" for each diagnostic in the request's context;
 //! - "Agent: <instruction>" on a line with an `agent:` comment;
-//! - "Agent: implement this" on a selection, or in a function whose body is a stub;
+//! - "Agent: implement this" on a selection, or in a function whose body is a stub
+//!   (found on the syntax tree: `agentls_index::stub`);
 //! - "Agent: explain" and "Agent: write tests for …";
 //! - "Agent: accept change" / "Agent: reject change" on changes landed for review, and
 //!   for all of a session's changes (clients without code lenses, such as Helix).
@@ -20,8 +21,6 @@ use crate::state::State;
 
 /// Longest instruction shown in a title (chars).
 const MAX_TITLE: usize = 60;
-/// Stub bodies are short; a longer body is real code.
-const MAX_STUB_CHARS: usize = 200;
 
 /// The code actions for `params`.
 pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::CodeActionOrCommand> {
@@ -111,7 +110,8 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
         );
     } else if let Some(def) = &definition
         && is_callable(def.kind)
-        && is_stub(&lines_text(rope, def.span.start.line, def.span.end.line))
+        && let Some(lang) = path.as_deref().and_then(agentls_index::Language::from_path)
+        && agentls_index::stub::is_stub(lang, &rope.to_string(), def.name_span.start)
     {
         out.push(
             format!("Agent: implement `{}`", def.name),
@@ -351,13 +351,6 @@ fn line(rope: &Rope, line: u32) -> String {
         .to_owned()
 }
 
-fn lines_text(rope: &Rope, first: u32, last: u32) -> String {
-    let n = rope.len_lines();
-    let (a, b) = ((first as usize).min(n), (last as usize + 1).min(n));
-    rope.slice(rope.line_to_char(a)..rope.line_to_char(b))
-        .to_string()
-}
-
 /// The innermost definition whose lines hold `line`.
 fn innermost(items: &[OutlineItem], line: u32) -> Option<&OutlineItem> {
     let item = items
@@ -389,37 +382,6 @@ pub fn agent_comment(line: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
-/// Whether a function's text is a stub: an empty body, or one that only says "not yet".
-pub fn is_stub(text: &str) -> bool {
-    let body = if let Some(open) = text.find('{') {
-        text[open + 1..].trim_end().trim_end_matches('}')
-    } else if let Some(colon) = text.find(":\n").or_else(|| text.find(":\r\n")) {
-        &text[colon + 1..]
-    } else {
-        return false;
-    };
-    let code: String = body
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with('#'))
-        .filter(|l| !(l.starts_with("\"\"\"") || l.starts_with("'''")))
-        .collect::<Vec<_>>()
-        .join("\n");
-    if code.chars().count() > MAX_STUB_CHARS {
-        return false;
-    }
-    const MARKERS: &[&str] = &[
-        "todo!(",
-        "unimplemented!(",
-        "NotImplementedError",
-        "not implemented",
-        "Not implemented",
-        "UnsupportedOperationException",
-        "panic(\"TODO",
-    ];
-    code.is_empty() || code == "pass" || code == "..." || MARKERS.iter().any(|m| code.contains(m))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,18 +402,5 @@ mod tests {
         );
         assert_eq!(agent_comment("let agent: Agent = a;"), None);
         assert_eq!(agent_comment("// agent:"), None);
-    }
-
-    #[test]
-    fn stubs_and_real_bodies() {
-        assert!(is_stub("fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}"));
-        assert!(is_stub("fn f() {}"));
-        assert!(is_stub("def f(x):\n    \"\"\"Doc.\"\"\"\n    pass\n"));
-        assert!(is_stub("def f(x):\n    raise NotImplementedError\n"));
-        assert!(is_stub(
-            "function f() { throw new Error(\"not implemented\"); }"
-        ));
-        assert!(!is_stub("fn add(a: i32, b: i32) -> i32 {\n    a + b\n}"));
-        assert!(!is_stub("def f(x):\n    return x * 2\n"));
     }
 }
