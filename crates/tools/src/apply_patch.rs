@@ -3,7 +3,7 @@
 use agentls_edit::{Format, parse};
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::land::{plan_and_land, refused};
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
@@ -12,9 +12,10 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApplyPatch;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ApplyPatchArgs {
+    /// The patch text, from `*** Begin Patch` to `*** End Patch`.
     #[serde(alias = "input")]
     patch: String,
 }
@@ -25,14 +26,7 @@ impl Tool for ApplyPatch {
         ToolSpec {
             name: "apply_patch",
             description: "Edit files with a patch in this format:\n*** Begin Patch\n*** Add File: path\n+line\n*** Update File: path\n*** Move to: new/path (optional)\n@@ optional line to anchor on (the enclosing signature)\n context line\n-removed line\n+added line\n*** Delete File: path\n*** End Patch\nPaths are relative to the workspace root. Give about 3 lines of context around each change. The whole patch applies or nothing does; on failure the error shows the nearest lines.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "patch": {"type": "string", "description": "The patch text, from `*** Begin Patch` to `*** End Patch`."}
-                },
-                "required": ["patch"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<ApplyPatchArgs>(),
         }
     }
 

@@ -3,7 +3,7 @@
 use agentls_edit::FileOp;
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::land::plan_and_land;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
@@ -12,9 +12,10 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DeleteFile;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DeleteFileArgs {
+    /// File path relative to the workspace root.
     path: String,
 }
 
@@ -24,14 +25,7 @@ impl Tool for DeleteFile {
         ToolSpec {
             name: "delete_file",
             description: "Delete a file of the workspace (not a directory).",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<DeleteFileArgs>(),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::paths::{display, resolve};
 use crate::util::blocking;
@@ -14,13 +14,17 @@ const DEFAULT_MAX: usize = 200;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FindFiles;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FindFilesArgs {
+    /// A glob over paths relative to the workspace root: `*` matches within a directory, `**` across directories.
     #[serde(alias = "glob")]
     pattern: String,
+    /// Directory to search, relative to the root; default `.`.
     #[serde(default)]
     path: Option<String>,
+    /// Default 200.
+    #[schemars(range(min = 1))]
     #[serde(default)]
     max_results: Option<usize>,
 }
@@ -31,16 +35,7 @@ impl Tool for FindFiles {
         ToolSpec {
             name: "find_files",
             description: "Find files by glob pattern, gitignore rules respected. A pattern without `/` matches file names at any depth (`*.rs`, `Cargo.toml`); with `/` it matches paths relative to the search directory (`src/**/*.rs`). Returns sorted paths relative to the workspace root.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "A glob over paths relative to the workspace root: `*` matches within a directory, `**` across directories."},
-                    "path": {"type": "string", "description": "Directory to search, relative to the root; default `.`."},
-                    "max_results": {"type": "integer", "minimum": 1, "description": "Default 200."}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<FindFilesArgs>(),
         }
     }
 

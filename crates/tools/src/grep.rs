@@ -3,7 +3,7 @@
 use agentls_search::{CaseMode, GrepError, GrepOptions, Overlay};
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::paths::{display, resolve};
 use crate::util::{blocking, clip};
@@ -16,22 +16,32 @@ const MAX_CONTEXT: usize = 10;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Grep;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct GrepArgs {
+    /// Regular expression (or text with `literal`).
     pattern: String,
+    /// Directory to search, relative to the root; default `.`.
     #[serde(default)]
     path: Option<String>,
+    /// Only files whose path matches this glob.
     #[serde(default, alias = "glob")]
     include: Option<String>,
+    /// Treat the pattern as plain text.
     #[serde(default)]
     literal: bool,
+    /// Ignore case.
     #[serde(default)]
     case_insensitive: bool,
+    /// Match whole words only.
     #[serde(default)]
     word: bool,
+    /// Lines of context before and after each match.
+    #[schemars(range(max = MAX_CONTEXT))]
     #[serde(default)]
     context: Option<usize>,
+    /// Default 100.
+    #[schemars(range(min = 1))]
     #[serde(default)]
     max_results: Option<usize>,
 }
@@ -42,21 +52,7 @@ impl Tool for Grep {
         ToolSpec {
             name: "grep",
             description: "Search file contents with a regular expression (Rust regex syntax; set `literal` for plain text), like ripgrep: gitignore respected, binary files skipped, unsaved editor buffers searched instead of their files. Returns `path:line: text` per match, sorted, with optional context lines (`path-line- text`).",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "Regular expression (or text with `literal`)."},
-                    "path": {"type": "string", "description": "Directory to search, relative to the root; default `.`."},
-                    "include": {"type": "string", "description": "Only files whose path matches this glob."},
-                    "literal": {"type": "boolean", "description": "Treat the pattern as plain text."},
-                    "case_insensitive": {"type": "boolean"},
-                    "word": {"type": "boolean", "description": "Match whole words only."},
-                    "context": {"type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "description": "Lines of context before and after each match."},
-                    "max_results": {"type": "integer", "minimum": 1, "description": "Default 100."}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<GrepArgs>(),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use agentls_edit::Format;
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::land::{parse_ops, plan_and_land};
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -17,16 +17,7 @@ impl Tool for Insert {
         ToolSpec {
             name: "insert",
             description: "Insert text (whole lines) after line `line` of an existing file (1-based, as shown by read_file; 0 inserts at the top, the last line number appends). Use when there is no unique text to replace.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."},
-                    "line": {"type": "integer", "minimum": 0, "description": "Insert after this line; 0 for the top."},
-                    "text": {"type": "string", "description": "Lines to insert."}
-                },
-                "required": ["path", "line", "text"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<agentls_edit::parse::json::InsertArgs>(),
         }
     }
 

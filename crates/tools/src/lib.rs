@@ -50,6 +50,7 @@ mod paths;
 mod progress;
 mod read_versions;
 mod registry;
+pub mod schema;
 mod sinks;
 mod syntax_check;
 mod tool;

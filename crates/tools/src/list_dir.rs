@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::paths::{display, resolve};
 use crate::util::blocking;
@@ -15,11 +15,14 @@ const MAX_DEPTH: usize = 5;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListDir;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ListDirArgs {
+    /// Directory relative to the workspace root; default `.`.
     #[serde(default)]
     path: Option<String>,
+    /// How many levels to list.
+    #[schemars(range(min = 1, max = MAX_DEPTH))]
     #[serde(default)]
     depth: Option<usize>,
 }
@@ -30,14 +33,7 @@ impl Tool for ListDir {
         ToolSpec {
             name: "list_dir",
             description: "List a directory of the workspace (default: the root). Directories end with `/`. Files ignored by .gitignore and the .git directory are left out. `depth` (default 1, at most 5) lists nested directories too, indented.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Directory relative to the workspace root; default `.`."},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": "How many levels to list."}
-                },
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<ListDirArgs>(),
         }
     }
 

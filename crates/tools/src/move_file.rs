@@ -3,7 +3,7 @@
 use agentls_edit::FileOp;
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::land::plan_and_land;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
@@ -12,10 +12,12 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MoveFile;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct MoveFileArgs {
+    /// Current path relative to the root.
     from: String,
+    /// New path relative to the root.
     to: String,
 }
 
@@ -25,15 +27,7 @@ impl Tool for MoveFile {
         ToolSpec {
             name: "move_file",
             description: "Move or rename a file within the workspace. The destination must not exist; parent directories are created. References to the file elsewhere are not updated.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "from": {"type": "string", "description": "Current path relative to the root."},
-                    "to": {"type": "string", "description": "New path relative to the root."}
-                },
-                "required": ["from", "to"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<MoveFileArgs>(),
         }
     }
 

@@ -8,7 +8,7 @@ use agentls_text::PositionEncoding;
 use agentls_text::position::to_position;
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::paths::{display, read, resolve};
 use crate::{NavAnswer, NavAsk, NavQuery, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -22,7 +22,7 @@ const MAX_HOVER: usize = 4000;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Navigate;
 
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum Action {
     Definition,
@@ -31,13 +31,18 @@ enum Action {
     Outline,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NavigateArgs {
+    /// What to ask.
     action: Action,
+    /// File path relative to the workspace root.
     path: String,
+    /// 1-based line where the symbol is written (not for outline).
+    #[schemars(range(min = 1))]
     #[serde(default)]
     line: Option<usize>,
+    /// The identifier on that line, as written (not for outline).
     #[serde(default)]
     symbol: Option<String>,
 }
@@ -48,17 +53,7 @@ impl Tool for Navigate {
         ToolSpec {
             name: "navigate",
             description: "Ask the workspace's language server (type-aware; the symbol index, by name, when no server runs for the file) about code: `definition` (where the symbol is defined), `references` (every use, its definition included), `hover` (its type and documentation), `outline` (the file's classes, functions and methods with their lines). For definition, references and hover give `line` (1-based) and `symbol`, the identifier as written on that line; for outline only `path`. Returns `path:line: text` lines, or the hover text; says which source answered.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": ["definition", "references", "hover", "outline"], "description": "What to ask."},
-                    "path": {"type": "string", "description": "File path relative to the workspace root."},
-                    "line": {"type": "integer", "minimum": 1, "description": "1-based line where the symbol is written (not for outline)."},
-                    "symbol": {"type": "string", "description": "The identifier on that line, as written (not for outline)."}
-                },
-                "required": ["action", "path"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<NavigateArgs>(),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::paths::{display, resolve};
 use crate::util::clip;
@@ -17,12 +17,17 @@ const MAX_OUTPUT_BYTES: usize = 128 * 1024;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadFile;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ReadFileArgs {
+    /// File path relative to the workspace root.
     path: String,
+    /// First line to read (1-based).
+    #[schemars(range(min = 1))]
     #[serde(default)]
     offset: Option<usize>,
+    /// Maximum number of lines to read.
+    #[schemars(range(min = 1))]
     #[serde(default)]
     limit: Option<usize>,
 }
@@ -33,16 +38,7 @@ impl Tool for ReadFile {
         ToolSpec {
             name: "read_file",
             description: "Read a text file of the workspace, as the editor shows it (unsaved changes included). Returns lines prefixed with their 1-based line number and a tab. Reads at most `limit` lines (default 2000) starting at line `offset` (1-based, default 1); long lines are cut. Use offset/limit to page through big files.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."},
-                    "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines to read."}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<ReadFileArgs>(),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::paths::resolve;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
@@ -14,13 +14,17 @@ const MAX_TOKENS: usize = 8192;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RepoMap;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RepoMapArgs {
+    /// Paths relative to the root.
     #[serde(default)]
     focus_files: Vec<String>,
+    /// Identifiers of interest.
     #[serde(default)]
     focus_names: Vec<String>,
+    /// Size of the map; default 1024.
+    #[schemars(range(min = 64, max = 8192))]
     #[serde(default)]
     max_tokens: Option<usize>,
 }
@@ -31,15 +35,7 @@ impl Tool for RepoMap {
         ToolSpec {
             name: "repo_map",
             description: "An outline of the repository's most important files (ranked by how much other code uses them) with their definitions and line numbers. Give files or names you are working on to rank what relates to them first. Good for orientation in an unfamiliar codebase.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "focus_files": {"type": "array", "items": {"type": "string"}, "description": "Paths relative to the root."},
-                    "focus_names": {"type": "array", "items": {"type": "string"}, "description": "Identifiers of interest."},
-                    "max_tokens": {"type": "integer", "minimum": 64, "maximum": MAX_TOKENS, "description": "Size of the map; default 1024."}
-                },
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<RepoMapArgs>(),
         }
     }
 

@@ -10,7 +10,7 @@ use agentls_sandbox::{
 };
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::land::{land, plan};
 use crate::paths::{display, resolve};
@@ -25,12 +25,16 @@ const OUTPUT_BYTES: usize = 32 * 1024;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunCommand;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RunCommandArgs {
+    /// The shell command to run in the workspace: for a build or the tests, the project's own command.
     command: String,
+    /// Working directory relative to the root; default the root.
     #[serde(default)]
     cwd: Option<String>,
+    /// Kill the command after this many seconds; default 120.
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_SECS))]
     #[serde(default, alias = "timeout")]
     timeout_secs: Option<u64>,
 }
@@ -41,16 +45,7 @@ impl Tool for RunCommand {
         ToolSpec {
             name: "run_command",
             description: "Run a shell command (bash -o pipefail -c: a pipeline fails when any part fails) in the workspace, sandboxed: no network, writes only inside the workspace and /tmp, unsaved editor buffers visible as files. Use it to build, run tests, and inspect the system. Returns the exit code and stdout/stderr (long output keeps its head and tail). Files the command changes are applied like your edits and listed. A few commands (pushing, publishing, `rm -rf`) need the user's approval; privilege changes are forbidden.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The shell command to run in the workspace: for a build or the tests, the project's own command."},
-                    "cwd": {"type": "string", "description": "Working directory relative to the root; default the root."},
-                    "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Kill the command after this many seconds; default 120."}
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<RunCommandArgs>(),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use agentls_edit::{FileOp, Format, Hunk, SubstringHunk};
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::land::{parse_ops, plan_and_land};
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
@@ -17,18 +17,7 @@ impl Tool for StrReplace {
         ToolSpec {
             name: "str_replace",
             description: "Edit a file by replacing `old_string` with `new_string`. `old_string` must occur exactly once (include a few surrounding lines to make it unique) unless `replace_all` is set; copy it from read_file output without the line-number prefixes. An empty `old_string` on a missing file creates it. On failure nothing changes and the error shows the nearest lines or every candidate line number; pass `line_hint` to pick one.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."},
-                    "old_string": {"type": "string", "description": "Exact text to replace."},
-                    "new_string": {"type": "string", "description": "Replacement text."},
-                    "replace_all": {"type": "boolean", "description": "Replace every occurrence."},
-                    "line_hint": {"type": "integer", "minimum": 1, "description": "Line near which old_string is, to choose among several matches."}
-                },
-                "required": ["path", "old_string", "new_string"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<agentls_edit::parse::json::StrReplaceArgs>(),
         }
     }
 

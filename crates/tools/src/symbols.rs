@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::paths::display;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
@@ -13,7 +13,7 @@ const DEFAULT_MAX: usize = 50;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Symbols;
 
-#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum Find {
     Definitions,
@@ -22,12 +22,16 @@ enum Find {
     Both,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SymbolsArgs {
+    /// The exact identifier to look up, as it is written in the code.
     name: String,
+    /// Default `both`.
     #[serde(default)]
     find: Find,
+    /// Per section; default 50.
+    #[schemars(range(min = 1))]
     #[serde(default)]
     max_results: Option<usize>,
 }
@@ -38,16 +42,7 @@ impl Tool for Symbols {
         ToolSpec {
             name: "symbols",
             description: "Find where a symbol (function, type, method, constant...) is defined and where its name is used, from the workspace's tree-sitter index. Matches the exact name; references are by name, not resolved. When nothing is defined under that name, similar names are suggested. Returns `path:line kind name` lines.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "The exact identifier to look up, as it is written in the code."},
-                    "find": {"type": "string", "enum": ["definitions", "references", "both"], "description": "Default `both`."},
-                    "max_results": {"type": "integer", "minimum": 1, "description": "Per section; default 50."}
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<SymbolsArgs>(),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 
@@ -10,10 +10,12 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Task;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TaskArgs {
+    /// The complete instructions.
     prompt: String,
+    /// Optional model name for the subagent.
     #[serde(default)]
     model: Option<String>,
 }
@@ -24,15 +26,7 @@ impl Tool for Task {
         ToolSpec {
             name: "task",
             description: "Delegate a self-contained sub-task (a search across many files, an investigation, a focused change) to a subagent with a fresh context and its own budget. It cannot see this conversation: say everything it needs in `prompt`, and what to report back. Returns the subagent's final summary.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "prompt": {"type": "string", "description": "The complete instructions."},
-                    "model": {"type": "string", "description": "Optional model name for the subagent."}
-                },
-                "required": ["prompt"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<TaskArgs>(),
         }
     }
 

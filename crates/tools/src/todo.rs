@@ -4,12 +4,12 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 
 /// How far a step is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
     /// Not started.
@@ -32,7 +32,7 @@ impl TodoStatus {
 }
 
 /// One step of the plan.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TodoItem {
     /// What to do.
@@ -94,9 +94,10 @@ impl Todo {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TodoArgs {
+    /// The whole plan, every step with its status; replaces the previous one.
     todos: Vec<TodoItem>,
 }
 
@@ -106,25 +107,7 @@ impl Tool for Todo {
         ToolSpec {
             name: "todo",
             description: "Write your plan for the task as a list of steps, shown to the user. Send the whole list each time (it replaces the previous one); mark one step in_progress while you work on it and mark steps completed as soon as they are done. Use it for tasks of three or more steps.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "todos": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "content": {"type": "string"},
-                                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
-                            },
-                            "required": ["content", "status"],
-                            "additionalProperties": false
-                        }
-                    }
-                },
-                "required": ["todos"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<TodoArgs>(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use agentls_edit::{FileOp, Format};
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::land::{parse_ops, plan_and_land};
 use crate::paths::{display, resolve};
@@ -21,15 +21,7 @@ impl Tool for WriteFile {
         ToolSpec {
             name: "write_file",
             description: "Create a file, or replace the whole content of an existing one (parent directories are created). An existing file must have been read whole with read_file first; if it changed since, your content is merged with that change, or the write is refused with the current text. Prefer targeted edits for small changes to existing files.",
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root."},
-                    "content": {"type": "string", "description": "The complete new content."}
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
+            parameters: crate::schema::schema_of::<agentls_edit::parse::json::WriteArgs>(),
         }
     }
 

@@ -63,6 +63,117 @@ fn every_spec_is_an_object_schema_with_a_description() {
     }
 }
 
+/// The schemas are derived from the argument types (`schemars`) in the shape models
+/// take: flat, inlined, no `null` unions, every property described.
+#[test]
+fn derived_schemas_are_flat_described_and_null_free() {
+    fn walk(name: &str, v: &Value) {
+        match v {
+            Value::Object(map) => {
+                for key in ["$ref", "$defs", "$schema", "title", "definitions"] {
+                    assert!(!map.contains_key(key), "{name}: {key} in {v}");
+                }
+                match map.get("type") {
+                    Some(Value::String(t)) => assert_ne!(t, "null", "{name}: {v}"),
+                    Some(other) => panic!("{name}: a type that is not one name: {other}"),
+                    None => {}
+                }
+                for key in ["anyOf", "oneOf"] {
+                    assert!(!map.contains_key(key), "{name}: {key} in {v}");
+                }
+                if let Some(Value::Array(values)) = map.get("enum") {
+                    assert!(values.iter().all(Value::is_string), "{name}: {v}");
+                }
+                if let Some(Value::Object(props)) = map.get("properties") {
+                    assert_eq!(map["additionalProperties"], false, "{name}: {v}");
+                    for (prop, schema) in props {
+                        if !prop.is_empty() {
+                            assert!(
+                                schema["description"].is_string(),
+                                "{name}.{prop} has no description"
+                            );
+                        }
+                    }
+                }
+                map.values().for_each(|v| walk(name, v));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(name, v)),
+            _ => {}
+        }
+    }
+    for s in Registry::standard().specs() {
+        walk(s.name, &s.parameters);
+    }
+}
+
+/// A sample value for `schema`: what a model filling in the schema would send.
+fn sample(name: &str, schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].get(0) {
+        return first.clone();
+    }
+    match schema["type"].as_str() {
+        Some("integer") => schema["minimum"].as_i64().unwrap_or(1).max(1).into(),
+        Some("boolean") => false.into(),
+        Some("array") => json!([sample(name, &schema["items"])]),
+        Some("object") => {
+            let props = schema["properties"].as_object().unwrap();
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            props
+                .iter()
+                .filter(|(p, _)| required.contains(&p.as_str()))
+                .map(|(p, s)| (p.clone(), sample(p, s)))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        }
+        // Distinct per field, so no edit is a no-op.
+        _ => format!("{name}-value").into(),
+    }
+}
+
+/// Every schema describes what its tool parses: an object built from the schema's
+/// required properties gets past argument parsing (whatever the tool then makes of
+/// it), and a property the schema does not name is refused.
+#[tokio::test]
+async fn what_each_schema_describes_is_what_its_tool_parses() {
+    let w = ws(&[("a.txt", "a\n")]);
+    let not_parsed = |m: &str| {
+        m.contains("invalid arguments")
+            || m.contains("missing field")
+            || m.contains("unknown field")
+            || m.contains("unknown variant")
+    };
+    for spec in Registry::standard().specs() {
+        let args = sample(spec.name, &spec.parameters);
+        if let Err(e) = w.registry.call(&w.ctx, spec.name, &args.to_string()).await {
+            assert!(
+                !not_parsed(&e.message),
+                "{}: the schema's sample {args} was not parsed: {}",
+                spec.name,
+                e.message
+            );
+        }
+        let mut extra = args.clone();
+        extra["zz_not_in_schema"] = json!(1);
+        let e = w
+            .registry
+            .call(&w.ctx, spec.name, &extra.to_string())
+            .await
+            .expect_err(spec.name);
+        assert_eq!(
+            e.class,
+            ErrorClass::InvalidArguments,
+            "{}: {}",
+            spec.name,
+            e.message
+        );
+    }
+}
+
 #[tokio::test]
 async fn broken_calls_are_invalid_arguments() {
     let w = ws(&[("a.txt", "a\n")]);

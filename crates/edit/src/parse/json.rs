@@ -1,35 +1,50 @@
-//! Tool-call arguments as JSON: `str_replace`, `insert` and whole-file writes. The
-//! argument structs are private; only [`FileOp`]s leave this module.
+//! Tool-call arguments as JSON: `str_replace`, `insert` and whole-file writes. Only
+//! [`FileOp`]s leave this module; the argument structs are public for their schemas
+//! (what the model is told is what is parsed here).
 
 use serde::Deserialize;
 
 use crate::error::EditError;
 use crate::ops::{FileOp, Hunk, SubstringHunk};
 
-#[derive(Deserialize)]
+/// `str_replace`'s arguments (one edit; the parser also takes an array of them).
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct StrReplaceArgs {
+pub struct StrReplaceArgs {
+    /// File path relative to the workspace root.
     path: String,
+    /// Exact text to replace.
     old_string: String,
+    /// Replacement text.
     new_string: String,
+    /// Replace every occurrence.
     #[serde(default)]
     replace_all: bool,
+    /// Line near which old_string is, to choose among several matches.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     line_hint: Option<usize>,
 }
 
-#[derive(Deserialize)]
+/// `insert`'s arguments.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct InsertArgs {
+pub struct InsertArgs {
+    /// File path relative to the workspace root.
     path: String,
+    /// Insert after this line; 0 for the top.
     line: usize,
+    /// Lines to insert.
     text: String,
 }
 
-#[derive(Deserialize)]
+/// `write_file`'s arguments.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct WriteArgs {
+pub struct WriteArgs {
+    /// File path relative to the workspace root.
     path: String,
+    /// The complete new content.
     content: String,
 }
 
