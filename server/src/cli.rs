@@ -104,7 +104,11 @@ pub struct ReplayArgs {
 
 /// Options of `agentls eval`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct EvalArgs {
+    /// Compare or merge result files instead of running the suite.
+    #[command(subcommand)]
+    pub command: Option<EvalCommand>,
     /// The directory of tasks (each with task.toml, repo/ and solution/).
     #[arg(long, value_name = "DIR", default_value = "fixtures/tasks")]
     pub tasks: PathBuf,
@@ -129,9 +133,59 @@ pub struct EvalArgs {
     /// Check the suite instead: every check fails on repo/ and passes with solution/.
     #[arg(long)]
     pub verify_tasks: bool,
+    /// Attempts run at once (each on its own copy of the repository, in its own
+    /// sandbox); results are reported as they finish.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: usize,
+    /// Run one shard of the suite, `I/N` (1-based): the tasks whose place in the sorted
+    /// list is I-1 modulo N; `agentls eval merge` joins the shards' `--out` files.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(usize, usize)>,
     /// Write logs to this file instead of stderr.
     #[arg(long, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
+}
+
+/// `agentls eval compare` and `agentls eval merge`.
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Compare two `--out` files task by task: pass rates, pass@1 with intervals, a
+    /// paired sign test (is the difference larger than noise?), time and tokens.
+    Compare {
+        /// The baseline's results.
+        #[arg(value_name = "A.jsonl")]
+        a: PathBuf,
+        /// The results to judge against it.
+        #[arg(value_name = "B.jsonl")]
+        b: PathBuf,
+        /// Print the comparison as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Join the `--out` files of a suite's shards into one, each (task, attempt) once,
+    /// and print the summary over all of them.
+    Merge {
+        /// The merged file to write.
+        #[arg(value_name = "OUT.jsonl")]
+        out: PathBuf,
+        /// The shards' files.
+        #[arg(value_name = "SHARD.jsonl", required = true)]
+        inputs: Vec<PathBuf>,
+    },
+}
+
+/// `I/N` with 1 <= I <= N.
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("{s:?}: a shard is I/N with 1 <= I <= N, e.g. 2/4");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 /// Options of `agentls run`.

@@ -88,3 +88,205 @@ async fn a_model_that_solves_one_task_of_two_scores_half() {
     let repo = std::fs::read_to_string(tasks().join("py-add/repo/calc.py")).unwrap();
     assert!(repo.contains("return a - b"), "{repo}");
 }
+
+/// A suite run as two shards, the shards merged, and the merged run compared with a
+/// baseline: what a CI matrix would do.
+#[tokio::test(flavor = "multi_thread")]
+async fn shards_merge_into_one_run_and_compare_with_a_baseline() {
+    let model = ModelServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let eval = |args: Vec<std::ffi::OsString>| {
+        let mut cmd = tokio::process::Command::new(bin());
+        cmd.arg("eval")
+            .args(args)
+            .stdin(std::process::Stdio::null());
+        async move {
+            let out = cmd.output().await.unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "{stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            stdout
+        }
+    };
+    let shard = |i: &str, out: &Path| -> Vec<std::ffi::OsString> {
+        vec![
+            "--only".into(),
+            "js-reverse,py-add".into(),
+            "--tasks".into(),
+            tasks().into(),
+            "--config".into(),
+            cfg.clone().into(),
+            "--shard".into(),
+            i.into(),
+            "--out".into(),
+            out.into(),
+        ]
+    };
+    // Shard 1 of 2 holds js-reverse (given up), shard 2 py-add (fixed).
+    model.push_turn(Turn::text("I cannot do that."));
+    let one = dir.path().join("one.jsonl");
+    let printed = eval(shard("1/2", &one)).await;
+    assert!(
+        printed.contains("FAIL js-reverse #1") && !printed.contains("py-add"),
+        "{printed}"
+    );
+    model.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
+    ));
+    model.push_turn(Turn::text("Fixed."));
+    let two = dir.path().join("two.jsonl");
+    let printed = eval(shard("2/2", &two)).await;
+    assert!(
+        printed.contains("PASS py-add #1") && !printed.contains("js-reverse"),
+        "{printed}"
+    );
+
+    let merged = dir.path().join("merged.jsonl");
+    let printed = eval(vec![
+        "merge".into(),
+        merged.clone().into(),
+        one.into(),
+        two.clone().into(),
+    ])
+    .await;
+    assert!(
+        printed.contains("pass@1 0.50") && printed.contains("2 task(s)"),
+        "{printed}"
+    );
+    assert_eq!(std::fs::read_to_string(&merged).unwrap().lines().count(), 2);
+    // Merging a shard twice is refused.
+    let out = std::process::Command::new(bin())
+        .args(["eval", "merge"])
+        .arg(dir.path().join("twice.jsonl"))
+        .arg(&two)
+        .arg(&two)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in both"));
+
+    // A baseline that solved neither: B is better on one task, not beyond noise.
+    let baseline = dir.path().join("baseline.jsonl");
+    std::fs::write(
+        &baseline,
+        "{\"task\":\"js-reverse\",\"attempt\":1,\"passed\":false,\"agent_ms\":10}\n\
+         {\"task\":\"py-add\",\"attempt\":1,\"passed\":false,\"agent_ms\":10}\n",
+    )
+    .unwrap();
+    let printed = eval(vec![
+        "compare".into(),
+        baseline.clone().into(),
+        merged.clone().into(),
+    ])
+    .await;
+    assert!(
+        printed.contains("py-add") && printed.contains("+1.00"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("1 better, 0 worse, p = 1.000: no significant difference"),
+        "{printed}"
+    );
+    let printed = eval(vec![
+        "compare".into(),
+        "--json".into(),
+        baseline.into(),
+        merged.into(),
+    ])
+    .await;
+    let v: Value = serde_json::from_str(printed.trim()).unwrap();
+    assert_eq!(v["b"]["pass_at_1"], 0.5);
+    assert_eq!(v["test"]["significant"], false);
+}
+
+/// `--jobs 2` reports the same attempts as `--jobs 1`; the wall times of both are
+/// printed side by side (each attempt's check runs in its own sandbox).
+#[tokio::test(flavor = "multi_thread")]
+async fn two_jobs_report_what_one_job_does() {
+    let model = ModelServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let only = "py-add,py-dedupe,py-word-count,js-reverse,js-sum,go-lru";
+    let mut runs = Vec::new();
+    for jobs in ["1", "2"] {
+        // Every attempt gives up at once: the answers cannot depend on the order.
+        for _ in 0..6 {
+            model.push_turn(Turn::text("I cannot do that."));
+        }
+        let out_file = dir.path().join(format!("jobs{jobs}.jsonl"));
+        let started = std::time::Instant::now();
+        let out = tokio::process::Command::new(bin())
+            .args(["eval", "--only", only, "--jobs", jobs, "--tasks"])
+            .arg(tasks())
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out_file)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        let took = started.elapsed();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("pass@1 0.00") && stdout.contains("6 task(s)"),
+            "{stdout}"
+        );
+        let mut seen: Vec<(String, bool)> = std::fs::read_to_string(&out_file)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    v["task"].as_str().unwrap().to_owned(),
+                    v["passed"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        seen.sort();
+        runs.push((seen, took));
+    }
+    assert_eq!(runs[0].0, runs[1].0);
+    // A task that does not exist is an error, not a smaller suite.
+    let out = std::process::Command::new(bin())
+        .args(["eval", "--only", "py-add,no-such-task", "--tasks"])
+        .arg(tasks())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no task named no-such-task"));
+    assert_eq!(runs[0].0.len(), 6);
+    eprintln!(
+        "eval of 6 tasks: --jobs 1 {:.2?}, --jobs 2 {:.2?} ({:.2}x)",
+        runs[0].1,
+        runs[1].1,
+        runs[0].1.as_secs_f64() / runs[1].1.as_secs_f64()
+    );
+}

@@ -22,7 +22,8 @@ use anyhow::Context;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::cli::EvalArgs;
+use super::eval_results::{Attempt, by_task, summary};
+use crate::cli::{EvalArgs, EvalCommand};
 
 /// `task.toml`.
 #[derive(Debug, Deserialize)]
@@ -50,8 +51,19 @@ struct Task {
 /// Runs `agentls eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let tasks = load_tasks(&args.tasks, args.only.as_deref())?;
+    match &args.command {
+        Some(EvalCommand::Compare { a, b, json }) => {
+            return super::eval_results::compare(a, b, *json);
+        }
+        Some(EvalCommand::Merge { out, inputs }) => return super::eval_results::merge(out, inputs),
+        None => {}
+    }
+    let mut tasks = load_tasks(&args.tasks, args.only.as_deref())?;
     anyhow::ensure!(!tasks.is_empty(), "no task under {}", args.tasks.display());
+    if let Some((i, n)) = args.shard {
+        tasks = shard(tasks, i, n);
+        anyhow::ensure!(!tasks.is_empty(), "shard {i}/{n} holds no task");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -95,12 +107,36 @@ fn load_tasks(dir: &Path, only: Option<&str>) -> anyhow::Result<Vec<Task>> {
         tasks.push(Task { name, dir, file });
     }
     tasks.sort_by(|a, b| a.name.cmp(&b.name));
+    let missing: Vec<&str> = wanted
+        .iter()
+        .flatten()
+        .filter(|w| !w.is_empty() && !tasks.iter().any(|t| t.name == **w))
+        .copied()
+        .collect();
+    anyhow::ensure!(
+        missing.is_empty(),
+        "no task named {} under {}",
+        missing.join(", "),
+        dir.display()
+    );
     Ok(tasks)
 }
 
 /// Copies `from` into `to` (files and directories; links are not followed). What is
 /// in `to` may be the agent's work: a link planted where a file or directory is copied
 /// is replaced, never written through, so nothing lands outside `to`.
+/// The tasks of shard `i` of `n` (1-based): those at places `i-1`, `i-1+n`, … of the
+/// list sorted by name, so shards are disjoint and together the whole suite.
+fn shard(mut tasks: Vec<Task>, i: usize, n: usize) -> Vec<Task> {
+    tasks.sort_by(|a, b| a.name.cmp(&b.name));
+    tasks
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| k % n == i - 1)
+        .map(|(_, t)| t)
+        .collect()
+}
+
 fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(to).is_ok_and(|m| !m.is_dir()) {
         std::fs::remove_file(to)?;
@@ -192,6 +228,7 @@ async fn verify_tasks(tasks: &[Task]) -> anyhow::Result<ExitCode> {
 }
 
 async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
+    use futures::StreamExt;
     let super::run::UserConfig { models, verify, .. } =
         super::run::load_config(args.config.as_deref())?;
     let attempts = args.attempts.max(1);
@@ -201,86 +238,94 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let mut stdout = std::io::stdout().lock();
-    // Per task: attempts solved, and whether the first one was.
-    let mut results: Vec<(String, u32, bool)> = Vec::new();
-    for task in tasks {
-        let mut solved = 0u32;
-        let mut first = false;
-        for attempt in 1..=attempts {
-            let scratch = tempfile::tempdir()?;
-            let ws = scratch.path().join("ws");
-            copy_tree(&task.dir.join("repo"), &ws)?;
-            let t0 = Instant::now();
-            let options = HeadlessOptions {
-                workspace: ws.clone(),
-                task: task.file.prompt.clone(),
-                model: args.model.clone(),
-                models: models.clone(),
-                provider: None,
-                tools: ToolSet::default(),
-                session: SessionConfig {
-                    final_check: (!args.no_final_check)
-                        .then(|| agentls_agent::final_check::detect(&ws))
-                        .flatten(),
-                    ..SessionConfig::default()
-                },
-                trajectory_dir: Some(scratch.path().join("trajectories")),
-                cancel: CancellationToken::new(),
-                // Nothing the policy asks about runs unattended.
-                approver: Some(Arc::new(DenyAll)),
-                verify: verify.clone(),
-            };
-            let outcome = agentls_agent::run_headless(options, |_| {}).await;
-            let agent_ms = t0.elapsed().as_millis();
-            let (status, metrics) = match outcome {
-                Ok(o) => (status_name(&o.status), Some(o.metrics)),
-                Err(e) => (format!("error: {e}"), None),
-            };
-            let (passed, check_output) = check(task, &ws).await?;
-            if passed {
-                solved += 1;
-            }
-            if attempt == 1 {
-                first = passed;
-            }
-            let line = json!({
-                "task": task.name,
-                "attempt": attempt,
-                "passed": passed,
-                "status": status,
-                "agent_ms": agent_ms,
-                "steps": metrics.as_ref().map(|m| m.steps),
-                "failed_steps": metrics.as_ref().map(|m| m.failed_steps),
-                "input_tokens": metrics.as_ref().map(|m| m.input_tokens),
-                "output_tokens": metrics.as_ref().map(|m| m.output_tokens),
-                "check_tail": tail(&check_output, 400),
-            });
-            if let Some(f) = out_file.as_mut() {
-                writeln!(f, "{line}")?;
-            }
-            writeln!(
-                stdout,
-                "{} {} #{attempt}: {status}, {} ms",
-                if passed { "PASS" } else { "FAIL" },
-                task.name,
-                agent_ms
-            )?;
+    let runs = tasks
+        .iter()
+        .flat_map(|task| (1..=attempts).map(move |attempt| (task, attempt)))
+        .map(|(task, attempt)| run_attempt(args, task, attempt, &models, &verify));
+    // Each attempt has its own copy and sandbox: up to `--jobs` run at once, each
+    // reported as it finishes.
+    let mut finished = futures::stream::iter(runs).buffer_unordered(args.jobs.max(1));
+    let mut done: Vec<Attempt> = Vec::new();
+    while let Some(result) = finished.next().await {
+        let (attempt, line, status) = result?;
+        if let Some(f) = out_file.as_mut() {
+            writeln!(f, "{line}")?;
         }
-        results.push((task.name.clone(), solved, first));
+        let mut stdout = std::io::stdout().lock();
+        writeln!(
+            stdout,
+            "{} {} #{}: {status}, {} ms",
+            if attempt.passed { "PASS" } else { "FAIL" },
+            attempt.task,
+            attempt.attempt,
+            attempt.agent_ms.unwrap_or_default()
+        )?;
+        done.push(attempt);
     }
-    let n = results.len() as f64;
-    let firsts = results.iter().filter(|r| r.2).count() as f64;
-    let any = results.iter().filter(|r| r.1 > 0).count() as f64;
-    let (lo, hi) = wilson(firsts, n);
-    writeln!(
-        stdout,
-        "pass@1 {:.2} (95% CI {lo:.2}-{hi:.2}) · pass@{attempts} {:.2} · {} task(s)",
-        firsts / n,
-        any / n,
-        results.len()
-    )?;
+    writeln!(std::io::stdout().lock(), "{}", summary(&by_task(&done)))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One attempt at `task` on a fresh copy of its repository: the attempt, its JSON
+/// line, and the session's status.
+async fn run_attempt(
+    args: &EvalArgs,
+    task: &Task,
+    attempt: u32,
+    models: &agentls_model::ModelsConfig,
+    verify: &agentls_agent::VerifyConfig,
+) -> anyhow::Result<(Attempt, serde_json::Value, String)> {
+    let scratch = tempfile::tempdir()?;
+    let ws = scratch.path().join("ws");
+    copy_tree(&task.dir.join("repo"), &ws)?;
+    let t0 = Instant::now();
+    let options = HeadlessOptions {
+        workspace: ws.clone(),
+        task: task.file.prompt.clone(),
+        model: args.model.clone(),
+        models: models.clone(),
+        provider: None,
+        tools: ToolSet::default(),
+        session: SessionConfig {
+            final_check: (!args.no_final_check)
+                .then(|| agentls_agent::final_check::detect(&ws))
+                .flatten(),
+            ..SessionConfig::default()
+        },
+        trajectory_dir: Some(scratch.path().join("trajectories")),
+        cancel: CancellationToken::new(),
+        // Nothing the policy asks about runs unattended.
+        approver: Some(Arc::new(DenyAll)),
+        verify: verify.clone(),
+    };
+    let outcome = agentls_agent::run_headless(options, |_| {}).await;
+    let agent_ms = t0.elapsed().as_millis();
+    let (status, metrics) = match outcome {
+        Ok(o) => (status_name(&o.status), Some(o.metrics)),
+        Err(e) => (format!("error: {e}"), None),
+    };
+    let (passed, check_output) = check(task, &ws).await?;
+    let line = json!({
+        "task": task.name,
+        "attempt": attempt,
+        "passed": passed,
+        "status": status,
+        "agent_ms": agent_ms,
+        "steps": metrics.as_ref().map(|m| m.steps),
+        "failed_steps": metrics.as_ref().map(|m| m.failed_steps),
+        "input_tokens": metrics.as_ref().map(|m| m.input_tokens),
+        "output_tokens": metrics.as_ref().map(|m| m.output_tokens),
+        "check_tail": tail(&check_output, 400),
+    });
+    let done = Attempt {
+        task: task.name.clone(),
+        attempt,
+        passed,
+        agent_ms: Some(agent_ms as f64),
+        input_tokens: metrics.as_ref().map(|m| m.input_tokens),
+        output_tokens: metrics.as_ref().map(|m| m.output_tokens),
+    };
+    Ok((done, line, status))
 }
 
 fn status_name(status: &Status) -> String {
@@ -299,33 +344,26 @@ fn tail(text: &str, max: usize) -> String {
     chars[chars.len().saturating_sub(max)..].iter().collect()
 }
 
-/// Wilson's 95% interval for `k` successes in `n`.
-fn wilson(k: f64, n: f64) -> (f64, f64) {
-    if n == 0.0 {
-        return (0.0, 0.0);
-    }
-    let z = 1.96_f64;
-    let p = k / n;
-    let denom = 1.0 + z * z / n;
-    let center = (p + z * z / (2.0 * n)) / denom;
-    let half = z * ((p * (1.0 - p) / n) + z * z / (4.0 * n * n)).sqrt() / denom;
-    ((center - half).max(0.0), (center + half).min(1.0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn wilson_interval_brackets_the_rate() {
-        let (lo, hi) = wilson(5.0, 10.0);
-        assert!(lo < 0.5 && hi > 0.5, "{lo} {hi}");
-        assert!(
-            (lo - 0.237).abs() < 0.01 && (hi - 0.763).abs() < 0.01,
-            "{lo} {hi}"
-        );
-        assert_eq!(wilson(0.0, 0.0), (0.0, 0.0));
-        let (lo, hi) = wilson(10.0, 10.0);
-        assert!(hi <= 1.0 && lo > 0.6, "{lo} {hi}");
+    fn shards_are_disjoint_and_cover_the_suite() {
+        let task = |name: &str| Task {
+            name: name.to_owned(),
+            dir: PathBuf::new(),
+            file: TaskFile {
+                prompt: String::new(),
+                check: String::new(),
+                timeout_secs: 1,
+            },
+        };
+        let names = |ts: Vec<Task>| ts.into_iter().map(|t| t.name).collect::<Vec<_>>();
+        let all = || ["e", "a", "d", "b", "c"].map(task).into();
+        assert_eq!(names(shard(all(), 1, 2)), ["a", "c", "e"]);
+        assert_eq!(names(shard(all(), 2, 2)), ["b", "d"]);
+        assert_eq!(names(shard(all(), 3, 3)), ["c"]);
+        assert_eq!(names(shard(all(), 1, 1)).len(), 5);
     }
 }

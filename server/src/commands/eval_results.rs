@@ -1,0 +1,420 @@
+//! What `agentls eval` writes, read back: the summary (pass@1 with Wilson's interval,
+//! pass@k), `agentls eval merge` (shards into one file) and `agentls eval compare`
+//! (two runs, task by task, with a paired sign test deciding whether the difference
+//! is larger than noise).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// One attempt, as `--out` writes it (the fields compare and merge need).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Attempt {
+    pub task: String,
+    pub attempt: u32,
+    pub passed: bool,
+    #[serde(default)]
+    pub agent_ms: Option<f64>,
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+}
+
+/// Every attempt of `path`, with each line kept as written (for merge).
+pub fn read(path: &Path) -> anyhow::Result<Vec<(Attempt, String)>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let attempt: Attempt = serde_json::from_str(line).with_context(|| {
+            format!(
+                "{}:{}: not an attempt line of `agentls eval --out`",
+                path.display(),
+                i + 1
+            )
+        })?;
+        out.push((attempt, line.to_owned()));
+    }
+    Ok(out)
+}
+
+/// Per task: attempts, passes, and whether the first attempt passed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskResult {
+    pub attempts: u32,
+    pub passed: u32,
+    pub first: bool,
+}
+
+impl TaskResult {
+    fn rate(&self) -> f64 {
+        if self.attempts == 0 {
+            0.0
+        } else {
+            f64::from(self.passed) / f64::from(self.attempts)
+        }
+    }
+}
+
+/// The attempts grouped by task.
+pub fn by_task<'a>(
+    attempts: impl IntoIterator<Item = &'a Attempt>,
+) -> BTreeMap<String, TaskResult> {
+    let mut out: BTreeMap<String, TaskResult> = BTreeMap::new();
+    for a in attempts {
+        let r = out.entry(a.task.clone()).or_default();
+        r.attempts += 1;
+        r.passed += u32::from(a.passed);
+        if a.attempt == 1 {
+            r.first = a.passed;
+        }
+    }
+    out
+}
+
+/// The summary line `agentls eval` ends with.
+pub fn summary(results: &BTreeMap<String, TaskResult>) -> String {
+    let n = results.len() as f64;
+    let firsts = results.values().filter(|r| r.first).count() as f64;
+    let any = results.values().filter(|r| r.passed > 0).count() as f64;
+    let k = results.values().map(|r| r.attempts).max().unwrap_or(1);
+    let (lo, hi) = wilson(firsts, n);
+    let share = |x: f64| if n == 0.0 { 0.0 } else { x / n };
+    format!(
+        "pass@1 {:.2} (95% CI {lo:.2}-{hi:.2}) · pass@{k} {:.2} · {} task(s)",
+        share(firsts),
+        share(any),
+        results.len()
+    )
+}
+
+/// Wilson's 95% interval for `k` successes in `n`.
+pub fn wilson(k: f64, n: f64) -> (f64, f64) {
+    if n == 0.0 {
+        return (0.0, 0.0);
+    }
+    let z = 1.96_f64;
+    let p = k / n;
+    let denom = 1.0 + z * z / n;
+    let center = (p + z * z / (2.0 * n)) / denom;
+    let half = z * ((p * (1.0 - p) / n) + z * z / (4.0 * n * n)).sqrt() / denom;
+    ((center - half).max(0.0), (center + half).min(1.0))
+}
+
+/// The two-sided exact sign test: `better` tasks improved, `worse` got worse (ties
+/// left out); the probability of a split at least this uneven if neither run is
+/// better.
+pub fn sign_test(better: u32, worse: u32) -> f64 {
+    let n = better + worse;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = better.min(worse);
+    // P(X <= k) for X ~ Binomial(n, 1/2), summed in log space so large n stays finite.
+    let ln_half_n = f64::from(n) * 0.5_f64.ln();
+    let mut ln_choose = 0.0_f64;
+    let mut tail = 0.0_f64;
+    for i in 0..=k {
+        if i > 0 {
+            ln_choose += (f64::from(n - i + 1)).ln() - f64::from(i).ln();
+        }
+        tail += (ln_choose + ln_half_n).exp();
+    }
+    (2.0 * tail).min(1.0)
+}
+
+/// `agentls eval merge OUT IN…`: the shards' lines in one file, each (task, attempt)
+/// once; prints the summary over all of them.
+pub fn merge(out: &Path, inputs: &[std::path::PathBuf]) -> anyhow::Result<ExitCode> {
+    let mut seen: BTreeMap<(String, u32), std::path::PathBuf> = BTreeMap::new();
+    let mut lines = Vec::new();
+    let mut attempts = Vec::new();
+    for input in inputs {
+        for (a, line) in read(input)? {
+            if let Some(first) = seen.insert((a.task.clone(), a.attempt), input.clone()) {
+                anyhow::bail!(
+                    "task {} attempt {} is in both {} and {}: shards must not overlap",
+                    a.task,
+                    a.attempt,
+                    first.display(),
+                    input.display()
+                );
+            }
+            lines.push(line);
+            attempts.push(a);
+        }
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(out, text).with_context(|| format!("writing {}", out.display()))?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "{} attempt(s) from {} file(s) in {}",
+        attempts.len(),
+        inputs.len(),
+        out.display()
+    )?;
+    writeln!(stdout, "{}", summary(&by_task(&attempts)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The comparison of two runs, as `--json` prints it.
+pub fn compare_value(a: &[Attempt], b: &[Attempt]) -> Value {
+    let (ra, rb) = (by_task(a), by_task(b));
+    let both: Vec<&String> = ra.keys().filter(|t| rb.contains_key(*t)).collect();
+    let mut tasks = Vec::new();
+    let (mut better, mut worse) = (0u32, 0u32);
+    for t in &both {
+        let (x, y) = (&ra[*t], &rb[*t]);
+        let change = y.rate() - x.rate();
+        if change > 0.0 {
+            better += 1;
+        } else if change < 0.0 {
+            worse += 1;
+        }
+        tasks.push(json!({
+            "task": t,
+            "a": {"passed": x.passed, "attempts": x.attempts},
+            "b": {"passed": y.passed, "attempts": y.attempts},
+            "change": change,
+        }));
+    }
+    let only = |of: &BTreeMap<String, TaskResult>, other: &BTreeMap<String, TaskResult>| {
+        of.keys()
+            .filter(|t| !other.contains_key(*t))
+            .cloned()
+            .collect::<BTreeSet<_>>()
+    };
+    // pass@1 over the tasks both ran, so the two rates are comparable.
+    let pass1 = |r: &BTreeMap<String, TaskResult>| {
+        let n = both.len() as f64;
+        let k = both.iter().filter(|t| r[**t].first).count() as f64;
+        let (lo, hi) = wilson(k, n);
+        json!({"pass_at_1": if n == 0.0 { 0.0 } else { k / n }, "ci95": [lo, hi]})
+    };
+    let mean = |xs: &[Attempt], f: fn(&Attempt) -> Option<f64>| {
+        let v: Vec<f64> = xs.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let p = sign_test(better, worse);
+    json!({
+        "tasks": tasks,
+        "only_in_a": only(&ra, &rb),
+        "only_in_b": only(&rb, &ra),
+        "a": pass1(&ra),
+        "b": pass1(&rb),
+        "test": {
+            "name": "two-sided exact sign test over tasks in both (per-task pass rate; ties left out)",
+            "better": better,
+            "worse": worse,
+            "p": p,
+            "significant": p < 0.05,
+        },
+        "mean_agent_ms": {"a": mean(a, |x| x.agent_ms), "b": mean(b, |x| x.agent_ms)},
+        "mean_input_tokens": {
+            "a": mean(a, |x| x.input_tokens.map(|t| t as f64)),
+            "b": mean(b, |x| x.input_tokens.map(|t| t as f64)),
+        },
+        "mean_output_tokens": {
+            "a": mean(a, |x| x.output_tokens.map(|t| t as f64)),
+            "b": mean(b, |x| x.output_tokens.map(|t| t as f64)),
+        },
+    })
+}
+
+/// `agentls eval compare A B [--json]`.
+pub fn compare(a: &Path, b: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+    let xs: Vec<Attempt> = read(a)?.into_iter().map(|(x, _)| x).collect();
+    let ys: Vec<Attempt> = read(b)?.into_iter().map(|(x, _)| x).collect();
+    let v = compare_value(&xs, &ys);
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        writeln!(out, "{v}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "{:<28} {:>7} {:>7} {:>7}", "task", "A", "B", "change")?;
+    for t in v["tasks"].as_array().into_iter().flatten() {
+        let frac = |s: &Value| format!("{}/{}", s["passed"], s["attempts"]);
+        let change = t["change"].as_f64().unwrap_or(0.0);
+        writeln!(
+            out,
+            "{:<28} {:>7} {:>7} {:>+7.2}",
+            t["task"].as_str().unwrap_or_default(),
+            frac(&t["a"]),
+            frac(&t["b"]),
+            change
+        )?;
+    }
+    let rate = |s: &Value| {
+        format!(
+            "{:.2} (95% CI {:.2}-{:.2})",
+            s["pass_at_1"].as_f64().unwrap_or(0.0),
+            s["ci95"][0].as_f64().unwrap_or(0.0),
+            s["ci95"][1].as_f64().unwrap_or(0.0)
+        )
+    };
+    let (pa, pb) = (
+        v["a"]["pass_at_1"].as_f64().unwrap_or(0.0),
+        v["b"]["pass_at_1"].as_f64().unwrap_or(0.0),
+    );
+    writeln!(
+        out,
+        "pass@1 A {} · B {} · difference {:+.2}",
+        rate(&v["a"]),
+        rate(&v["b"]),
+        pb - pa
+    )?;
+    let test = &v["test"];
+    let p = test["p"].as_f64().unwrap_or(1.0);
+    writeln!(
+        out,
+        "sign test (two-sided, exact) over {} task(s) in both: {} better, {} worse, p = {p:.3}: {}",
+        v["tasks"].as_array().map_or(0, Vec::len),
+        test["better"],
+        test["worse"],
+        if p < 0.05 {
+            "the difference is larger than noise"
+        } else {
+            "no significant difference"
+        }
+    )?;
+    for (what, key, unit) in [
+        ("agent time", "mean_agent_ms", " ms"),
+        ("input tokens", "mean_input_tokens", ""),
+        ("output tokens", "mean_output_tokens", ""),
+    ] {
+        if let (Some(x), Some(y)) = (v[key]["a"].as_f64(), v[key]["b"].as_f64()) {
+            let pct = if x == 0.0 { 0.0 } else { (y - x) / x * 100.0 };
+            writeln!(
+                out,
+                "mean {what}: A {x:.0}{unit} · B {y:.0}{unit} ({pct:+.1}%)"
+            )?;
+        }
+    }
+    for (side, key) in [("A", "only_in_a"), ("B", "only_in_b")] {
+        let names: Vec<&str> = v[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !names.is_empty() {
+            writeln!(out, "only in {side} (not compared): {}", names.join(", "))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(task: &str, attempt: u32, passed: bool) -> Attempt {
+        Attempt {
+            task: task.to_owned(),
+            attempt,
+            passed,
+            agent_ms: Some(100.0),
+            input_tokens: Some(10),
+            output_tokens: Some(2),
+        }
+    }
+
+    #[test]
+    fn the_sign_test_gives_known_p_values() {
+        // Ten tasks all one way: 2 / 2^10.
+        assert!((sign_test(10, 0) - 0.001_953).abs() < 1e-5);
+        assert!((sign_test(0, 10) - 0.001_953).abs() < 1e-5);
+        // Even splits and no difference are not evidence.
+        assert_eq!(sign_test(5, 5), 1.0);
+        assert_eq!(sign_test(0, 0), 1.0);
+        // 8 of 10: 2 * (1 + 10 + 45) / 1024.
+        assert!((sign_test(8, 2) - 0.109_375).abs() < 1e-6);
+        // Large n stays finite.
+        assert!(sign_test(600, 400) < 1e-9);
+    }
+
+    #[test]
+    fn wilson_interval_brackets_the_rate() {
+        let (lo, hi) = wilson(5.0, 10.0);
+        assert!(
+            (lo - 0.237).abs() < 0.01 && (hi - 0.763).abs() < 0.01,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson(0.0, 0.0), (0.0, 0.0));
+        let (lo, hi) = wilson(10.0, 10.0);
+        assert!(hi <= 1.0 && lo > 0.6, "{lo} {hi}");
+    }
+
+    #[test]
+    fn compare_pairs_tasks_and_lists_the_unpaired() {
+        let a = vec![
+            attempt("t1", 1, false),
+            attempt("t2", 1, true),
+            attempt("t3", 1, false),
+            attempt("only-a", 1, true),
+        ];
+        let b = vec![
+            attempt("t1", 1, true),
+            attempt("t2", 1, true),
+            attempt("t3", 1, true),
+            attempt("only-b", 1, false),
+        ];
+        let v = compare_value(&a, &b);
+        assert_eq!(v["test"]["better"], 2);
+        assert_eq!(v["test"]["worse"], 0);
+        assert_eq!(v["test"]["p"], 0.5);
+        assert_eq!(v["test"]["significant"], false);
+        assert_eq!(v["a"]["pass_at_1"].as_f64().unwrap(), 1.0 / 3.0);
+        assert_eq!(v["b"]["pass_at_1"], 1.0);
+        assert_eq!(v["only_in_a"], json!(["only-a"]));
+        assert_eq!(v["only_in_b"], json!(["only-b"]));
+    }
+
+    #[test]
+    fn summary_counts_first_attempts_and_any() {
+        let r = by_task(&[
+            attempt("a", 1, false),
+            attempt("a", 2, true),
+            attempt("b", 1, true),
+            attempt("b", 2, true),
+        ]);
+        assert_eq!(
+            summary(&r),
+            "pass@1 0.50 (95% CI 0.09-0.91) · pass@2 1.00 · 2 task(s)"
+        );
+    }
+
+    #[test]
+    fn merge_refuses_overlapping_shards() {
+        let dir = tempfile::tempdir().unwrap();
+        let (x, y, out) = (
+            dir.path().join("x.jsonl"),
+            dir.path().join("y.jsonl"),
+            dir.path().join("all.jsonl"),
+        );
+        std::fs::write(&x, "{\"task\":\"a\",\"attempt\":1,\"passed\":true}\n").unwrap();
+        std::fs::write(&y, "{\"task\":\"a\",\"attempt\":1,\"passed\":false}\n").unwrap();
+        let e = merge(&out, &[x.clone(), y.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("task a attempt 1 is in both"), "{e}");
+        std::fs::write(
+            &y,
+            "{\"task\":\"b\",\"attempt\":1,\"passed\":false}\nnot json\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", merge(&out, &[x, y]).unwrap_err());
+        assert!(e.contains("y.jsonl:2"), "{e}");
+    }
+}
