@@ -47,6 +47,9 @@ pub enum Command {
     /// Run the agent on a suite of tasks (`fixtures/tasks`), check each, print pass@1 and
     /// pass@k; `--verify-tasks` checks the suite itself.
     Eval(EvalArgs),
+    /// What the agent's runs measured (times, tokens, tool calls and errors, edits), per
+    /// model, from the stats database every run is recorded in.
+    Stats(StatsArgs),
     /// The embedded local model: fetch one, list them (needs the `local` feature).
     Model(ModelArgs),
     /// Offline demo: fetch the default local model if absent and let it finish a
@@ -146,6 +149,27 @@ pub struct EvalArgs {
     pub log_file: Option<PathBuf>,
 }
 
+/// Options of `agentls stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Only runs since then: `24h`, `7d`, `30m` ago, or a date `2026-11-01` (UTC).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only this model's runs.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// The stats database (default: `[stats] path`, else the user data directory's
+    /// `agentls/stats.sqlite3`).
+    #[arg(long, value_name = "FILE")]
+    pub stats_db: Option<PathBuf>,
+    /// The config file to read `[stats]` from (default: the user config file).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
 /// `agentls eval compare` and `agentls eval merge`.
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
@@ -191,6 +215,10 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 /// Options of `agentls run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// Record the run in this stats database (default: `[stats]`, else the user data
+    /// directory's `agentls/stats.sqlite3`).
+    #[arg(long, value_name = "FILE")]
+    pub stats_db: Option<PathBuf>,
     /// The workspace the agent works in: the current directory, or with `--resume` the
     /// saved session's.
     #[arg(long, value_name = "DIR")]
@@ -270,6 +298,10 @@ pub struct AcpArgs {
     /// Save sessions here (for `session/load`) instead of the user data directory.
     #[arg(long, value_name = "DIR")]
     pub sessions_dir: Option<PathBuf>,
+    /// Record runs in this stats database (default: `[stats]`, else the user data
+    /// directory's `agentls/stats.sqlite3`).
+    #[arg(long, value_name = "FILE")]
+    pub stats_db: Option<PathBuf>,
     /// Write logs to this file instead of stderr (level from `AGENTLS_LOG`).
     #[arg(long, value_name = "PATH")]
     pub log_file: Option<PathBuf>,

@@ -59,6 +59,9 @@ pub struct Config {
     /// `[sessions]`: where sessions are saved and for how long. Never from the
     /// workspace: a repository must not pick where agentls writes.
     pub sessions: SessionsSettings,
+    /// `[stats]`: whether runs are recorded for `agentls stats`, and where. Never
+    /// from the workspace, like `[sessions]`.
+    pub stats: StatsSettings,
     /// `[models.NAME]`: model endpoints, read by the agent (agentls-model's
     /// `ModelsConfig`); kept as data here so the server does not call them unknown.
     /// Only taken from the user file or `--config`, never from the workspace.
@@ -129,6 +132,59 @@ impl Default for AgentSettings {
             max_steps: 50,
             final_check: true,
         }
+    }
+}
+
+/// `[stats]`: every run's numbers (times, tokens, tool calls and errors, edits; never
+/// code) in an SQLite database, for `agentls stats`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StatsSettings {
+    /// Record runs (on by default).
+    pub enabled: bool,
+    /// The database; the user data directory's `agentls/stats.sqlite3` when unset.
+    pub path: Option<PathBuf>,
+}
+
+impl Default for StatsSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            path: None,
+        }
+    }
+}
+
+impl StatsSettings {
+    /// Where runs are recorded: `flag` (a command-line path) over `path` over the
+    /// default; `None` when recording is off (a flag turns it on) or there is no data
+    /// directory.
+    pub fn db_path(&self, flag: Option<&std::path::Path>) -> Option<PathBuf> {
+        match flag {
+            Some(p) => Some(p.to_path_buf()),
+            None if !self.enabled => None,
+            None => self
+                .path
+                .clone()
+                .or_else(agentls_stats::StatsDb::default_path),
+        }
+    }
+}
+
+/// Records `record` in the database at `path`, off the async threads; a failure is a
+/// warning, never the run's.
+pub async fn record_run(path: Option<PathBuf>, record: agentls_stats::RunRecord) {
+    let Some(path) = path else {
+        return;
+    };
+    let written = tokio::task::spawn_blocking(move || {
+        agentls_stats::StatsDb::open(&path).and_then(|mut db| db.record(&record))
+    })
+    .await;
+    match written {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("run not recorded: {e}"),
+        Err(e) => tracing::warn!("run not recorded: {e}"),
     }
 }
 
@@ -313,7 +369,7 @@ impl Merged {
             // Nor where agentls writes.
             for key in USER_KEYS {
                 let problem = format!(
-                    "{source}: `{key}` ignored: where sessions are saved is only read from the user's config or the client's settings"
+                    "{source}: `{key}` ignored: where agentls saves sessions and stats is only read from the user's config or the client's settings"
                 );
                 if table.remove(*key).is_some() && !self.load_problems.contains(&problem) {
                     self.load_problems.push(problem);
@@ -555,7 +611,7 @@ const PASSTHROUGH: &[&str] = &[
 const PROGRAM_KEYS: &[&str] = &["language_servers", "verify", "mcp"];
 
 /// Keys that choose where agentls writes: never taken from a workspace file.
-const USER_KEYS: &[&str] = &["sessions"];
+const USER_KEYS: &[&str] = &["sessions", "stats"];
 
 /// Keys that choose models: never taken from a workspace file.
 const MODEL_KEYS: &[&str] = &["models", "router", "summarizer"];

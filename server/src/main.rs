@@ -89,6 +89,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         Some(cli::Command::Acp(args)) => acp::run(args),
         Some(cli::Command::Mcp(args)) => commands::mcp::run(args),
         Some(cli::Command::Eval(args)) => commands::eval::run(args),
+        Some(cli::Command::Stats(args)) => commands::stats::run(args),
         Some(cli::Command::Replay(args)) => {
             commands::replay::run(args, &mut std::io::stdout().lock())
         }

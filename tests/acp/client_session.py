@@ -172,6 +172,8 @@ async def main():
             str(workspace.parent / "trajectories"),
             "--sessions-dir",
             str(workspace.parent / "sessions"),
+            "--stats-db",
+            str(workspace.parent / "stats.sqlite3"),
             env=dict(os.environ),
         )
 

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use agentls_testkit::model_server::{ModelServer, Turn};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::bin;
 
@@ -218,6 +218,8 @@ async fn the_rust_acp_client_gets_the_answer_streamed() {
         dir.path().join("traj").display().to_string(),
         "--sessions-dir".into(),
         dir.path().join("sessions").display().to_string(),
+        "--stats-db".into(),
+        dir.path().join("stats.sqlite3").display().to_string(),
     ])
     .unwrap();
     let ws2 = ws.clone();
@@ -244,6 +246,21 @@ async fn the_rust_acp_client_gets_the_answer_streamed() {
         .await
         .unwrap();
     assert!(answer.contains("add subtracts"), "{answer:?}");
+    // The turn was recorded for `agentls stats`, in the database named.
+    let mut runs = Value::Null;
+    for _ in 0..50 {
+        let out = std::process::Command::new(bin())
+            .args(["stats", "--json", "--stats-db"])
+            .arg(dir.path().join("stats.sqlite3"))
+            .output()
+            .unwrap();
+        runs = serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)["runs"].clone();
+        if runs == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(runs, 1);
     // The model saw the file the tool read.
     let seen = model.requests();
     assert!(

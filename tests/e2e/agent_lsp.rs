@@ -688,6 +688,24 @@ async fn agent_extension_streams_a_whole_session() {
         .filter(|n| n["method"] == "window/showMessage")
         .collect();
     assert!(shown.is_empty(), "{shown:?}");
+    // The run was recorded for `agentls stats` (written just after it ends).
+    let db = f._dir.path().join("data/agentls/stats.sqlite3");
+    let mut stats = Value::Null;
+    for _ in 0..50 {
+        let out = std::process::Command::new(bin())
+            .args(["stats", "--json", "--stats-db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        stats = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        if stats["runs"] == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(stats["runs"], 1, "{stats}");
+    assert_eq!(stats["models"][0]["input_tokens"], 280);
+    assert_eq!(stats["models"][0]["edits_landed"], 1);
 }
 
 #[test]

@@ -423,3 +423,106 @@ async fn a_run_resumes_from_its_saved_session() {
     assert!(!missing.status.success());
     assert!(stderr.contains("no-such-session"), "names the id: {stderr}");
 }
+
+/// Every run is recorded in the stats database, and `agentls stats` sums the runs up:
+/// tool calls, tokens from the model's usage, times to first token and first edit.
+#[tokio::test]
+async fn runs_are_recorded_and_agentls_stats_sums_them_up() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let db = ws.path().join("stats.sqlite3");
+    let db_arg = db.to_str().unwrap();
+    // Run 1: an edit, then the answer; run 2: a read that fails, then the answer.
+    server.push_turn(
+        Turn::default()
+            .tool_call(
+                "c1",
+                "str_replace",
+                json!({"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}),
+            )
+            .usage(900, 100, 20),
+    );
+    server.push_turn(Turn::text("Fixed.").usage(1000, 800, 10));
+    let out = agentls_run(
+        ws.path(),
+        &cfg,
+        &["--no-final-check", "--stats-db", db_arg, "Fix add"],
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.push_turn(Turn::default().tool_call("c2", "read_file", json!({"path": "nope.py"})));
+    server.push_turn(Turn::text("No such file."));
+    let out = agentls_run(ws.path(), &cfg, &["--stats-db", db_arg, "Read nope.py"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = std::process::Command::new(crate::support::bin())
+        .args(["stats", "--json", "--stats-db", db_arg])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"], 2, "{v}");
+    let m = &v["models"][0];
+    assert_eq!(m["runs"], 2);
+    assert_eq!(m["done_rate"], 1.0);
+    assert_eq!(m["input_tokens"], 1900);
+    assert_eq!(m["output_tokens"], 30);
+    assert_eq!(m["edits_landed"], 1);
+    assert!(
+        m["first_token_ms_p50"].as_f64().is_some_and(|t| t > 0.0),
+        "{m}"
+    );
+    assert!(m["first_edit_ms_p50"].as_f64().is_some(), "{m}");
+    let tool = |name: &str| {
+        m["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tool"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {m}"))
+    };
+    assert_eq!(tool("str_replace")["calls"], 1);
+    assert_eq!(tool("read_file")["error_rate"], 1.0);
+    // The tables, and a filter that matches nothing.
+    let out = std::process::Command::new(crate::support::bin())
+        .args(["stats", "--stats-db", db_arg])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("2 run(s) · 100% done") && text.contains("read_file"),
+        "{text}"
+    );
+    let out = std::process::Command::new(crate::support::bin())
+        .args(["stats", "--model", "other", "--stats-db", db_arg])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no runs recorded"));
+}

@@ -242,6 +242,11 @@ impl Session {
         &self.request
     }
 
+    /// The name of the model in use (its provider's).
+    pub fn model_name(&self) -> &str {
+        self.provider.name()
+    }
+
     /// The context window of the model in use, in tokens.
     pub fn context_window(&self) -> u32 {
         self.provider.profile().context_window

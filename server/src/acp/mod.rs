@@ -75,6 +75,8 @@ struct Shared {
     client_reads: Mutex<bool>,
     /// The client runs terminals: offered for commands the policy asks about.
     client_terminal: Mutex<bool>,
+    /// Where runs are recorded for `agentls stats` (`None`: not recorded).
+    stats_db: Option<PathBuf>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
 }
 
@@ -130,6 +132,7 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
         client_fs: Mutex::new(false),
         client_reads: Mutex::new(false),
         client_terminal: Mutex::new(false),
+        stats_db: user.stats.db_path(args.stats_db.as_deref()),
         sessions: Mutex::new(HashMap::new()),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -612,7 +615,14 @@ async fn prompt(
     *lock(&slot.cancel) = Some(live.session.fresh_cancel_token());
     let message = commands::expand(&prompt_text(&req.prompt));
     let mut updates = Updates::new(slot.root.clone()).with_window(live.session.context_window());
+    let mut recorder = agentls_stats::RunRecorder::start(
+        &id,
+        "acp",
+        live.session.model_name(),
+        live.session.metrics(),
+    );
     let send = |ev: &AgentEvent| {
+        recorder.observe(ev);
         let landed = match ev {
             AgentEvent::ToolFinished { .. } => slot.recorded.take(),
             _ => Vec::new(),
@@ -624,6 +634,12 @@ async fn prompt(
         }
     };
     let status = live.run(message, send).await.status;
+    // Recorded before the answer: a client may end the process right after it.
+    crate::config::record_run(
+        shared.stats_db.clone(),
+        recorder.finish(live.session.metrics(), &status),
+    )
+    .await;
     *lock(&slot.cancel) = None;
     save(&shared, &live.session, &slot.root, &lock(&slot.model));
     match status {

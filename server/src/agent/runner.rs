@@ -230,20 +230,32 @@ async fn run(
         events,
         server_events,
     } = live;
+    let mut recorder = agentls_stats::RunRecorder::start(
+        &entry.id,
+        "editor",
+        session.model_name(),
+        session.metrics(),
+    );
     let status = {
         let run = session.run(prompt);
         tokio::pin!(run);
         loop {
             tokio::select! {
-                Some(ev) = events.recv() => reporter.agent_event(&ev).await,
+                Some(ev) = events.recv() => {
+                    recorder.observe(&ev);
+                    reporter.agent_event(&ev).await;
+                }
                 Some(ev) = server_events.recv() => reporter.send(ev).await,
                 status = &mut run => break status,
             }
         }
     };
     while let Ok(ev) = events.try_recv() {
+        recorder.observe(&ev);
         reporter.agent_event(&ev).await;
     }
+    let stats_db = state.config().config.stats.db_path(None);
+    crate::config::record_run(stats_db, recorder.finish(session.metrics(), &status)).await;
     while let Ok(ev) = server_events.try_recv() {
         reporter.send(ev).await;
     }

@@ -8,3 +8,4 @@ pub mod mcp;
 pub mod model;
 pub mod replay;
 pub mod run;
+pub mod stats;

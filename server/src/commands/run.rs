@@ -26,6 +26,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
     let user = load_config(args.config.as_deref())?;
     let store = user.session_store(args.sessions_dir.clone());
+    let stats_db = user.stats.db_path(args.stats_db.as_deref());
     let UserConfig {
         models,
         approve: configured,
@@ -109,7 +110,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         if let Some(saved) = saved {
             built.session.restore(saved.messages);
         }
-        let outcome = built.run(task, move |ev| printer.print(ev)).await;
+        let model = args_model_name(&built);
+        let mut recorder = agentls_stats::RunRecorder::start(
+            built.session.id(),
+            "run",
+            &model,
+            built.session.metrics(),
+        );
+        let outcome = built
+            .run(task, |ev| {
+                recorder.observe(ev);
+                printer.print(ev);
+            })
+            .await;
+        config::record_run(stats_db, recorder.finish(&outcome.metrics, &outcome.status)).await;
         let root = workspace.canonicalize().unwrap_or(workspace);
         if let Some(store) = &store {
             let record = agentls_agent::SavedSession::new(
@@ -132,6 +146,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Status::Done { .. } => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     })
+}
+
+/// The model a session runs on, by the provider's name.
+fn args_model_name(built: &agentls_agent::BuiltSession) -> String {
+    built.session.model_name().to_owned()
 }
 
 /// Prints events: JSON lines, plain lines, or a live status line on a terminal.
@@ -239,6 +258,8 @@ pub(crate) struct UserConfig {
     pub mcp: agentls_mcp::McpConfig,
     /// `[sessions]`: where sessions are saved, and for how long.
     pub sessions: config::SessionsSettings,
+    /// `[stats]`: whether and where runs are recorded.
+    pub stats: config::StatsSettings,
 }
 
 impl UserConfig {
@@ -295,6 +316,13 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
             .with_context(|| format!("{}: [sessions]", path.display()))?,
         None => config::SessionsSettings::default(),
     };
+    let stats = match table.get("stats") {
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [stats]", path.display()))?,
+        None => config::StatsSettings::default(),
+    };
     table.retain(|k, _| matches!(k, "models" | "router" | "summarizer"));
     let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
     models.reject_inline_keys()?;
@@ -304,6 +332,7 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
         verify,
         mcp,
         sessions,
+        stats,
     })
 }
 

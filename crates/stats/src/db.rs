@@ -1,0 +1,408 @@
+//! The database: schema and migrations, one row per run, tool calls per run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+
+/// One run, as stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunRecord {
+    /// The session it belongs to.
+    pub session_id: String,
+    /// `editor`, `run`, `acp` or `eval`.
+    pub front_end: String,
+    /// The model (its configured name).
+    pub model: String,
+    /// When it started, Unix milliseconds.
+    pub started_at_ms: i64,
+    /// Wall time of the run.
+    pub wall_ms: f64,
+    /// Waiting for the model.
+    pub model_ms: f64,
+    /// Inside tools.
+    pub tool_ms: f64,
+    /// From the start to the model's first text or tool call.
+    pub first_token_ms: Option<f64>,
+    /// From the start to the first edit that landed.
+    pub first_edit_ms: Option<f64>,
+    /// Model calls.
+    pub steps: u32,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Of which from the provider's cache.
+    pub cached_input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Cost in US dollars, when known.
+    pub cost_usd: Option<f64>,
+    /// `done`, `cancelled`, `budget` or `provider_error`.
+    pub status: String,
+    /// Steps with a failed call or command.
+    pub failed_steps: u32,
+    /// Commands that ran and failed.
+    pub failed_commands: u32,
+    /// Edits that landed.
+    pub edits_landed: u32,
+    /// Calls per tool.
+    pub calls: BTreeMap<String, u32>,
+    /// Failed calls per error class.
+    pub errors: BTreeMap<String, u32>,
+    /// Failed calls per tool.
+    pub tool_errors: BTreeMap<String, u32>,
+}
+
+/// Why the database could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    /// SQLite said no.
+    #[error("stats database: {0}")]
+    Sql(#[from] rusqlite::Error),
+    /// The directory could not be made.
+    #[error("stats database: {0}")]
+    Io(#[from] std::io::Error),
+    /// A database from a newer agentls.
+    #[error("stats database: schema version {0} is newer than this agentls knows ({1})")]
+    Newer(i64, i64),
+}
+
+/// Migrations, in order: the database's `user_version` is how many have run.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs and their tool calls.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        front_end TEXT NOT NULL,
+        model TEXT NOT NULL,
+        started_at_ms INTEGER NOT NULL,
+        wall_ms REAL NOT NULL,
+        model_ms REAL NOT NULL,
+        tool_ms REAL NOT NULL,
+        first_token_ms REAL,
+        steps INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        cached_input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cost_usd REAL,
+        status TEXT NOT NULL,
+        failed_steps INTEGER NOT NULL
+     );
+     CREATE INDEX runs_started ON runs(started_at_ms);
+     CREATE TABLE tool_calls (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        tool TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        PRIMARY KEY (run_id, tool)
+     );",
+    // 2: edits and commands, and errors by class.
+    "ALTER TABLE runs ADD COLUMN first_edit_ms REAL;
+     ALTER TABLE runs ADD COLUMN edits_landed INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE runs ADD COLUMN failed_commands INTEGER NOT NULL DEFAULT 0;
+     CREATE TABLE run_errors (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        class TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (run_id, class)
+     );",
+];
+
+/// The stats database.
+#[derive(Debug)]
+pub struct StatsDb {
+    conn: Connection,
+    max_runs: i64,
+}
+
+impl StatsDb {
+    /// Runs kept; past this the oldest go.
+    pub const MAX_RUNS: i64 = 100_000;
+
+    /// Where it lives by default: the user data directory's `agentls/stats.sqlite3`.
+    pub fn default_path() -> Option<PathBuf> {
+        dirs::data_dir().map(|d| d.join("agentls").join("stats.sqlite3"))
+    }
+
+    /// Opens (creating it and its directory) and migrates the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, StatsError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let conn = Connection::open(path)?;
+        // Several agentls processes may record at once.
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut db = Self {
+            conn,
+            max_runs: Self::MAX_RUNS,
+        };
+        db.migrate()?;
+        Ok(db)
+    }
+
+    /// Keeps at most `n` runs (tests).
+    pub fn with_max_runs(mut self, n: i64) -> Self {
+        self.max_runs = n;
+        self
+    }
+
+    /// The schema version.
+    pub fn version(&self) -> Result<i64, StatsError> {
+        Ok(self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+
+    fn migrate(&mut self) -> Result<(), StatsError> {
+        let known = MIGRATIONS.len() as i64;
+        let at = self.version()?;
+        if at > known {
+            return Err(StatsError::Newer(at, known));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(at.max(0) as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Stores `run` (one transaction), then drops the oldest runs past the bound.
+    pub fn record(&mut self, run: &RunRecord) -> Result<(), StatsError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (session_id, front_end, model, started_at_ms, wall_ms, model_ms,
+                tool_ms, first_token_ms, steps, input_tokens, cached_input_tokens, output_tokens,
+                cost_usd, status, failed_steps, first_edit_ms, edits_landed, failed_commands)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            params![
+                run.session_id,
+                run.front_end,
+                run.model,
+                run.started_at_ms,
+                run.wall_ms,
+                run.model_ms,
+                run.tool_ms,
+                run.first_token_ms,
+                run.steps,
+                run.input_tokens as i64,
+                run.cached_input_tokens as i64,
+                run.output_tokens as i64,
+                run.cost_usd,
+                run.status,
+                run.failed_steps,
+                run.first_edit_ms,
+                run.edits_landed,
+                run.failed_commands,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        for (tool, calls) in &run.calls {
+            let errors = run.tool_errors.get(tool).copied().unwrap_or(0);
+            tx.execute(
+                "INSERT INTO tool_calls (run_id, tool, calls, errors) VALUES (?1, ?2, ?3, ?4)",
+                params![id, tool, calls, errors],
+            )?;
+        }
+        for (class, count) in &run.errors {
+            tx.execute(
+                "INSERT INTO run_errors (run_id, class, count) VALUES (?1, ?2, ?3)",
+                params![id, class, count],
+            )?;
+        }
+        tx.execute(
+            "DELETE FROM runs WHERE id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+            params![self.max_runs],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The runs since `since_ms` (Unix ms), of `model` when given, oldest first.
+    pub fn runs(
+        &mut self,
+        since_ms: Option<i64>,
+        model: Option<&str>,
+    ) -> Result<Vec<RunRecord>, StatsError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, session_id, front_end, model, started_at_ms, wall_ms, model_ms, tool_ms,
+                first_token_ms, steps, input_tokens, cached_input_tokens, output_tokens, cost_usd,
+                status, failed_steps, first_edit_ms, edits_landed, failed_commands
+             FROM runs WHERE started_at_ms >= ?1 AND (?2 IS NULL OR model = ?2) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![since_ms.unwrap_or(i64::MIN), model], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                RunRecord {
+                    session_id: r.get(1)?,
+                    front_end: r.get(2)?,
+                    model: r.get(3)?,
+                    started_at_ms: r.get(4)?,
+                    wall_ms: r.get(5)?,
+                    model_ms: r.get(6)?,
+                    tool_ms: r.get(7)?,
+                    first_token_ms: r.get(8)?,
+                    steps: r.get(9)?,
+                    input_tokens: r.get::<_, i64>(10)? as u64,
+                    cached_input_tokens: r.get::<_, i64>(11)? as u64,
+                    output_tokens: r.get::<_, i64>(12)? as u64,
+                    cost_usd: r.get(13)?,
+                    status: r.get(14)?,
+                    failed_steps: r.get(15)?,
+                    first_edit_ms: r.get(16)?,
+                    edits_landed: r.get(17)?,
+                    failed_commands: r.get(18)?,
+                    ..RunRecord::default()
+                },
+            ))
+        })?;
+        let mut runs: Vec<(i64, RunRecord)> = rows.collect::<Result<_, _>>()?;
+        drop(stmt);
+        let mut calls = self
+            .conn
+            .prepare("SELECT run_id, tool, calls, errors FROM tool_calls")?;
+        let mut by_run: BTreeMap<i64, Vec<(String, u32, u32)>> = BTreeMap::new();
+        for row in calls.query_map([], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })? {
+            let (id, tool, n, e) = row?;
+            by_run.entry(id).or_default().push((tool, n, e));
+        }
+        let mut errors = self
+            .conn
+            .prepare("SELECT run_id, class, count FROM run_errors")?;
+        let mut classes: BTreeMap<i64, Vec<(String, u32)>> = BTreeMap::new();
+        for row in errors.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?)))? {
+            let (id, class, n) = row?;
+            classes.entry(id).or_default().push((class, n));
+        }
+        for (id, run) in &mut runs {
+            for (tool, n, e) in by_run.remove(id).unwrap_or_default() {
+                run.calls.insert(tool.clone(), n);
+                if e > 0 {
+                    run.tool_errors.insert(tool, e);
+                }
+            }
+            run.errors = classes.remove(id).unwrap_or_default().into_iter().collect();
+        }
+        Ok(runs.into_iter().map(|(_, r)| r).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(model: &str, started: i64) -> RunRecord {
+        RunRecord {
+            session_id: "s".into(),
+            front_end: "run".into(),
+            model: model.into(),
+            started_at_ms: started,
+            wall_ms: 100.0,
+            status: "done".into(),
+            calls: [("grep".to_owned(), 3)].into(),
+            tool_errors: [("grep".to_owned(), 1)].into(),
+            errors: [("InvalidArguments".to_owned(), 1)].into(),
+            ..RunRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_first_version_database_migrates_with_its_runs_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stats.sqlite3");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute(
+                "INSERT INTO runs (session_id, front_end, model, started_at_ms, wall_ms, model_ms,
+                    tool_ms, steps, input_tokens, cached_input_tokens, output_tokens, status,
+                    failed_steps) VALUES ('old', 'run', 'm', 5, 1, 0, 0, 1, 10, 0, 2, 'done', 0)",
+                [],
+            )
+            .unwrap();
+        }
+        let mut db = StatsDb::open(&path).unwrap();
+        assert_eq!(db.version().unwrap(), MIGRATIONS.len() as i64);
+        let runs = db.runs(None, None).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(
+            (runs[0].session_id.as_str(), runs[0].edits_landed),
+            ("old", 0)
+        );
+        db.record(&run("m", 6)).unwrap();
+        let runs = db.runs(None, None).unwrap();
+        assert_eq!(runs[1].calls["grep"], 3);
+        assert_eq!(runs[1].tool_errors["grep"], 1);
+        assert_eq!(runs[1].errors["InvalidArguments"], 1);
+        // Opening again runs nothing twice.
+        drop(db);
+        assert_eq!(
+            StatsDb::open(&path)
+                .unwrap()
+                .runs(None, None)
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+
+    #[test]
+    fn the_oldest_runs_go_past_the_bound_and_filters_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = StatsDb::open(&dir.path().join("s.sqlite3"))
+            .unwrap()
+            .with_max_runs(3);
+        for i in 0..5 {
+            db.record(&run(if i % 2 == 0 { "a" } else { "b" }, i))
+                .unwrap();
+        }
+        let runs = db.runs(None, None).unwrap();
+        assert_eq!(
+            runs.iter().map(|r| r.started_at_ms).collect::<Vec<_>>(),
+            [2, 3, 4]
+        );
+        assert_eq!(db.runs(Some(3), None).unwrap().len(), 2);
+        assert_eq!(db.runs(None, Some("b")).unwrap().len(), 1);
+    }
+
+    /// What recording costs a run, printed (a figure, not a limit).
+    #[test]
+    fn recording_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = StatsDb::open(&dir.path().join("s.sqlite3")).unwrap();
+        let mut took: Vec<f64> = (0..100)
+            .map(|i| {
+                let t = std::time::Instant::now();
+                db.record(&run("m", i)).unwrap();
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        took.sort_by(f64::total_cmp);
+        assert_eq!(db.runs(None, None).unwrap().len(), 100);
+        eprintln!(
+            "recording a run: median {:.2} ms, max {:.2} ms",
+            took[50], took[99]
+        );
+    }
+
+    #[test]
+    fn a_newer_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite3");
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 99)
+            .unwrap();
+        assert!(matches!(
+            StatsDb::open(&path),
+            Err(StatsError::Newer(99, _))
+        ));
+    }
+}

@@ -1,0 +1,30 @@
+//! What every agent run measured, kept for `agentls stats`: an embedded SQLite database
+//! (`rusqlite`, SQLite compiled in) under the user's data directory.
+//!
+//! - [`RunRecorder`] watches one run's [`agentls_agent::AgentEvent`]s (time to first
+//!   token, time to first landed edit, edits landed) and turns them, with the session's
+//!   [`agentls_agent::Metrics`] before and after the run, into a [`RunRecord`].
+//! - [`StatsDb`] stores records ([`StatsDb::record`]) and reads them back
+//!   ([`StatsDb::runs`]); [`summarize`] makes the per-model tables.
+//!
+//! **Invariants.** Only numbers and names (models, tools, error classes) are stored,
+//! never code, prompts or paths. The schema carries its version (`PRAGMA user_version`)
+//! and migrates forward in order. The database stays bounded: past
+//! [`StatsDb::MAX_RUNS`] runs the oldest go. A failure to record is the caller's
+//! warning, never a failed run.
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), agentls_stats::StatsError> {
+//! let mut db = agentls_stats::StatsDb::open(std::path::Path::new("/tmp/stats.sqlite3"))?;
+//! let runs = db.runs(None, None)?;
+//! let tables = agentls_stats::summarize(&runs);
+//! # let _ = tables; Ok(()) }
+//! ```
+
+mod db;
+mod recorder;
+mod summary;
+
+pub use db::{RunRecord, StatsDb, StatsError};
+pub use recorder::RunRecorder;
+pub use summary::{ModelSummary, ToolSummary, summarize};

@@ -1,0 +1,160 @@
+//! One run's record, from its events and the session's metrics around it.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use agentls_agent::{AgentEvent, Metrics, Status};
+
+use crate::RunRecord;
+
+/// The tools whose success means an edit landed.
+const EDIT_TOOLS: &[&str] = &[
+    "str_replace",
+    "insert",
+    "apply_patch",
+    "write_file",
+    "delete_file",
+    "move_file",
+];
+
+/// Watches one run: give it every event ([`RunRecorder::observe`]), then the session's
+/// metrics and status at the end ([`RunRecorder::finish`]).
+#[derive(Debug)]
+pub struct RunRecorder {
+    started: Instant,
+    record: RunRecord,
+    before: Metrics,
+}
+
+impl RunRecorder {
+    /// A run of session `session_id` in `front_end` on `model` starting now; `before`
+    /// is the session's metrics so far (a session's metrics add up over its runs).
+    pub fn start(session_id: &str, front_end: &str, model: &str, before: &Metrics) -> Self {
+        let started_at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        Self {
+            started: Instant::now(),
+            record: RunRecord {
+                session_id: session_id.to_owned(),
+                front_end: front_end.to_owned(),
+                model: model.to_owned(),
+                started_at_ms,
+                ..RunRecord::default()
+            },
+            before: before.clone(),
+        }
+    }
+
+    /// Notes what `ev` says about first token, first edit and tool calls.
+    pub fn observe(&mut self, ev: &AgentEvent) {
+        let now = self.started.elapsed().as_secs_f64() * 1000.0;
+        let r = &mut self.record;
+        match ev {
+            AgentEvent::TextDelta { .. } | AgentEvent::ToolStarted { .. } => {
+                r.first_token_ms.get_or_insert(now);
+            }
+            _ => {}
+        }
+        if let AgentEvent::ToolStarted { name, .. } = ev {
+            *r.calls.entry(name.clone()).or_default() += 1;
+        }
+        if let AgentEvent::ToolFinished { name, error, .. } = ev {
+            match error {
+                Some(class) => {
+                    *r.tool_errors.entry(name.clone()).or_default() += 1;
+                    *r.errors.entry(class.clone()).or_default() += 1;
+                }
+                None if EDIT_TOOLS.contains(&name.as_str()) => {
+                    r.edits_landed += 1;
+                    r.first_edit_ms.get_or_insert(now);
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// The record: this run's share of the session's metrics (`after` minus what they
+    /// were at the start) and how it ended.
+    pub fn finish(mut self, after: &Metrics, status: &Status) -> RunRecord {
+        let (a, b) = (after, &self.before);
+        let r = &mut self.record;
+        r.wall_ms = (a.wall_ms - b.wall_ms).max(0.0);
+        r.model_ms = (a.model_ms - b.model_ms).max(0.0);
+        r.tool_ms = (a.tool_ms - b.tool_ms).max(0.0);
+        r.steps = a.steps.saturating_sub(b.steps);
+        r.input_tokens = a.input_tokens.saturating_sub(b.input_tokens);
+        r.cached_input_tokens = a.cached_input_tokens.saturating_sub(b.cached_input_tokens);
+        r.output_tokens = a.output_tokens.saturating_sub(b.output_tokens);
+        r.cost_usd = a.cost_usd.map(|c| (c - b.cost_usd.unwrap_or(0.0)).max(0.0));
+        r.failed_steps = a.failed_steps.saturating_sub(b.failed_steps);
+        r.failed_commands = a.failed_commands.saturating_sub(b.failed_commands);
+        r.status = match status {
+            Status::Done { .. } => "done",
+            Status::Cancelled => "cancelled",
+            Status::BudgetExhausted { .. } => "budget",
+            Status::ProviderError { .. } => "provider_error",
+        }
+        .to_owned();
+        self.record
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_s_record_comes_from_its_events_and_its_share_of_the_metrics() {
+        let before = Metrics {
+            steps: 3,
+            input_tokens: 1000,
+            wall_ms: 500.0,
+            ..Metrics::default()
+        };
+        let mut rec = RunRecorder::start("s1", "editor", "small", &before);
+        let started = |name: &str| AgentEvent::ToolStarted {
+            id: "c".into(),
+            name: name.into(),
+            args: serde_json::json!({}),
+        };
+        let finished = |name: &str, error: Option<&str>| AgentEvent::ToolFinished {
+            id: "c".into(),
+            name: name.into(),
+            summary: String::new(),
+            error: error.map(str::to_owned),
+            ms: 1,
+        };
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        rec.observe(&started("read_file"));
+        rec.observe(&finished("read_file", None));
+        rec.observe(&started("str_replace"));
+        rec.observe(&finished("str_replace", Some("InvalidArguments")));
+        rec.observe(&started("str_replace"));
+        rec.observe(&finished("str_replace", None));
+        let after = Metrics {
+            steps: 5,
+            input_tokens: 1800,
+            wall_ms: 900.0,
+            cost_usd: Some(0.5),
+            ..Metrics::default()
+        };
+        let r = rec.finish(
+            &after,
+            &Status::Done {
+                answer: "ok".into(),
+            },
+        );
+        assert_eq!((r.steps, r.input_tokens, r.wall_ms), (2, 800, 400.0));
+        assert_eq!(r.cost_usd, Some(0.5));
+        assert_eq!(r.calls["str_replace"], 2);
+        assert_eq!(r.tool_errors["str_replace"], 1);
+        assert_eq!(r.errors["InvalidArguments"], 1);
+        assert_eq!(r.edits_landed, 1);
+        let (tok, edit) = (r.first_token_ms.unwrap(), r.first_edit_ms.unwrap());
+        assert!(tok >= 5.0 && edit >= tok, "{tok} {edit}");
+        assert_eq!(
+            (r.status.as_str(), r.front_end.as_str()),
+            ("done", "editor")
+        );
+    }
+}
