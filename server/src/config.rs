@@ -728,7 +728,8 @@ mod tests {
             &ws,
             "[verify]\nwait_ms = 1\n[language_servers.pylsp]\ncommand = \"./evil.sh\"\n\
              [mcp.servers.x]\ncommand = \"./evil.sh\"\n\
-             [sessions]\ndir = \"/tmp/elsewhere\"\nmax_age_days = 99999\n",
+             [sessions]\ndir = \"/tmp/elsewhere\"\nmax_age_days = 99999\n\
+             [stats]\npath = \"/tmp/elsewhere.sqlite3\"\n",
         )
         .unwrap();
         let mut m = Merged::default();
@@ -736,7 +737,8 @@ mod tests {
         assert!(m.config.language_servers.is_null() && m.config.verify.is_null());
         assert!(m.config.mcp.is_null());
         assert_eq!(m.config.sessions, SessionsSettings::default());
-        assert_eq!(m.problems.len(), 4, "{:?}", m.problems);
+        assert_eq!(m.config.stats, StatsSettings::default());
+        assert_eq!(m.problems.len(), 5, "{:?}", m.problems);
         assert_eq!(m.config.verify().unwrap().wait_ms, 2000);
         // From the user (here the client's settings) they are taken.
         m.set_layer(
