@@ -5,7 +5,8 @@
 //!   token, time to first landed edit, edits landed) and turns them, with the session's
 //!   [`agentls_agent::Metrics`] before and after the run, into a [`RunRecord`].
 //! - [`StatsDb`] stores records ([`StatsDb::record`]) and reads them back
-//!   ([`StatsDb::runs`]); [`summarize`] makes the per-model tables.
+//!   ([`StatsDb::runs`]); [`summarize`] makes the per-model tables, [`alerts`] the
+//!   tools whose failure rate under a model left its baseline.
 //!
 //! **Invariants.** Only numbers and names (models, tools, error classes) are stored,
 //! never code, prompts or paths. The schema carries its version (`PRAGMA user_version`)
@@ -21,10 +22,12 @@
 //! # let _ = tables; Ok(()) }
 //! ```
 
+pub mod alerts;
 mod db;
 mod recorder;
 mod summary;
 
+pub use alerts::{Alert, alerts};
 pub use db::{RunRecord, StatsDb, StatsError};
 pub use recorder::RunRecorder;
 pub use summary::{ModelSummary, ToolSummary, summarize};

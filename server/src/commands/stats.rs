@@ -33,10 +33,39 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let mut db = agentls_stats::StatsDb::open(&path)?;
     let runs = db.runs(since, args.model.as_deref())?;
     let tables = agentls_stats::summarize(&runs);
+    // Alerts: the window (--since, else the last day) against the 30 days before it.
+    let window = since.unwrap_or_else(|| now_ms() - DAY_MS);
+    let history = db.runs(Some(window - 30 * DAY_MS), args.model.as_deref())?;
+    let alerts = agentls_stats::alerts(&history, window);
     if args.json {
-        let v = serde_json::json!({ "database": path, "runs": runs.len(), "models": tables });
+        let v = serde_json::json!({
+            "database": path,
+            "runs": runs.len(),
+            "models": tables,
+            "alerts": alerts,
+        });
         writeln!(out, "{v}")?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if !alerts.is_empty() {
+        writeln!(
+            out,
+            "alerts (failures since the window's start against the 30 days before; one-sided binomial test, p < {}, at least {} failures):",
+            agentls_stats::alerts::ALPHA,
+            agentls_stats::alerts::MIN_FAILURES
+        )?;
+        for a in &alerts {
+            writeln!(
+                out,
+                "  {} · {}: {} of {} calls failed (baseline {:.1}%), p = {:.2e}",
+                a.model,
+                a.tool,
+                a.failures,
+                a.calls,
+                a.baseline_rate * 100.0,
+                a.p
+            )?;
+        }
     }
     if runs.is_empty() {
         writeln!(
@@ -95,6 +124,8 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+const DAY_MS: i64 = 86_400_000;
 
 fn now_ms() -> i64 {
     SystemTime::now()
