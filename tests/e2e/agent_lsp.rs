@@ -123,6 +123,8 @@ fn start_editor(
             ("AGENTLS_CONFIG", dir.join("config.toml").to_str().unwrap()),
             ("XDG_DATA_HOME", dir.join("data").to_str().unwrap()),
             ("XDG_CACHE_HOME", dir.join("cache").to_str().unwrap()),
+            // Keep Rate looks 3 s after an edit lands (30 s, 5 min, 1 h otherwise).
+            ("AGENTLS_KEEP_RATE_SECS", "3"),
         ],
     )
     .unwrap();
@@ -457,6 +459,34 @@ async fn fix_this_carries_the_diagnostic_and_review_mode_rejects_without_losing_
         !actions.to_string().contains("accept change"),
         "nothing is pending any more: {actions}"
     );
+    // Keep Rate: of the two lines the agent added, the rejected one is gone when the
+    // server looks 3 s after each edit landed.
+    let keep = stats_until(f._dir.path(), |v| {
+        v["keep_rate"][0]["lines"].as_u64().unwrap_or(0) >= 2
+    });
+    assert_eq!(keep["keep_rate"][0]["after_secs"], 3, "{keep}");
+    assert_eq!(keep["keep_rate"][0]["lines"], 2, "{keep}");
+    assert_eq!(keep["keep_rate"][0]["kept"], 1, "{keep}");
+}
+
+/// `agentls stats --json` on a fixture's database, polled until `done` holds (runs and
+/// looks are written just after they happen), at most 10 s.
+fn stats_until(dir: &std::path::Path, done: impl Fn(&Value) -> bool) -> Value {
+    let db = dir.join("data/agentls/stats.sqlite3");
+    let mut stats = Value::Null;
+    for _ in 0..100 {
+        let out = std::process::Command::new(bin())
+            .args(["stats", "--json", "--stats-db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        stats = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        if done(&stats) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    stats
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -688,22 +718,11 @@ async fn agent_extension_streams_a_whole_session() {
         .filter(|n| n["method"] == "window/showMessage")
         .collect();
     assert!(shown.is_empty(), "{shown:?}");
-    // The run was recorded for `agentls stats` (written just after it ends).
-    let db = f._dir.path().join("data/agentls/stats.sqlite3");
-    let mut stats = Value::Null;
-    for _ in 0..50 {
-        let out = std::process::Command::new(bin())
-            .args(["stats", "--json", "--stats-db"])
-            .arg(&db)
-            .output()
-            .unwrap();
-        stats = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        if stats["runs"] == 1 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    // The run was recorded for `agentls stats` (written just after it ends), and the
+    // line the agent added was still there when the server looked 3 s later.
+    let stats = stats_until(f._dir.path(), |v| v["keep_rate"][0]["lines"] == 1);
     assert_eq!(stats["runs"], 1, "{stats}");
+    assert_eq!(stats["keep_rate"][0]["kept"], 1, "{stats}");
     assert_eq!(stats["models"][0]["input_tokens"], 280);
     assert_eq!(stats["models"][0]["edits_landed"], 1);
 }

@@ -107,7 +107,35 @@ const MIGRATIONS: &[&str] = &[
         count INTEGER NOT NULL,
         PRIMARY KEY (run_id, class)
      );",
+    // 3: Keep Rate: how many of an edit's lines were still there after a while.
+    "CREATE TABLE keep_rate (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        after_secs INTEGER NOT NULL,
+        lines INTEGER NOT NULL,
+        kept INTEGER NOT NULL,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE INDEX keep_rate_at ON keep_rate(at_ms);",
 ];
+
+/// One look at an agent edit's lines, some time after it landed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct KeepRecord {
+    /// The session.
+    pub session_id: String,
+    /// The model that made the edit.
+    pub model: String,
+    /// How long after the edit landed.
+    pub after_secs: u64,
+    /// The lines the edit added.
+    pub lines: u32,
+    /// Of which still in the file.
+    pub kept: u32,
+    /// When it was looked at, Unix ms.
+    pub at_ms: i64,
+}
 
 /// The stats database.
 #[derive(Debug)]
@@ -220,6 +248,52 @@ impl StatsDb {
         )?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Stores one Keep Rate look, and keeps at most as many as runs.
+    pub fn record_keep(&mut self, k: &KeepRecord) -> Result<(), StatsError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO keep_rate (session_id, model, after_secs, lines, kept, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                k.session_id,
+                k.model,
+                k.after_secs as i64,
+                k.lines,
+                k.kept,
+                k.at_ms
+            ],
+        )?;
+        tx.execute(
+            "DELETE FROM keep_rate WHERE id <= (SELECT id FROM keep_rate ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+            params![self.max_runs],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The Keep Rate looks since `since_ms`, of `model` when given.
+    pub fn keeps(
+        &mut self,
+        since_ms: Option<i64>,
+        model: Option<&str>,
+    ) -> Result<Vec<KeepRecord>, StatsError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT session_id, model, after_secs, lines, kept, at_ms FROM keep_rate
+             WHERE at_ms >= ?1 AND (?2 IS NULL OR model = ?2) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![since_ms.unwrap_or(i64::MIN), model], |r| {
+            Ok(KeepRecord {
+                session_id: r.get(0)?,
+                model: r.get(1)?,
+                after_secs: r.get::<_, i64>(2)? as u64,
+                lines: r.get(3)?,
+                kept: r.get(4)?,
+                at_ms: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The runs since `since_ms` (Unix ms), of `model` when given, oldest first.
@@ -390,6 +464,27 @@ mod tests {
             "recording a run: median {:.2} ms, max {:.2} ms",
             took[50], took[99]
         );
+    }
+
+    #[test]
+    fn keep_rate_looks_are_stored_and_filtered() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = StatsDb::open(&dir.path().join("s.sqlite3")).unwrap();
+        for (model, at) in [("a", 1), ("b", 2)] {
+            db.record_keep(&KeepRecord {
+                session_id: "s".into(),
+                model: model.into(),
+                after_secs: 30,
+                lines: 4,
+                kept: 3,
+                at_ms: at,
+            })
+            .unwrap();
+        }
+        assert_eq!(db.keeps(None, None).unwrap().len(), 2);
+        let b = db.keeps(None, Some("b")).unwrap();
+        assert_eq!((b.len(), b[0].kept, b[0].after_secs), (1, 3, 30));
+        assert!(db.keeps(Some(3), None).unwrap().is_empty());
     }
 
     #[test]

@@ -24,10 +24,11 @@
 
 pub mod alerts;
 mod db;
+pub mod keep;
 mod recorder;
 mod summary;
 
 pub use alerts::{Alert, alerts};
-pub use db::{RunRecord, StatsDb, StatsError};
+pub use db::{KeepRecord, RunRecord, StatsDb, StatsError};
 pub use recorder::RunRecorder;
 pub use summary::{ModelSummary, ToolSummary, summarize};

@@ -54,6 +54,14 @@ impl EditSink for SessionSink {
                 Vec::new()
             };
             let old = t.base.to_string();
+            super::keep_rate::follow(
+                &self.state,
+                &entry.id,
+                &entry.model(),
+                t.path.clone(),
+                &old,
+                &t.new_text,
+            );
             let diff = similar::TextDiff::from_lines(&old, &t.new_text)
                 .unified_diff()
                 .context_radius(3)

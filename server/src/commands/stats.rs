@@ -37,12 +37,14 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let window = since.unwrap_or_else(|| now_ms() - DAY_MS);
     let history = db.runs(Some(window - 30 * DAY_MS), args.model.as_deref())?;
     let alerts = agentls_stats::alerts(&history, window);
+    let keeps = agentls_stats::keep::summarize_keeps(&db.keeps(since, args.model.as_deref())?);
     if args.json {
         let v = serde_json::json!({
             "database": path,
             "runs": runs.len(),
             "models": tables,
             "alerts": alerts,
+            "keep_rate": keeps,
         });
         writeln!(out, "{v}")?;
         return Ok(ExitCode::SUCCESS);
@@ -112,6 +114,22 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
                 t.error_rate * 100.0
             )?;
         }
+        let kept: Vec<String> = keeps
+            .iter()
+            .filter(|k| k.model == m.model)
+            .map(|k| {
+                format!(
+                    "after {} {:.0}% ({}/{} lines)",
+                    span(k.after_secs),
+                    k.rate * 100.0,
+                    k.kept,
+                    k.lines
+                )
+            })
+            .collect();
+        if !kept.is_empty() {
+            writeln!(out, "  keep rate: {}", kept.join(" · "))?;
+        }
         if !m.errors.is_empty() {
             let top: Vec<String> = m
                 .errors
@@ -126,6 +144,15 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
 }
 
 const DAY_MS: i64 = 86_400_000;
+
+/// `30s`, `5m`, `1h`.
+fn span(secs: u64) -> String {
+    match secs {
+        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
 
 fn now_ms() -> i64 {
     SystemTime::now()
