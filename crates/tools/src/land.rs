@@ -34,8 +34,13 @@ pub(crate) fn parse_ops(
     format: agentls_edit::Format,
     args: &serde_json::Value,
 ) -> Result<Vec<FileOp>, ToolError> {
-    agentls_edit::parse(format, &args.to_string())
-        .map_err(|e| ToolError::invalid_arguments(format!("{tool}: invalid arguments: {e}")))
+    agentls_edit::parse(format, &args.to_string()).map_err(|e| {
+        ToolError::invalid_arguments(match e {
+            // Its text already starts with "invalid arguments".
+            agentls_edit::EditError::Args(m) => format!("{tool}: invalid arguments: {m}"),
+            other => format!("{tool}: invalid arguments: {other}"),
+        })
+    })
 }
 
 /// Plans `ops` (no writes) off the async threads.

@@ -3,6 +3,7 @@
 //! (what the model is told is what is parsed here).
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use crate::error::EditError;
 use crate::ops::{FileOp, Hunk, SubstringHunk};
@@ -48,19 +49,16 @@ pub struct WriteArgs {
     content: String,
 }
 
-/// One object or an array of them.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum OneOrMany<T> {
-    One(T),
-    Many(Vec<T>),
-}
-
-fn parse<T: for<'de> Deserialize<'de>>(json: &str, what: &str) -> Result<Vec<T>, EditError> {
-    match serde_json::from_str::<OneOrMany<T>>(json) {
-        Ok(OneOrMany::One(t)) => Ok(vec![t]),
-        Ok(OneOrMany::Many(v)) => Ok(v),
-        Err(e) => Err(EditError::Args(format!("{what}: {e}"))),
+/// One object or an array of them. Each shape is parsed as itself, so the message names
+/// the field that is missing or unknown (an untagged enum would only say that neither
+/// shape matched).
+fn parse<T: DeserializeOwned>(json: &str, what: &str) -> Result<Vec<T>, EditError> {
+    let err = |e: serde_json::Error| EditError::Args(format!("{what}: {e}"));
+    let value: serde_json::Value = serde_json::from_str(json).map_err(err)?;
+    if value.is_array() {
+        serde_json::from_value(value).map_err(err)
+    } else {
+        serde_json::from_value(value).map(|t| vec![t]).map_err(err)
     }
 }
 
@@ -135,9 +133,26 @@ mod tests {
             }]
         );
         let e = parse_str_replace(r#"{"path":"a"}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid arguments: str_replace arguments: missing field `old_string`"
+        );
+    }
+
+    /// What is wrong is named, in one edit or in an array of them.
+    #[test]
+    fn a_refused_call_names_the_field() {
+        let e = parse_insert(r#"{"path":"a","line":1,"text":"x","txt":"y"}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `txt`"), "{e}");
+        let e = parse_whole_file(r#"[{"path":"a","content":"x"},{"path":"b"}]"#).unwrap_err();
+        assert!(e.to_string().contains("missing field `content`"), "{e}");
+        let ops =
+            parse_whole_file(r#"[{"path":"a","content":"x"},{"path":"b","content":"y"}]"#).unwrap();
+        assert_eq!(ops.len(), 2);
+        let e = parse_whole_file("{").unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("invalid arguments: str_replace arguments"),
+                .starts_with("invalid arguments: write arguments: EOF"),
             "{e}"
         );
     }
