@@ -26,7 +26,7 @@ impl Tool for ApplyPatch {
         ToolSpec {
             name: "apply_patch",
             description: "Edit files with a patch in this format:\n*** Begin Patch\n*** Add File: path\n+line\n*** Update File: path\n*** Move to: new/path (optional)\n@@ optional line to anchor on (the enclosing signature)\n context line\n-removed line\n+added line\n*** Delete File: path\n*** End Patch\nPaths are relative to the workspace root. Give about 3 lines of context around each change. The whole patch applies or nothing does; on failure the error shows the nearest lines.",
-            parameters: crate::schema::schema_of::<ApplyPatchArgs>(),
+            parameters: crate::schema::cached!(ApplyPatchArgs),
         }
     }
 

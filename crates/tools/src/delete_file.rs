@@ -25,7 +25,7 @@ impl Tool for DeleteFile {
         ToolSpec {
             name: "delete_file",
             description: "Delete a file of the workspace (not a directory).",
-            parameters: crate::schema::schema_of::<DeleteFileArgs>(),
+            parameters: crate::schema::cached!(DeleteFileArgs),
         }
     }
 

@@ -31,7 +31,7 @@ impl Tool for Diagnostics {
         ToolSpec {
             name: "diagnostics",
             description: "Problems in a file, each line naming where it comes from: (1) syntax errors found by tree-sitter in its current text; (2) for a file open in the editor that the editor has reported problems on, the editor's diagnostics (its language servers, forwarded to agentls); otherwise (3) the workspace's own language servers (rust-analyzer, pyright or pylsp, gopls, typescript-language-server, clangd; those installed) run by agentls on the file's current text, waiting a bounded time. When none of these exists for a file, only syntax is checked, and the answer says so. Without `path`, checks every file open in the editor. Run it after edits. Does not build the project: use run_command for that.",
-            parameters: crate::schema::schema_of::<DiagnosticsArgs>(),
+            parameters: crate::schema::cached!(DiagnosticsArgs),
         }
     }
 

@@ -35,7 +35,7 @@ impl Tool for FindFiles {
         ToolSpec {
             name: "find_files",
             description: "Find files by glob pattern, gitignore rules respected. A pattern without `/` matches file names at any depth (`*.rs`, `Cargo.toml`); with `/` it matches paths relative to the search directory (`src/**/*.rs`). Returns sorted paths relative to the workspace root.",
-            parameters: crate::schema::schema_of::<FindFilesArgs>(),
+            parameters: crate::schema::cached!(FindFilesArgs),
         }
     }
 

@@ -52,7 +52,7 @@ impl Tool for Grep {
         ToolSpec {
             name: "grep",
             description: "Search file contents with a regular expression (Rust regex syntax; set `literal` for plain text), like ripgrep: gitignore respected, binary files skipped, unsaved editor buffers searched instead of their files. Returns `path:line: text` per match, sorted, with optional context lines (`path-line- text`).",
-            parameters: crate::schema::schema_of::<GrepArgs>(),
+            parameters: crate::schema::cached!(GrepArgs),
         }
     }
 

@@ -17,7 +17,7 @@ impl Tool for Insert {
         ToolSpec {
             name: "insert",
             description: "Insert text (whole lines) after line `line` of an existing file (1-based, as shown by read_file; 0 inserts at the top, the last line number appends). Use when there is no unique text to replace.",
-            parameters: crate::schema::schema_of::<agentls_edit::parse::json::InsertArgs>(),
+            parameters: crate::schema::cached!(agentls_edit::parse::json::InsertArgs),
         }
     }
 

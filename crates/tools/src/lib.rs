@@ -2,9 +2,11 @@
 //! taxonomy, one module per tool, and the [`Registry`] that dispatches a model's calls.
 //!
 //! A tool is a unit struct implementing [`Tool`]: its [`ToolSpec`] (name, description,
-//! JSON Schema) is what the model sees; [`Tool::is_mutating`] decides whether the
-//! orchestrator may run it in parallel with others; [`Tool::call`] returns a
-//! [`ToolOutput`] or a classified [`ToolError`] written for the model.
+//! JSON Schema) is what the model sees, the schema derived from the struct its
+//! arguments are parsed into (`schemars`, in `schema.rs`), so the two cannot drift;
+//! [`Tool::is_mutating`] decides whether the orchestrator may run it in parallel with
+//! others; [`Tool::call`] returns a [`ToolOutput`] or a classified [`ToolError`] written
+//! for the model.
 //! [`Registry::call`] takes the raw name and argument text the model emitted.
 //! A call reports progress through [`ToolContext::progress`] ([`ToolProgress`]):
 //! `run_command` streams its output there while the command runs (coalesced by
@@ -50,7 +52,7 @@ mod paths;
 mod progress;
 mod read_versions;
 mod registry;
-pub mod schema;
+mod schema;
 mod sinks;
 mod syntax_check;
 mod tool;

@@ -33,7 +33,7 @@ impl Tool for ListDir {
         ToolSpec {
             name: "list_dir",
             description: "List a directory of the workspace (default: the root). Directories end with `/`. Files ignored by .gitignore and the .git directory are left out. `depth` (default 1, at most 5) lists nested directories too, indented.",
-            parameters: crate::schema::schema_of::<ListDirArgs>(),
+            parameters: crate::schema::cached!(ListDirArgs),
         }
     }
 

@@ -27,7 +27,7 @@ impl Tool for MoveFile {
         ToolSpec {
             name: "move_file",
             description: "Move or rename a file within the workspace. The destination must not exist; parent directories are created. References to the file elsewhere are not updated.",
-            parameters: crate::schema::schema_of::<MoveFileArgs>(),
+            parameters: crate::schema::cached!(MoveFileArgs),
         }
     }
 

@@ -53,7 +53,7 @@ impl Tool for Navigate {
         ToolSpec {
             name: "navigate",
             description: "Ask the workspace's language server (type-aware; the symbol index, by name, when no server runs for the file) about code: `definition` (where the symbol is defined), `references` (every use, its definition included), `hover` (its type and documentation), `outline` (the file's classes, functions and methods with their lines). For definition, references and hover give `line` (1-based) and `symbol`, the identifier as written on that line; for outline only `path`. Returns `path:line: text` lines, or the hover text; says which source answered.",
-            parameters: crate::schema::schema_of::<NavigateArgs>(),
+            parameters: crate::schema::cached!(NavigateArgs),
         }
     }
 

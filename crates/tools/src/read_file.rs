@@ -38,7 +38,7 @@ impl Tool for ReadFile {
         ToolSpec {
             name: "read_file",
             description: "Read a text file of the workspace, as the editor shows it (unsaved changes included). Returns lines prefixed with their 1-based line number and a tab. Reads at most `limit` lines (default 2000) starting at line `offset` (1-based, default 1); long lines are cut. Use offset/limit to page through big files.",
-            parameters: crate::schema::schema_of::<ReadFileArgs>(),
+            parameters: crate::schema::cached!(ReadFileArgs),
         }
     }
 

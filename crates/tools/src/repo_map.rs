@@ -35,7 +35,7 @@ impl Tool for RepoMap {
         ToolSpec {
             name: "repo_map",
             description: "An outline of the repository's most important files (ranked by how much other code uses them) with their definitions and line numbers. Give files or names you are working on to rank what relates to them first. Good for orientation in an unfamiliar codebase.",
-            parameters: crate::schema::schema_of::<RepoMapArgs>(),
+            parameters: crate::schema::cached!(RepoMapArgs),
         }
     }
 

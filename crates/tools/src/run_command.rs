@@ -45,7 +45,7 @@ impl Tool for RunCommand {
         ToolSpec {
             name: "run_command",
             description: "Run a shell command (bash -o pipefail -c: a pipeline fails when any part fails) in the workspace, sandboxed: no network, writes only inside the workspace and /tmp, unsaved editor buffers visible as files. Use it to build, run tests, and inspect the system. Returns the exit code and stdout/stderr (long output keeps its head and tail). Files the command changes are applied like your edits and listed. A few commands (pushing, publishing, `rm -rf`) need the user's approval; privilege changes are forbidden.",
-            parameters: crate::schema::schema_of::<RunCommandArgs>(),
+            parameters: crate::schema::cached!(RunCommandArgs),
         }
     }
 

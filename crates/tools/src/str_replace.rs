@@ -17,7 +17,7 @@ impl Tool for StrReplace {
         ToolSpec {
             name: "str_replace",
             description: "Edit a file by replacing `old_string` with `new_string`. `old_string` must occur exactly once (include a few surrounding lines to make it unique) unless `replace_all` is set; copy it from read_file output without the line-number prefixes. An empty `old_string` on a missing file creates it. On failure nothing changes and the error shows the nearest lines or every candidate line number; pass `line_hint` to pick one.",
-            parameters: crate::schema::schema_of::<agentls_edit::parse::json::StrReplaceArgs>(),
+            parameters: crate::schema::cached!(agentls_edit::parse::json::StrReplaceArgs),
         }
     }
 

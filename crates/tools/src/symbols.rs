@@ -42,7 +42,7 @@ impl Tool for Symbols {
         ToolSpec {
             name: "symbols",
             description: "Find where a symbol (function, type, method, constant...) is defined and where its name is used, from the workspace's tree-sitter index. Matches the exact name; references are by name, not resolved. When nothing is defined under that name, similar names are suggested. Returns `path:line kind name` lines.",
-            parameters: crate::schema::schema_of::<SymbolsArgs>(),
+            parameters: crate::schema::cached!(SymbolsArgs),
         }
     }
 

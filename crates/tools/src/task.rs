@@ -26,7 +26,7 @@ impl Tool for Task {
         ToolSpec {
             name: "task",
             description: "Delegate a self-contained sub-task (a search across many files, an investigation, a focused change) to a subagent with a fresh context and its own budget. It cannot see this conversation: say everything it needs in `prompt`, and what to report back. Returns the subagent's final summary.",
-            parameters: crate::schema::schema_of::<TaskArgs>(),
+            parameters: crate::schema::cached!(TaskArgs),
         }
     }
 

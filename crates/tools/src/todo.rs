@@ -107,7 +107,7 @@ impl Tool for Todo {
         ToolSpec {
             name: "todo",
             description: "Write your plan for the task as a list of steps, shown to the user. Send the whole list each time (it replaces the previous one); mark one step in_progress while you work on it and mark steps completed as soon as they are done. Use it for tasks of three or more steps.",
-            parameters: crate::schema::schema_of::<TodoArgs>(),
+            parameters: crate::schema::cached!(TodoArgs),
         }
     }
 

@@ -21,7 +21,7 @@ impl Tool for WriteFile {
         ToolSpec {
             name: "write_file",
             description: "Create a file, or replace the whole content of an existing one (parent directories are created). An existing file must have been read whole with read_file first; if it changed since, your content is merged with that change, or the write is refused with the current text. Prefer targeted edits for small changes to existing files.",
-            parameters: crate::schema::schema_of::<agentls_edit::parse::json::WriteArgs>(),
+            parameters: crate::schema::cached!(agentls_edit::parse::json::WriteArgs),
         }
     }
 

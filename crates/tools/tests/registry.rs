@@ -106,15 +106,18 @@ fn derived_schemas_are_flat_described_and_null_free() {
     }
 }
 
-/// A sample value for `schema`: what a model filling in the schema would send.
-fn sample(name: &str, schema: &Value) -> Value {
+/// A sample value for property `name` with `schema`: what a model filling in the schema
+/// would send. Strings are distinct per property (so no edit is a no-op), integers the
+/// minimum (at least 1), enums their first value; `all` fills in the optional
+/// properties of objects too, not only the required ones.
+fn sample(name: &str, schema: &Value, all: bool) -> Value {
     if let Some(first) = schema["enum"].get(0) {
         return first.clone();
     }
     match schema["type"].as_str() {
         Some("integer") => schema["minimum"].as_i64().unwrap_or(1).max(1).into(),
-        Some("boolean") => false.into(),
-        Some("array") => json!([sample(name, &schema["items"])]),
+        Some("boolean") => all.into(),
+        Some("array") => json!([sample(name, &schema["items"], all)]),
         Some("object") => {
             let props = schema["properties"].as_object().unwrap();
             let required: Vec<&str> = schema["required"]
@@ -125,52 +128,109 @@ fn sample(name: &str, schema: &Value) -> Value {
                 .collect();
             props
                 .iter()
-                .filter(|(p, _)| required.contains(&p.as_str()))
-                .map(|(p, s)| (p.clone(), sample(p, s)))
+                .filter(|(p, _)| all || required.contains(&p.as_str()))
+                .map(|(p, s)| (p.clone(), sample(p, s, all)))
                 .collect::<serde_json::Map<_, _>>()
                 .into()
         }
-        // Distinct per field, so no edit is a no-op.
-        _ => format!("{name}-value").into(),
+        // A string with a grammar of its own, which a schema does not say.
+        Some("string") if name == "patch" => SAMPLE_PATCH.into(),
+        Some("string") => format!("{name}-value").into(),
+        other => panic!("{name}: no sample for type {other:?}"),
     }
 }
 
-/// Every schema describes what its tool parses: an object built from the schema's
-/// required properties gets past argument parsing (whatever the tool then makes of
-/// it), and a property the schema does not name is refused.
+/// A patch that adds a file (the workspace has no `added.txt`).
+const SAMPLE_PATCH: &str = "*** Begin Patch\n*** Add File: added.txt\n+added\n*** End Patch\n";
+
+/// The files the samples name, so that a sample is a call that can succeed.
+const SAMPLE_FILES: &[(&str, &str)] = &[
+    ("path-value", "old_string-value symbol-value\n"),
+    ("from-value", "moved\n"),
+];
+
+/// Tools whose required properties alone are not a valid call: `navigate`'s first
+/// action, `definition`, also needs `line` and `symbol` (said in the descriptions; a
+/// flat schema cannot say "required for some actions"). Their required-only sample must
+/// still parse; the sample with every property must be a valid call.
+const REQUIRED_IS_NOT_ENOUGH: &[&str] = &["navigate"];
+
+/// `args` once per object in it, each time with one property no schema names added.
+fn with_unknown_property(args: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    match args {
+        Value::Object(map) => {
+            let mut extra = map.clone();
+            extra.insert("zz_not_in_schema".to_owned(), json!(1));
+            out.push(extra.into());
+            for (k, v) in map {
+                for inner in with_unknown_property(v) {
+                    let mut m = map.clone();
+                    m.insert(k.clone(), inner);
+                    out.push(m.into());
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                for inner in with_unknown_property(v) {
+                    let mut a = items.clone();
+                    a[i] = inner;
+                    out.push(a.into());
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Every schema describes what its tool parses: an object built from the schema (its
+/// required properties, then all of them) is not refused as invalid arguments, and a
+/// property the schema does not name, at any level, is, by name (every argument type
+/// denies unknown fields, as every schema says with `additionalProperties: false`).
 #[tokio::test]
 async fn what_each_schema_describes_is_what_its_tool_parses() {
-    let w = ws(&[("a.txt", "a\n")]);
-    let not_parsed = |m: &str| {
-        m.contains("invalid arguments")
-            || m.contains("missing field")
-            || m.contains("unknown field")
-            || m.contains("unknown variant")
-    };
     for spec in Registry::standard().specs() {
-        let args = sample(spec.name, &spec.parameters);
-        if let Err(e) = w.registry.call(&w.ctx, spec.name, &args.to_string()).await {
-            assert!(
-                !not_parsed(&e.message),
-                "{}: the schema's sample {args} was not parsed: {}",
-                spec.name,
-                e.message
-            );
+        let tool = spec.name;
+        for all in [false, true] {
+            // A workspace per call: the samples edit, move and delete files.
+            let w = ws(SAMPLE_FILES);
+            // Read first, as write_file wants of a file it replaces whole.
+            let read = r#"{"path": "path-value"}"#;
+            w.registry.call(&w.ctx, "read_file", read).await.unwrap();
+            let args = sample(tool, &spec.parameters, all);
+            if let Err(e) = w.registry.call(&w.ctx, tool, &args.to_string()).await {
+                // The parsers' refusals (`parse_args`, the edit tools' `parse_ops`).
+                let unparsed = e
+                    .message
+                    .starts_with(&format!("{tool}: invalid arguments:"));
+                let only_parse_checked = !all && REQUIRED_IS_NOT_ENOUGH.contains(&tool);
+                assert!(
+                    e.class != ErrorClass::InvalidArguments || (only_parse_checked && !unparsed),
+                    "{tool}: the schema's sample {args} was refused: {}",
+                    e.message
+                );
+            }
+            for extra in with_unknown_property(&args) {
+                let e = w
+                    .registry
+                    .call(&w.ctx, tool, &extra.to_string())
+                    .await
+                    .expect_err(tool);
+                assert_eq!(
+                    e.class,
+                    ErrorClass::InvalidArguments,
+                    "{tool}: {}",
+                    e.message
+                );
+                assert!(
+                    e.message.contains("unknown field `zz_not_in_schema`"),
+                    "{tool}: {extra} was refused without naming the property: {}",
+                    e.message
+                );
+            }
         }
-        let mut extra = args.clone();
-        extra["zz_not_in_schema"] = json!(1);
-        let e = w
-            .registry
-            .call(&w.ctx, spec.name, &extra.to_string())
-            .await
-            .expect_err(spec.name);
-        assert_eq!(
-            e.class,
-            ErrorClass::InvalidArguments,
-            "{}: {}",
-            spec.name,
-            e.message
-        );
     }
 }
 
