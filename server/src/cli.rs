@@ -425,3 +425,48 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(args: &[&str]) -> Result<EvalArgs, clap::Error> {
+        let cli = Cli::try_parse_from(["agentls", "eval"].iter().chain(args))?;
+        match cli.command {
+            Some(Command::Eval(e)) => Ok(e),
+            other => panic!("not eval: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn eval_shard_is_i_of_n_with_i_from_1_to_n() {
+        assert_eq!(parse_shard("2/4"), Ok((2, 4)));
+        assert_eq!(parse_shard("1/1"), Ok((1, 1)));
+        assert_eq!(parse_shard(" 3 / 3 "), Ok((3, 3)));
+        for bad in ["0/2", "3/2", "1/0", "2", "a/b", "1/2/3", "-1/2", ""] {
+            let e = parse_shard(bad).unwrap_err();
+            assert!(e.contains("a shard is I/N"), "{bad}: {e}");
+        }
+        let e = eval(&["--shard", "5/4"]).unwrap_err().to_string();
+        assert!(e.contains("--shard") && e.contains("e.g. 2/4"), "{e}");
+    }
+
+    #[test]
+    fn eval_takes_flags_or_a_subcommand_not_both() {
+        let e = eval(&["--tasks", "t", "--jobs", "2", "--shard", "1/2"]).unwrap();
+        assert!(e.command.is_none());
+        assert_eq!((e.jobs, e.shard), (2, Some((1, 2))));
+        let e = eval(&["compare", "a.jsonl", "b.jsonl", "--json"]).unwrap();
+        assert!(matches!(
+            e.command,
+            Some(EvalCommand::Compare { json: true, .. })
+        ));
+        let e = eval(&["merge", "out.jsonl", "x.jsonl", "y.jsonl"]).unwrap();
+        assert!(matches!(&e.command, Some(EvalCommand::Merge { inputs, .. }) if inputs.len() == 2));
+        assert!(
+            eval(&["merge", "out.jsonl"]).is_err(),
+            "merge needs an input"
+        );
+        assert!(eval(&["--jobs", "2", "compare", "a", "b"]).is_err());
+    }
+}

@@ -122,9 +122,6 @@ fn load_tasks(dir: &Path, only: Option<&str>) -> anyhow::Result<Vec<Task>> {
     Ok(tasks)
 }
 
-/// Copies `from` into `to` (files and directories; links are not followed). What is
-/// in `to` may be the agent's work: a link planted where a file or directory is copied
-/// is replaced, never written through, so nothing lands outside `to`.
 /// The tasks of shard `i` of `n` (1-based): those at places `i-1`, `i-1+n`, … of the
 /// list sorted by name, so shards are disjoint and together the whole suite.
 fn shard(mut tasks: Vec<Task>, i: usize, n: usize) -> Vec<Task> {
@@ -137,6 +134,9 @@ fn shard(mut tasks: Vec<Task>, i: usize, n: usize) -> Vec<Task> {
         .collect()
 }
 
+/// Copies `from` into `to` (files and directories; links are not followed). What is
+/// in `to` may be the agent's work: a link planted where a file or directory is copied
+/// is replaced, never written through, so nothing lands outside `to`.
 fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(to).is_ok_and(|m| !m.is_dir()) {
         std::fs::remove_file(to)?;
