@@ -26,11 +26,14 @@ pub struct Attempt {
     pub output_tokens: Option<u64>,
 }
 
-/// Every attempt of `path`, with each line kept as written (for merge).
+/// Every attempt of `path`, with each line kept as written (for merge). A (task,
+/// attempt) written twice is refused: one run writes each once, and counting one twice
+/// would skew every rate.
 pub fn read(path: &Path) -> anyhow::Result<Vec<(Attempt, String)>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut out = Vec::new();
+    let mut seen: BTreeMap<(String, u32), usize> = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -42,6 +45,15 @@ pub fn read(path: &Path) -> anyhow::Result<Vec<(Attempt, String)>> {
                 i + 1
             )
         })?;
+        if let Some(first) = seen.insert((attempt.task.clone(), attempt.attempt), i + 1) {
+            anyhow::bail!(
+                "{}:{}: task {} attempt {} again (first on line {first})",
+                path.display(),
+                i + 1,
+                attempt.task,
+                attempt.attempt
+            );
+        }
         out.push((attempt, line.to_owned()));
     }
     Ok(out)
@@ -202,17 +214,27 @@ pub fn compare_value(a: &[Attempt], b: &[Attempt]) -> Value {
         let (lo, hi) = wilson(k, n);
         json!({"pass_at_1": if n == 0.0 { 0.0 } else { k / n }, "ci95": [lo, hi]})
     };
+    // Means over the attempts at tasks both ran, like pass@1.
     let mean = |xs: &[Attempt], f: fn(&Attempt) -> Option<f64>| {
-        let v: Vec<f64> = xs.iter().filter_map(f).collect();
+        let v: Vec<f64> = xs
+            .iter()
+            .filter(|x| ra.contains_key(&x.task) && rb.contains_key(&x.task))
+            .filter_map(f)
+            .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
     let p = sign_test(better, worse);
+    let (pa, pb) = (pass1(&ra), pass1(&rb));
+    let difference =
+        pb["pass_at_1"].as_f64().unwrap_or(0.0) - pa["pass_at_1"].as_f64().unwrap_or(0.0);
     json!({
         "tasks": tasks,
+        "tasks_in_both": both.len(),
         "only_in_a": only(&ra, &rb),
         "only_in_b": only(&rb, &ra),
-        "a": pass1(&ra),
-        "b": pass1(&rb),
+        "a": pa,
+        "b": pb,
+        "pass_at_1_difference": difference,
         "test": {
             "name": "two-sided exact sign test over tasks in both (per-task pass rate; ties left out)",
             "better": better,
@@ -263,31 +285,31 @@ pub fn compare(a: &Path, b: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             s["ci95"][1].as_f64().unwrap_or(0.0)
         )
     };
-    let (pa, pb) = (
-        v["a"]["pass_at_1"].as_f64().unwrap_or(0.0),
-        v["b"]["pass_at_1"].as_f64().unwrap_or(0.0),
-    );
-    writeln!(
-        out,
-        "pass@1 A {} · B {} · difference {:+.2}",
-        rate(&v["a"]),
-        rate(&v["b"]),
-        pb - pa
-    )?;
-    let test = &v["test"];
-    let p = test["p"].as_f64().unwrap_or(1.0);
-    writeln!(
-        out,
-        "sign test (two-sided, exact) over {} task(s) in both: {} better, {} worse, p = {p:.3}: {}",
-        v["tasks"].as_array().map_or(0, Vec::len),
-        test["better"],
-        test["worse"],
-        if p < 0.05 {
-            "the difference is larger than noise"
-        } else {
-            "no significant difference"
-        }
-    )?;
+    let in_both = v["tasks_in_both"].as_u64().unwrap_or(0);
+    if in_both == 0 {
+        writeln!(out, "no task is in both files: nothing to compare")?;
+    } else {
+        writeln!(
+            out,
+            "pass@1 over {in_both} task(s) in both: A {} · B {} · difference {:+.2}",
+            rate(&v["a"]),
+            rate(&v["b"]),
+            v["pass_at_1_difference"].as_f64().unwrap_or(0.0)
+        )?;
+        let test = &v["test"];
+        let p = test["p"].as_f64().unwrap_or(1.0);
+        writeln!(
+            out,
+            "sign test (two-sided, exact) over {in_both} task(s) in both: {} better, {} worse, p = {p:.3}: {}",
+            test["better"],
+            test["worse"],
+            if p < 0.05 {
+                "the difference is larger than noise"
+            } else {
+                "no significant difference"
+            }
+        )?;
+    }
     for (what, key, unit) in [
         ("agent time", "mean_agent_ms", " ms"),
         ("input tokens", "mean_input_tokens", ""),
@@ -297,7 +319,7 @@ pub fn compare(a: &Path, b: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             let pct = if x == 0.0 { 0.0 } else { (y - x) / x * 100.0 };
             writeln!(
                 out,
-                "mean {what}: A {x:.0}{unit} · B {y:.0}{unit} ({pct:+.1}%)"
+                "mean {what} (tasks in both): A {x:.0}{unit} · B {y:.0}{unit} ({pct:+.1}%)"
             )?;
         }
     }
@@ -379,6 +401,77 @@ mod tests {
         assert_eq!(v["b"]["pass_at_1"], 1.0);
         assert_eq!(v["only_in_a"], json!(["only-a"]));
         assert_eq!(v["only_in_b"], json!(["only-b"]));
+        assert_eq!(v["tasks_in_both"], 3);
+        assert!((v["pass_at_1_difference"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn compare_means_and_rates_cover_the_tasks_in_both_only() {
+        let slow = |task: &str, ms: f64, tokens: u64| Attempt {
+            agent_ms: Some(ms),
+            input_tokens: Some(tokens),
+            ..attempt(task, 1, true)
+        };
+        let a = vec![slow("t", 100.0, 10), slow("only-a", 10_000.0, 9_999)];
+        let b = vec![slow("t", 300.0, 30)];
+        let v = compare_value(&a, &b);
+        assert_eq!(v["mean_agent_ms"], json!({"a": 100.0, "b": 300.0}));
+        assert_eq!(v["mean_input_tokens"], json!({"a": 10.0, "b": 30.0}));
+        // Per-attempt pass rates: 1 of 3 against 2 of 3 is better, 2 of 3 against 2 of
+        // 3 a tie, whatever the first attempts did.
+        let a = vec![
+            attempt("x", 1, true),
+            attempt("x", 2, false),
+            attempt("x", 3, false),
+            attempt("y", 1, true),
+            attempt("y", 2, true),
+            attempt("y", 3, false),
+        ];
+        let b = vec![
+            attempt("x", 1, false),
+            attempt("x", 2, true),
+            attempt("x", 3, true),
+            attempt("y", 1, false),
+            attempt("y", 2, true),
+            attempt("y", 3, true),
+        ];
+        let v = compare_value(&a, &b);
+        assert_eq!(
+            (v["test"]["better"].as_u64(), v["test"]["worse"].as_u64()),
+            (Some(1), Some(0))
+        );
+        assert_eq!(v["a"]["pass_at_1"], 1.0);
+        assert_eq!(v["b"]["pass_at_1"], 0.0);
+    }
+
+    #[test]
+    fn reading_refuses_bad_lines_and_an_attempt_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("run.jsonl");
+        std::fs::write(
+            &f,
+            "{\"task\":\"a\",\"attempt\":1,\"passed\":true}\n\n{\"task\":\"a\",\"attempt\":2,\"passed\":false}\n",
+        )
+        .unwrap();
+        assert_eq!(read(&f).unwrap().len(), 2);
+        std::fs::write(
+            &f,
+            "{\"task\":\"a\",\"attempt\":1,\"passed\":true}\n{\"task\":\"a\",\"attempt\":1,\"passed\":false}\n",
+        )
+        .unwrap();
+        let e = read(&f).unwrap_err().to_string();
+        assert!(
+            e.contains("run.jsonl:2: task a attempt 1 again (first on line 1)"),
+            "{e}"
+        );
+        std::fs::write(&f, "{\"task\":\"a\",\"attempt\":1}\n").unwrap();
+        let e = format!("{:#}", read(&f).unwrap_err());
+        assert!(
+            e.contains("run.jsonl:1: not an attempt line") && e.contains("passed"),
+            "{e}"
+        );
+        let e = format!("{:#}", read(&dir.path().join("none.jsonl")).unwrap_err());
+        assert!(e.contains("reading ") && e.contains("none.jsonl"), "{e}");
     }
 
     #[test]
