@@ -13,7 +13,7 @@ use std::path::Path;
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::{Value, json};
 
-use crate::support::bin;
+use crate::support::{bin, fixture_config};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_python_acp_client_runs_a_whole_session() {
@@ -201,14 +201,7 @@ async fn the_rust_acp_client_gets_the_answer_streamed() {
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     let cfg = dir.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    fixture_config(&cfg, &model.url());
     let agent = AcpAgent::from_args([
         bin().display().to_string(),
         "acp".into(),

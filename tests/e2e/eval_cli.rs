@@ -8,7 +8,7 @@ use std::path::Path;
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::{Value, json};
 
-use crate::support::bin;
+use crate::support::{bin, fixture_config};
 
 fn tasks() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tasks")
@@ -44,14 +44,7 @@ async fn a_model_that_solves_one_task_of_two_scores_half() {
     model.push_turn(Turn::text("Fixed."));
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    fixture_config(&cfg, &model.url());
     let jsonl = dir.path().join("out.jsonl");
     let out = tokio::process::Command::new(bin())
         .args(["eval", "--only", "js-reverse,py-add", "--tasks"])
@@ -96,14 +89,7 @@ async fn shards_merge_into_one_run_and_compare_with_a_baseline() {
     let model = ModelServer::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    fixture_config(&cfg, &model.url());
     let eval = |args: Vec<std::ffi::OsString>| {
         let mut cmd = tokio::process::Command::new(bin());
         cmd.arg("eval")
@@ -220,14 +206,7 @@ async fn two_jobs_report_what_one_job_does() {
     let model = ModelServer::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            model.url()
-        ),
-    )
-    .unwrap();
+    fixture_config(&cfg, &model.url());
     let only = "py-add,py-dedupe,py-word-count,js-reverse,js-sum,go-lru";
     let mut runs = Vec::new();
     for jobs in ["1", "2"] {

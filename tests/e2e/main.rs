@@ -12,6 +12,7 @@ mod apply_edit;
 mod cli;
 mod edit_cli;
 mod eval_cli;
+mod eval_hidden;
 mod helix_real;
 mod keystrokes;
 mod mcp;

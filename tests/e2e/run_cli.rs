@@ -4,7 +4,7 @@
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::{Value, json};
 
-use crate::support::{agentls_run, agentls_run_logged, tool_results};
+use crate::support::{agentls_run, agentls_run_logged, fixture_config, tool_results};
 
 #[tokio::test]
 async fn run_fixes_a_file_on_disk_and_prints_json_events() {
@@ -17,14 +17,7 @@ async fn run_fixes_a_file_on_disk_and_prints_json_events() {
     )
     .unwrap();
     let cfg = ws.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    fixture_config(&cfg, &server.url());
     server.push_turn(Turn::default().tool_call("c1", "read_file", json!({"path": "src/lib.rs"})));
     server.push_turn(Turn::default().tool_call(
         "c2",
@@ -305,14 +298,7 @@ async fn headless_symbols_and_repo_map_see_the_workspace() {
     )
     .unwrap();
     let cfg = ws.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    fixture_config(&cfg, &server.url());
     server.push_turn(
         Turn::default()
             .tool_call("c1", "symbols", json!({"name": "settle_accounts"}))
@@ -352,14 +338,7 @@ async fn a_run_resumes_from_its_saved_session() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("notes.txt"), "alpha\n").unwrap();
     let cfg = ws.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    fixture_config(&cfg, &server.url());
     let sessions = tempfile::tempdir().unwrap();
     let dir = sessions.path().to_str().unwrap();
     server.push_turn(Turn::text("The word is alpha."));
@@ -436,14 +415,7 @@ async fn runs_are_recorded_and_agentls_stats_sums_them_up() {
     )
     .unwrap();
     let cfg = ws.path().join("models.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    fixture_config(&cfg, &server.url());
     let db = ws.path().join("stats.sqlite3");
     let db_arg = db.to_str().unwrap();
     // Run 1: an edit, then the answer; run 2: a read that fails, then the answer.

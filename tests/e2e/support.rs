@@ -76,12 +76,18 @@ pub fn agent_workspace(
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/lib.rs"), text).unwrap();
     let config = dir.path().join("config.toml");
+    fixture_config(&config, model_url);
+    (dir, root, config)
+}
+
+/// Writes a config file at `path` naming the fixture model server at `model_url` as
+/// the model `fixture` (OpenAI chat wire).
+pub fn fixture_config(path: &Path, model_url: &str) {
     std::fs::write(
-        &config,
+        path,
         format!("[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{model_url}\"\n"),
     )
     .unwrap();
-    (dir, root, config)
 }
 
 /// The resident memory of process `pid`, in KiB (`VmRSS` in `/proc/<pid>/status`).
