@@ -649,7 +649,7 @@ impl LspEditSink {
 
 #[async_trait::async_trait]
 impl agentls_tools::EditSink for LspEditSink {
-    async fn apply(&self, plan: Plan) -> Result<(), agentls_tools::ToolError> {
+    async fn apply(&self, _tool: &str, plan: Plan) -> Result<(), agentls_tools::ToolError> {
         match self.land(plan, "agent edit").await {
             Ok(_) => Ok(()),
             Err(e) if e.by_user => Err(agentls_tools::ToolError::aborted(e.message)),

@@ -347,6 +347,7 @@ impl LanguageServer for Server {
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {
         tracing::info!("shutdown requested");
+        crate::agent::keep_rate::at_end(&self.state).await;
         Ok(())
     }
 

@@ -45,6 +45,11 @@ pub struct State {
     /// The tools of the user's `[mcp]` servers, connected with the first agent session
     /// and shared by all (`None` until then).
     pub mcp_tools: tokio::sync::Mutex<Option<McpTools>>,
+    /// The (model, tool) failure-rate alerts already shown to the user: each once per
+    /// server process, however many runs take part in it.
+    pub alerts_shown: Mutex<HashSet<(String, String)>>,
+    /// The agent's landed edits, for their Keep Rate look at session end.
+    pub keep_followed: crate::agent::keep_rate::Followed,
 }
 
 /// Tools of MCP servers, as the sessions' tool sets take them.

@@ -725,6 +725,27 @@ async fn agent_extension_streams_a_whole_session() {
     assert_eq!(stats["keep_rate"][0]["kept"], 1, "{stats}");
     assert_eq!(stats["models"][0]["input_tokens"], 280);
     assert_eq!(stats["models"][0]["edits_landed"], 1);
+    assert_eq!(
+        stats["keep_rate_by_tool"][0]["tool"], "str_replace",
+        "{stats}"
+    );
+    // The user rewrites the agent's line, unsaved, and closes the editor: the look at
+    // session end, taken before `shutdown` is answered, reads the buffer and finds the
+    // line gone.
+    let uri = f.uri.clone();
+    f.editor.type_text(&uri, (1, 4), (1, 9), "b + a").unwrap();
+    f.editor.client.request_ok("shutdown", Value::Null).unwrap();
+    let stats = stats_until(f._dir.path(), |v| v["keep_rate"][1]["at_end"] == true);
+    let end = &stats["keep_rate"][1];
+    assert_eq!(end["after_secs"], Value::Null, "{stats}");
+    assert_eq!(
+        (&end["lines"], &end["kept"]),
+        (&json!(1), &json!(0)),
+        "{stats}"
+    );
+    let by_tool = &stats["keep_rate_by_tool"][1];
+    assert_eq!(by_tool["tool"], "str_replace", "{stats}");
+    assert_eq!(by_tool["at_end"], true, "{stats}");
 }
 
 #[test]
@@ -1127,4 +1148,62 @@ async fn a_restarted_server_keeps_sessions_and_their_review_state() {
         1,
         "listed once: {listed}"
     );
+}
+
+/// A tool failing far above its baseline is told to the user as it happens, with what
+/// its failures said, once per server however many runs go on failing; the log and
+/// `agentls stats` keep every one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_failing_far_above_its_baseline_is_shown_once_per_server() {
+    let mut f = setup(helix_caps(), json!({}), STUB).await;
+    for run in 0..2 {
+        // Seven str_replace calls whose old text is nowhere in the file, each a
+        // different one (a repeated failing call is caught as a repeat instead).
+        let mut turn = Turn::default();
+        for i in 0..7 {
+            turn = turn.tool_call(
+                &format!("r{run}c{i}"),
+                "str_replace",
+                json!({"path": "src/lib.rs", "old_string": format!("missing_{run}_{i}()"), "new_string": "x"}),
+            );
+        }
+        f.model.push_turn(turn);
+        f.model.push_turn(Turn::text("Could not find it."));
+        let action = f.action(1, json!([]), "Agent: implement `add`");
+        let (reply, _) = f.execute(&action["command"]);
+        let token = reply["progressToken"].as_str().unwrap().to_owned();
+        f.progress_until_end(&token);
+        if run == 0 {
+            // Shown before the run's end; a fresh database's baseline is 50% (1 of 2,
+            // smoothed), and 7 of 7 failing has a chance of 0.5^7 < 1%.
+            let shown = crate::support::wait_message(
+                &mut f.editor.client,
+                "window/showMessage",
+                "failing more than usual",
+            );
+            assert!(
+                shown.contains("tool `str_replace` under model `fixture`: 7 of 7 calls failed"),
+                "{shown}"
+            );
+            assert!(shown.contains("Lately: "), "{shown}");
+            assert!(shown.contains("lib.rs"), "the failure's own words: {shown}");
+            assert!(shown.contains("agentls stats"), "{shown}");
+        }
+    }
+    // The second run failed as badly (14 of 14 in the day now), and said nothing more.
+    let again: Vec<&Value> = f
+        .editor
+        .client
+        .notifications
+        .iter()
+        .filter(|n| {
+            n["method"] == "window/showMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("failing more than usual"))
+        })
+        .collect();
+    assert!(again.is_empty(), "{again:?}");
+    let stats = stats_until(f._dir.path(), |v| v["runs"] == 2);
+    assert_eq!(stats["alerts"][0]["failures"], 14, "{stats}");
 }

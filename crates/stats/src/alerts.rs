@@ -13,6 +13,10 @@ use crate::RunRecord;
 pub const ALPHA: f64 = 0.01;
 /// Fewer recent failures than this never alert.
 pub const MIN_FAILURES: u64 = 3;
+/// The baseline: this many days before the window.
+pub const BASELINE_DAYS: i64 = 30;
+/// A day in milliseconds; the window is the last day unless asked otherwise.
+pub const DAY_MS: i64 = 86_400_000;
 
 /// One tool under one model whose failures rose.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -29,6 +33,22 @@ pub struct Alert {
     pub baseline_rate: f64,
     /// The chance of this many failures at the baseline rate.
     pub p: f64,
+}
+
+impl Alert {
+    /// One line for people: `tool \`t\` under model \`m\`: 4 of 5 calls failed (baseline
+    /// 3.2%, p = 1.2e-4)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "tool `{}` under model `{}`: {} of {} calls failed (baseline {:.1}%, p = {:.1e})",
+            self.tool,
+            self.model,
+            self.failures,
+            self.calls,
+            self.baseline_rate * 100.0,
+            self.p
+        )
+    }
 }
 
 /// `P(X >= k)` for `X ~ Binomial(n, p)`, summed in log space.
@@ -102,6 +122,19 @@ pub fn alerts(runs: &[RunRecord], window_start_ms: i64) -> Vec<Alert> {
     out
 }
 
+impl crate::StatsDb {
+    /// The alerts of the window starting at `window_start_ms` against the
+    /// [`BASELINE_DAYS`] before it, for `model` when given.
+    pub fn alerts(
+        &mut self,
+        window_start_ms: i64,
+        model: Option<&str>,
+    ) -> Result<Vec<Alert>, crate::StatsError> {
+        let history = self.runs(Some(window_start_ms - BASELINE_DAYS * DAY_MS), model)?;
+        Ok(alerts(&history, window_start_ms))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +180,45 @@ mod tests {
         assert!(
             alerts(&other, 100).is_empty(),
             "3 of 10 at a 50% prior is no news"
+        );
+    }
+
+    #[test]
+    fn the_database_judges_the_window_against_the_days_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = crate::StatsDb::open(&dir.path().join("s.sqlite3")).unwrap();
+        let now = 100 * DAY_MS;
+        // A quiet month of str_replace (1 failure in 200), then a bad hour: 6 of 10.
+        for d in 1..=20 {
+            db.record(&run(
+                "m",
+                now - d * DAY_MS,
+                "str_replace",
+                10,
+                u32::from(d == 3),
+            ))
+            .unwrap();
+        }
+        // Older than the baseline: a storm that must not count.
+        db.record(&run("m", now - 40 * DAY_MS, "str_replace", 100, 100))
+            .unwrap();
+        db.record(&run("m", now - 1000, "str_replace", 10, 6))
+            .unwrap();
+        let a = db.alerts(now - DAY_MS / 2, Some("m")).unwrap();
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert_eq!((a[0].calls, a[0].failures), (10, 6));
+        assert!((a[0].baseline_rate - 2.0 / 202.0).abs() < 1e-12);
+        assert!(
+            a[0].describe().starts_with(
+                "tool `str_replace` under model `m`: 6 of 10 calls failed (baseline 1.0%, p = "
+            ),
+            "{}",
+            a[0].describe()
+        );
+        assert!(
+            db.alerts(now - DAY_MS / 2, Some("other"))
+                .unwrap()
+                .is_empty()
         );
     }
 }

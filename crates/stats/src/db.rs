@@ -118,6 +118,9 @@ const MIGRATIONS: &[&str] = &[
         at_ms INTEGER NOT NULL
      );
      CREATE INDEX keep_rate_at ON keep_rate(at_ms);",
+    // 4: Keep Rate per tool, and the last look when the session ended.
+    "ALTER TABLE keep_rate ADD COLUMN tool TEXT NOT NULL DEFAULT '';
+     ALTER TABLE keep_rate ADD COLUMN at_end INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// One look at an agent edit's lines, some time after it landed.
@@ -127,8 +130,13 @@ pub struct KeepRecord {
     pub session_id: String,
     /// The model that made the edit.
     pub model: String,
+    /// The tool that made the edit (empty in looks recorded before tools were).
+    pub tool: String,
     /// How long after the edit landed.
     pub after_secs: u64,
+    /// The last look, taken when the session ended (the editor closed) rather than
+    /// at a fixed delay: `after_secs` is however long that was.
+    pub at_end: bool,
     /// The lines the edit added.
     pub lines: u32,
     /// Of which still in the file.
@@ -254,15 +262,17 @@ impl StatsDb {
     pub fn record_keep(&mut self, k: &KeepRecord) -> Result<(), StatsError> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO keep_rate (session_id, model, after_secs, lines, kept, at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO keep_rate (session_id, model, after_secs, lines, kept, at_ms, tool, at_end)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 k.session_id,
                 k.model,
                 k.after_secs as i64,
                 k.lines,
                 k.kept,
-                k.at_ms
+                k.at_ms,
+                k.tool,
+                k.at_end
             ],
         )?;
         tx.execute(
@@ -280,7 +290,7 @@ impl StatsDb {
         model: Option<&str>,
     ) -> Result<Vec<KeepRecord>, StatsError> {
         let mut stmt = self.conn.prepare(
-            "SELECT session_id, model, after_secs, lines, kept, at_ms FROM keep_rate
+            "SELECT session_id, model, after_secs, lines, kept, at_ms, tool, at_end FROM keep_rate
              WHERE at_ms >= ?1 AND (?2 IS NULL OR model = ?2) ORDER BY id",
         )?;
         let rows = stmt.query_map(params![since_ms.unwrap_or(i64::MIN), model], |r| {
@@ -291,6 +301,8 @@ impl StatsDb {
                 lines: r.get(3)?,
                 kept: r.get(4)?,
                 at_ms: r.get(5)?,
+                tool: r.get(6)?,
+                at_end: r.get(7)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -474,7 +486,9 @@ mod tests {
             db.record_keep(&KeepRecord {
                 session_id: "s".into(),
                 model: model.into(),
+                tool: "apply_patch".into(),
                 after_secs: 30,
+                at_end: at == 2,
                 lines: 4,
                 kept: 3,
                 at_ms: at,
@@ -484,7 +498,40 @@ mod tests {
         assert_eq!(db.keeps(None, None).unwrap().len(), 2);
         let b = db.keeps(None, Some("b")).unwrap();
         assert_eq!((b.len(), b[0].kept, b[0].after_secs), (1, 3, 30));
+        assert_eq!((b[0].tool.as_str(), b[0].at_end), ("apply_patch", true));
+        assert!(!db.keeps(None, Some("a")).unwrap()[0].at_end);
         assert!(db.keeps(Some(3), None).unwrap().is_empty());
+    }
+
+    #[test]
+    fn keep_rate_looks_of_a_third_version_database_migrate_without_a_tool() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stats.sqlite3");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for m in &MIGRATIONS[..3] {
+                conn.execute_batch(m).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 3).unwrap();
+            conn.execute(
+                "INSERT INTO keep_rate (session_id, model, after_secs, lines, kept, at_ms)
+                 VALUES ('old', 'm', 300, 2, 1, 7)",
+                [],
+            )
+            .unwrap();
+        }
+        let mut db = StatsDb::open(&path).unwrap();
+        assert_eq!(db.version().unwrap(), MIGRATIONS.len() as i64);
+        let k = db.keeps(None, None).unwrap();
+        assert_eq!(
+            (
+                k[0].session_id.as_str(),
+                k[0].tool.as_str(),
+                k[0].at_end,
+                k[0].kept
+            ),
+            ("old", "", false, 1)
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! One run's record, from its events and the session's metrics around it.
 
+use std::collections::BTreeMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use agentls_agent::{AgentEvent, Metrics, Status};
@@ -23,7 +24,13 @@ pub struct RunRecorder {
     started: Instant,
     record: RunRecord,
     before: Metrics,
+    examples: BTreeMap<String, Vec<String>>,
 }
+
+/// Failures kept per tool as examples, and their length: enough to say what went
+/// wrong in an alert. They stay in memory, never in the database.
+const EXAMPLES: usize = 3;
+const EXAMPLE_CHARS: usize = 160;
 
 impl RunRecorder {
     /// A run of session `session_id` in `front_end` on `model` starting now; `before`
@@ -42,6 +49,7 @@ impl RunRecorder {
                 ..RunRecord::default()
             },
             before: before.clone(),
+            examples: BTreeMap::new(),
         }
     }
 
@@ -58,11 +66,22 @@ impl RunRecorder {
         if let AgentEvent::ToolStarted { name, .. } = ev {
             *r.calls.entry(name.clone()).or_default() += 1;
         }
-        if let AgentEvent::ToolFinished { name, error, .. } = ev {
+        if let AgentEvent::ToolFinished {
+            name,
+            error,
+            summary,
+            ..
+        } = ev
+        {
             match error {
                 Some(class) => {
                     *r.tool_errors.entry(name.clone()).or_default() += 1;
                     *r.errors.entry(class.clone()).or_default() += 1;
+                    let examples = self.examples.entry(name.clone()).or_default();
+                    if examples.len() < EXAMPLES {
+                        let line = summary.lines().next().unwrap_or_default();
+                        examples.push(format!("{class}: {}", cut(line, EXAMPLE_CHARS)));
+                    }
                 }
                 None if EDIT_TOOLS.contains(&name.as_str()) => {
                     r.edits_landed += 1;
@@ -71,6 +90,12 @@ impl RunRecorder {
                 None => {}
             }
         }
+    }
+
+    /// Up to three failures of each tool that failed in this run, each its error class
+    /// and the first line of what the tool said (for alerts shown to the user).
+    pub fn error_examples(&self) -> &BTreeMap<String, Vec<String>> {
+        &self.examples
     }
 
     /// The record: this run's share of the session's metrics (`after` minus what they
@@ -96,6 +121,14 @@ impl RunRecorder {
         }
         .to_owned();
         self.record
+    }
+}
+
+/// At most `max` characters of `s`, with `…` when cut.
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
     }
 }
 
@@ -156,5 +189,30 @@ mod tests {
             (r.status.as_str(), r.front_end.as_str()),
             ("done", "editor")
         );
+    }
+
+    #[test]
+    fn failures_are_kept_as_examples_three_per_tool_first_line_cut() {
+        let mut rec = RunRecorder::start("s1", "run", "m", &Metrics::default());
+        let long = format!("{}\nsecond line", "x".repeat(400));
+        for summary in ["no match for old_string", long.as_str(), "c", "d"] {
+            rec.observe(&AgentEvent::ToolFinished {
+                id: "c".into(),
+                name: "str_replace".into(),
+                summary: summary.into(),
+                error: Some("InvalidArguments".into()),
+                ms: 1,
+            });
+        }
+        let ex = &rec.error_examples()["str_replace"];
+        assert_eq!(ex.len(), 3);
+        assert_eq!(ex[0], "InvalidArguments: no match for old_string");
+        assert!(
+            ex[1].ends_with('…') && !ex[1].contains("second"),
+            "{}",
+            ex[1]
+        );
+        assert_eq!(ex[1].chars().count(), "InvalidArguments: ".len() + 161);
+        assert!(!rec.error_examples().contains_key("read_file"));
     }
 }

@@ -15,8 +15,9 @@ use crate::ToolError;
 /// disk (headless). `apply` returns once the edit has landed, so the next read sees it.
 #[async_trait]
 pub trait EditSink: Send + Sync {
-    /// Lands a plan whole, or refuses it with a model-readable reason.
-    async fn apply(&self, plan: agentls_edit::Plan) -> Result<(), ToolError>;
+    /// Lands a plan whole, or refuses it with a model-readable reason. `tool` names
+    /// the tool that made it (Keep Rate is kept per tool).
+    async fn apply(&self, tool: &str, plan: agentls_edit::Plan) -> Result<(), ToolError>;
 }
 
 /// Asks the user to allow something (a command the policy marks `ask`, an escalation out

@@ -74,7 +74,7 @@ pub(crate) async fn land(
             "{tool}: cancelled before the edit landed; nothing was changed"
         )));
     }
-    ctx.edits.apply(plan).await.map_err(|e| ToolError {
+    ctx.edits.apply(tool, plan).await.map_err(|e| ToolError {
         class: e.class,
         message: format!(
             // The sink says what did land, checked against the buffer: never assume

@@ -36,7 +36,7 @@ impl DiskSink {
 
 #[async_trait]
 impl EditSink for DiskSink {
-    async fn apply(&self, plan: Plan) -> Result<(), ToolError> {
+    async fn apply(&self, _tool: &str, plan: Plan) -> Result<(), ToolError> {
         let index = self.index.clone();
         let joined = tokio::task::spawn_blocking(move || {
             check_unchanged(&plan)?;
@@ -151,7 +151,7 @@ impl MemorySink {
 
 #[async_trait]
 impl EditSink for MemorySink {
-    async fn apply(&self, plan: Plan) -> Result<(), ToolError> {
+    async fn apply(&self, _tool: &str, plan: Plan) -> Result<(), ToolError> {
         let mut s = self
             .state
             .lock()

@@ -195,7 +195,7 @@ async fn disk_sink_refuses_a_plan_whose_file_changed_on_disk() {
             .unwrap()
     };
     std::fs::write(w.path("a.txt"), "someone else\n").unwrap();
-    let e = agentls_tools::EditSink::apply(&sink, plan)
+    let e = agentls_tools::EditSink::apply(&sink, "test", plan)
         .await
         .unwrap_err();
     assert_eq!(e.class, ErrorClass::UnexpectedEnvironment);

@@ -64,7 +64,7 @@ pub struct ClientSink {
 
 #[async_trait]
 impl EditSink for ClientSink {
-    async fn apply(&self, plan: Plan) -> Result<(), ToolError> {
+    async fn apply(&self, tool: &str, plan: Plan) -> Result<(), ToolError> {
         let Some(session) = self.session.get() else {
             return Err(ToolError::bug("edit before the session was built"));
         };
@@ -80,7 +80,7 @@ impl EditSink for ClientSink {
                 .all(|c| matches!(c, FileChange::Edit(_) | FileChange::Create { .. }));
         if !through_client {
             let landed = landed_of(&plan);
-            self.disk.apply(plan).await?;
+            self.disk.apply(tool, plan).await?;
             for l in landed {
                 self.recorded.push(l);
             }

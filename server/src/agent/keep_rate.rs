@@ -1,15 +1,22 @@
 //! Keep Rate in the editor: after an agent edit lands, the lines it added are looked
 //! for in the file (the live buffer when open, else the disk) at fixed delays (30 s,
-//! 5 min, 1 h; `AGENTLS_KEEP_RATE_SECS=1,3` for tests), and each look is recorded in
-//! the stats database (`agentls_stats::keep`).
+//! 5 min, 1 h; `AGENTLS_KEEP_RATE_SECS=1,3` for tests), and once more when the server
+//! shuts down (the editor closed: "at session end"). Each look is recorded in the
+//! stats database (`agentls_stats::keep`), with the model and the tool that made the
+//! edit. A server killed without `shutdown` records no end look.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agentls_stats::{KeepRecord, StatsDb};
 
 use crate::state::State;
+
+/// At most this many edits wait for the end look (the oldest go first): a server left
+/// open for weeks must not grow without bound.
+const MAX_FOLLOWED: usize = 10_000;
 
 /// The delays, in seconds.
 fn delays() -> Vec<u64> {
@@ -19,9 +26,66 @@ fn delays() -> Vec<u64> {
         .unwrap_or_else(|| vec![30, 300, 3600])
 }
 
-/// Follows the lines an edit of `path` added (from `old` to `new`) for `session` on
-/// `model`; nothing when stats are off or the edit added no line.
-pub fn follow(state: &Arc<State>, session: &str, model: &str, path: PathBuf, old: &str, new: &str) {
+/// One landed edit, followed until the server shuts down.
+#[derive(Debug, Clone)]
+struct Edit {
+    session: String,
+    model: String,
+    tool: String,
+    path: PathBuf,
+    lines: Arc<Vec<String>>,
+    landed: Instant,
+}
+
+impl Edit {
+    /// A look at the file as the user has it now.
+    fn look(&self, state: &State, after_secs: u64, at_end: bool) -> KeepRecord {
+        let text = current_text(state, &self.path);
+        KeepRecord {
+            session_id: self.session.clone(),
+            model: self.model.clone(),
+            tool: self.tool.clone(),
+            after_secs,
+            at_end,
+            lines: self.lines.len() as u32,
+            kept: text.map_or(0, |t| agentls_stats::keep::kept(&self.lines, &t)),
+            at_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64),
+        }
+    }
+}
+
+/// The edits this server follows, for their look at session end.
+#[derive(Debug, Default)]
+pub struct Followed(Mutex<VecDeque<Edit>>);
+
+impl Followed {
+    fn push(&self, edit: Edit) {
+        let mut edits = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if edits.len() == MAX_FOLLOWED {
+            edits.pop_front();
+        }
+        edits.push_back(edit);
+    }
+
+    fn take(&self) -> Vec<Edit> {
+        let mut edits = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        edits.drain(..).collect()
+    }
+}
+
+/// Follows the lines an edit of `path` added (from `old` to `new`) by `tool` for
+/// `session` on `model`; nothing when stats are off or the edit added no line.
+pub fn follow(
+    state: &Arc<State>,
+    session: &str,
+    model: &str,
+    tool: &str,
+    path: PathBuf,
+    old: &str,
+    new: &str,
+) {
     let Some(db) = state.config().config.stats.db_path(None) else {
         return;
     };
@@ -29,33 +93,54 @@ pub fn follow(state: &Arc<State>, session: &str, model: &str, path: PathBuf, old
     if lines.is_empty() {
         return;
     }
-    let (state, session, model) = (state.clone(), session.to_owned(), model.to_owned());
+    let edit = Edit {
+        session: session.to_owned(),
+        model: model.to_owned(),
+        tool: tool.to_owned(),
+        path,
+        lines: Arc::new(lines),
+        landed: Instant::now(),
+    };
+    state.keep_followed.push(edit.clone());
+    let state = state.clone();
     tokio::spawn(async move {
         let mut waited = 0;
         for after in delays() {
             tokio::time::sleep(Duration::from_secs(after.saturating_sub(waited))).await;
             waited = after;
-            let text = current_text(&state, &path);
-            let look = KeepRecord {
-                session_id: session.clone(),
-                model: model.clone(),
-                after_secs: after,
-                lines: lines.len() as u32,
-                kept: text.map_or(0, |t| agentls_stats::keep::kept(&lines, &t)),
-                at_ms: SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as i64),
-            };
-            let db = db.clone();
-            let written = tokio::task::spawn_blocking(move || {
-                StatsDb::open(&db).and_then(|mut d| d.record_keep(&look))
-            })
-            .await;
-            if !matches!(written, Ok(Ok(()))) {
-                tracing::warn!("keep rate not recorded: {written:?}");
-            }
+            record(db.clone(), vec![edit.look(&state, after, false)]).await;
         }
     });
+}
+
+/// The look at session end of every edit followed, recorded before the server answers
+/// `shutdown` (the process may be gone right after).
+pub async fn at_end(state: &Arc<State>) {
+    let edits = state.keep_followed.take();
+    let Some(db) = state.config().config.stats.db_path(None) else {
+        return;
+    };
+    if edits.is_empty() {
+        return;
+    }
+    let looks = edits
+        .iter()
+        .map(|e| e.look(state, e.landed.elapsed().as_secs(), true))
+        .collect();
+    record(db, looks).await;
+}
+
+/// Writes `looks` off the async threads; a failure is a warning.
+async fn record(db: PathBuf, looks: Vec<KeepRecord>) {
+    let n = looks.len();
+    let written = tokio::task::spawn_blocking(move || {
+        let mut d = StatsDb::open(&db)?;
+        looks.iter().try_for_each(|l| d.record_keep(l))
+    })
+    .await;
+    if !matches!(written, Ok(Ok(()))) {
+        tracing::warn!("keep rate not recorded ({n} look(s)): {written:?}");
+    }
 }
 
 /// The file as the user has it: the open buffer, else the disk (`None`: gone).

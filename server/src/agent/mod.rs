@@ -9,7 +9,7 @@
 mod approver;
 mod diagnostics;
 mod events;
-mod keep_rate;
+pub(crate) mod keep_rate;
 mod prompts;
 mod review;
 mod runner;

@@ -255,7 +255,10 @@ async fn run(
         reporter.agent_event(&ev).await;
     }
     let stats_db = state.config().config.stats.db_path(None);
-    crate::config::record_run(stats_db, recorder.finish(session.metrics(), &status)).await;
+    let examples = recorder.error_examples().clone();
+    let alerts =
+        crate::config::record_run(stats_db, recorder.finish(session.metrics(), &status)).await;
+    show_alerts(&state, &client, &alerts, &examples).await;
     while let Ok(ev) = server_events.try_recv() {
         reporter.send(ev).await;
     }
@@ -268,6 +271,37 @@ async fn run(
     reporter
         .finish(status, message, m.steps, m.wall_ms, tokens)
         .await;
+}
+
+/// Tells the user, once per server process for each model and tool, that the tool's
+/// failure rate left its baseline, with what this run's failures said.
+async fn show_alerts(
+    state: &State,
+    client: &Client,
+    alerts: &[agentls_stats::Alert],
+    examples: &std::collections::BTreeMap<String, Vec<String>>,
+) {
+    for a in alerts {
+        let first = state
+            .alerts_shown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((a.model.clone(), a.tool.clone()));
+        if !first {
+            continue;
+        }
+        let mut message = format!(
+            "agentls: failing more than usual in the last day: {}",
+            a.describe()
+        );
+        if let Some(ex) = examples.get(&a.tool) {
+            message.push_str(&format!(". Lately: {}", ex.join("; ")));
+        }
+        message.push_str(". See `agentls stats`.");
+        client
+            .show_message(tower_lsp::lsp_types::MessageType::WARNING, message)
+            .await;
+    }
 }
 
 /// Builds the agent session of `entry`: provider, tools writing through the editor,

@@ -29,7 +29,7 @@ pub struct SessionSink {
 
 #[async_trait]
 impl EditSink for SessionSink {
-    async fn apply(&self, plan: Plan) -> Result<(), ToolError> {
+    async fn apply(&self, tool: &str, plan: Plan) -> Result<(), ToolError> {
         let landed = match self.inner.land(plan, "agent edit").await {
             Ok(l) => l,
             Err(e) if e.by_user => return Err(ToolError::aborted(e.message)),
@@ -58,6 +58,7 @@ impl EditSink for SessionSink {
                 &self.state,
                 &entry.id,
                 &entry.model(),
+                tool,
                 t.path.clone(),
                 &old,
                 &t.new_text,

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use agentls_stats::alerts::DAY_MS;
 use anyhow::Context;
 
 use crate::cli::StatsArgs;
@@ -35,9 +36,10 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let tables = agentls_stats::summarize(&runs);
     // Alerts: the window (--since, else the last day) against the 30 days before it.
     let window = since.unwrap_or_else(|| now_ms() - DAY_MS);
-    let history = db.runs(Some(window - 30 * DAY_MS), args.model.as_deref())?;
-    let alerts = agentls_stats::alerts(&history, window);
-    let keeps = agentls_stats::keep::summarize_keeps(&db.keeps(since, args.model.as_deref())?);
+    let alerts = db.alerts(window, args.model.as_deref())?;
+    let looks = db.keeps(since, args.model.as_deref())?;
+    let keeps = agentls_stats::keep::by_model(&looks);
+    let keeps_by_tool = agentls_stats::keep::by_tool(&looks);
     if args.json {
         let v = serde_json::json!({
             "database": path,
@@ -45,6 +47,7 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
             "models": tables,
             "alerts": alerts,
             "keep_rate": keeps,
+            "keep_rate_by_tool": keeps_by_tool,
         });
         writeln!(out, "{v}")?;
         return Ok(ExitCode::SUCCESS);
@@ -116,11 +119,11 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
         }
         let kept: Vec<String> = keeps
             .iter()
-            .filter(|k| k.model == m.model)
+            .filter(|k| k.model.as_deref() == Some(m.model.as_str()))
             .map(|k| {
                 format!(
-                    "after {} {:.0}% ({}/{} lines)",
-                    span(k.after_secs),
+                    "{} {:.0}% ({}/{} lines)",
+                    k.when(),
                     k.rate * 100.0,
                     k.kept,
                     k.lines
@@ -140,18 +143,28 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
             writeln!(out, "  errors: {}", top.join(", "))?;
         }
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-const DAY_MS: i64 = 86_400_000;
-
-/// `30s`, `5m`, `1h`.
-fn span(secs: u64) -> String {
-    match secs {
-        s if s >= 3600 && s % 3600 == 0 => format!("{}h", s / 3600),
-        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
-        s => format!("{s}s"),
+    if !keeps_by_tool.is_empty() {
+        writeln!(out, "keep rate by tool (all models):")?;
+        let mut rows: Vec<(&str, Vec<String>)> = Vec::new();
+        for k in &keeps_by_tool {
+            let tool = k.tool.as_deref().unwrap_or_default();
+            let look = format!(
+                "{} {:.0}% ({}/{} lines)",
+                k.when(),
+                k.rate * 100.0,
+                k.kept,
+                k.lines
+            );
+            match rows.last_mut() {
+                Some((t, looks)) if *t == tool => looks.push(look),
+                _ => rows.push((tool, vec![look])),
+            }
+        }
+        for (tool, looks) in rows {
+            writeln!(out, "  {tool:<20} {}", looks.join(" · "))?;
+        }
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn now_ms() -> i64 {
