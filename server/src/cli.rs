@@ -109,7 +109,7 @@ pub struct ReplayArgs {
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct EvalArgs {
-    /// Compare or merge result files instead of running the suite.
+    /// Compare, merge or report result files instead of running the suite.
     #[command(subcommand)]
     pub command: Option<EvalCommand>,
     /// The directory of tasks (each with task.toml, repo/ and solution/).
@@ -144,6 +144,10 @@ pub struct EvalArgs {
     /// list is I-1 modulo N; `agentls eval merge` joins the shards' `--out` files.
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
+    /// After the run, write an HTML report of the `--out` file here (needs `--out`):
+    /// what `agentls eval report FILE.jsonl --html FILE` writes.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write logs to this file instead of stderr.
     #[arg(long, value_name = "FILE")]
     pub log_file: Option<PathBuf>,
@@ -170,7 +174,7 @@ pub struct StatsArgs {
     pub config: Option<PathBuf>,
 }
 
-/// `agentls eval compare` and `agentls eval merge`.
+/// `agentls eval compare`, `agentls eval merge` and `agentls eval report`.
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Compare two `--out` files task by task: pass rates, pass@1 with intervals, a
@@ -195,6 +199,18 @@ pub enum EvalCommand {
         /// The shards' files.
         #[arg(value_name = "SHARD.jsonl", required = true)]
         inputs: Vec<PathBuf>,
+    },
+    /// Summarize `--out` files per model (pass@1 and pass@k with 95% intervals); with
+    /// `--html`, also write them as one self-contained HTML page with plots. A line's
+    /// model is its `model` field, else its file's name.
+    Report {
+        /// The results, one or more runs (e.g. one per model).
+        #[arg(value_name = "RESULTS.jsonl", required = true)]
+        inputs: Vec<PathBuf>,
+        /// Write the HTML report here: pass rates with error bars, a task × model table,
+        /// wall times, tool errors by class (no scripts, nothing fetched from the web).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -468,5 +484,14 @@ mod tests {
             "merge needs an input"
         );
         assert!(eval(&["--jobs", "2", "compare", "a", "b"]).is_err());
+        let e = eval(&["report", "a.jsonl", "b.jsonl", "--html", "r.html"]).unwrap();
+        assert!(matches!(&e.command,
+            Some(EvalCommand::Report { inputs, html: Some(h) }) if inputs.len() == 2 && h.ends_with("r.html")));
+        assert!(
+            eval(&["report", "--html", "r.html"]).is_err(),
+            "report needs a file"
+        );
+        let e = eval(&["--out", "o.jsonl", "--html", "r.html"]).unwrap();
+        assert!(e.command.is_none() && e.html.is_some());
     }
 }

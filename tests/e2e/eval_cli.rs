@@ -1,7 +1,8 @@
 //! `agentls eval` over the task suite in fixtures/tasks: the suite checks itself (every
 //! check fails untouched and passes with its solution), and a scripted model that
 //! solves one task of two scores pass@1 0.50, one JSON line per attempt, with the
-//! suite's own files left as they were.
+//! suite's own files left as they were; `eval report --html` writes one self-contained
+//! page.
 
 use std::path::Path;
 
@@ -46,6 +47,7 @@ async fn a_model_that_solves_one_task_of_two_scores_half() {
     let cfg = dir.path().join("models.toml");
     fixture_config(&cfg, &model.url());
     let jsonl = dir.path().join("out.jsonl");
+    let html = dir.path().join("report.html");
     let out = tokio::process::Command::new(bin())
         .args(["eval", "--only", "js-reverse,py-add", "--tasks"])
         .arg(tasks())
@@ -53,6 +55,8 @@ async fn a_model_that_solves_one_task_of_two_scores_half() {
         .arg(&cfg)
         .arg("--out")
         .arg(&jsonl)
+        .arg("--html")
+        .arg(&html)
         .stdin(std::process::Stdio::null())
         .output()
         .await
@@ -77,6 +81,20 @@ async fn a_model_that_solves_one_task_of_two_scores_half() {
     assert_eq!(lines[1]["task"], "py-add");
     assert_eq!(lines[1]["passed"], true);
     assert_eq!(lines[1]["status"], "done");
+    assert_eq!(lines[1]["model"], "fixture");
+    assert!(
+        lines[1]["tool_calls"].as_u64().unwrap() >= 1,
+        "{}",
+        lines[1]
+    );
+    // The run's report, drawn from its --out file.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(
+        page.contains("js-reverse") && page.contains("py-add") && page.contains("fixture"),
+        "{page}"
+    );
+    assert!(page.contains("pass@1 0.50"), "{page}");
     // Each attempt worked on a copy: the suite is untouched.
     let repo = std::fs::read_to_string(tasks().join("py-add/repo/calc.py")).unwrap();
     assert!(repo.contains("return a - b"), "{repo}");
@@ -268,4 +286,89 @@ async fn two_jobs_report_what_one_job_does() {
         runs[1].1,
         runs[0].1.as_secs_f64() / runs[1].1.as_secs_f64()
     );
+}
+
+/// `eval report` on two runs written here (two models, one a hostile name): a
+/// self-contained page naming every task, nothing that runs or loads; `--html` on a run
+/// without `--out` is refused before anything runs.
+#[test]
+fn report_writes_one_self_contained_html_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |model: &str, task: &str, attempt: u32, passed: bool, ms: u32| {
+        json!({
+            "task": task, "attempt": attempt, "model": model, "passed": passed,
+            "status": "done", "agent_ms": ms, "input_tokens": 1000, "output_tokens": 200,
+            "tool_calls": 3, "errors_by_class": {"InvalidArguments": u32::from(!passed)},
+        })
+        .to_string()
+    };
+    let names = ["py-add", "js-reverse", "go-lru"];
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    let evil = "<script>alert(1)</script>";
+    let mut text_a = String::new();
+    let mut text_b = String::new();
+    for (i, task) in names.iter().enumerate() {
+        for attempt in 1..=2 {
+            text_a += &(line("small", task, attempt, i == 0, 1000 + 100 * attempt) + "\n");
+            text_b += &(line(evil, task, attempt, i < 2, 3000 + 100 * attempt) + "\n");
+        }
+    }
+    std::fs::write(&a, text_a).unwrap();
+    std::fs::write(&b, text_b).unwrap();
+    // Lines of an older run, with no model: named after their file.
+    let old = dir.path().join("baseline.jsonl");
+    std::fs::write(
+        &old,
+        "{\"task\":\"py-add\",\"attempt\":1,\"passed\":false,\"agent_ms\":10}\n",
+    )
+    .unwrap();
+    let html = dir.path().join("report.html");
+    let out = std::process::Command::new(bin())
+        .args(["eval", "report"])
+        .args([&a, &b, &old])
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("small: pass@1 0.33") && stdout.contains("baseline: pass@1 0.00"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("report in "), "{stdout}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(!page.to_lowercase().contains("<script"), "{page}");
+    assert!(
+        !page.contains("http://") && !page.contains("https://"),
+        "{page}"
+    );
+    for name in names
+        .iter()
+        .chain(&["small", "baseline", "InvalidArguments"])
+    {
+        assert!(page.contains(name), "{name} not in the page");
+    }
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(page.contains(&a.display().to_string()));
+
+    // --html on a run needs --out; nothing is written.
+    let refused = dir.path().join("refused.html");
+    let out = std::process::Command::new(bin())
+        .args(["eval", "--tasks"])
+        .arg(tasks())
+        .arg("--html")
+        .arg(&refused)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("needs --out"), "{stderr}");
+    assert!(!refused.exists());
 }

@@ -56,7 +56,23 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             return super::eval_results::compare(a, b, *json);
         }
         Some(EvalCommand::Merge { out, inputs }) => return super::eval_results::merge(out, inputs),
+        Some(EvalCommand::Report { inputs, html }) => {
+            return super::eval_html::report(inputs, html.as_deref());
+        }
         None => {}
+    }
+    if let Some(html) = &args.html {
+        anyhow::ensure!(
+            !args.verify_tasks,
+            "--html reports the attempts of a run; --verify-tasks makes none"
+        );
+        anyhow::ensure!(
+            args.out.is_some(),
+            "--html {} needs --out FILE.jsonl: the report is drawn from the attempts written there \
+             (or run `agentls eval report FILE.jsonl --html {}` on an earlier run's --out)",
+            html.display(),
+            html.display()
+        );
     }
     let mut tasks = load_tasks(&args.tasks, args.only.as_deref())?;
     anyhow::ensure!(!tasks.is_empty(), "no task under {}", args.tasks.display());
@@ -232,6 +248,11 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     let super::run::UserConfig { models, verify, .. } =
         super::run::load_config(args.config.as_deref())?;
     let attempts = args.attempts.max(1);
+    // The name the session resolves: `--model`, else the first configured.
+    let model_name = args
+        .model
+        .clone()
+        .or_else(|| models.models.keys().next().cloned());
     let mut out_file = match &args.out {
         Some(p) => {
             Some(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
@@ -241,7 +262,9 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     let runs = tasks
         .iter()
         .flat_map(|task| (1..=attempts).map(move |attempt| (task, attempt)))
-        .map(|(task, attempt)| run_attempt(args, task, attempt, &models, &verify));
+        .map(|(task, attempt)| {
+            run_attempt(args, task, attempt, &models, &verify, model_name.as_deref())
+        });
     // Each attempt has its own copy and sandbox: up to `--jobs` run at once, each
     // reported as it finishes.
     let mut finished = futures::stream::iter(runs).buffer_unordered(args.jobs.max(1));
@@ -263,6 +286,12 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         done.push(attempt);
     }
     writeln!(std::io::stdout().lock(), "{}", summary(&by_task(&done)))?;
+    if let (Some(html), Some(out)) = (&args.html, &args.out) {
+        drop(out_file);
+        // From the file, as `agentls eval report` reads it: one report, one reader.
+        super::eval_html::write(std::slice::from_ref(out), html)?;
+        writeln!(std::io::stdout().lock(), "report in {}", html.display())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -274,6 +303,7 @@ async fn run_attempt(
     attempt: u32,
     models: &agentls_model::ModelsConfig,
     verify: &agentls_agent::VerifyConfig,
+    model_name: Option<&str>,
 ) -> anyhow::Result<(Attempt, serde_json::Value, String)> {
     let scratch = tempfile::tempdir()?;
     let ws = scratch.path().join("ws");
@@ -305,9 +335,13 @@ async fn run_attempt(
         Err(e) => (format!("error: {e}"), None),
     };
     let (passed, check_output) = check(task, &ws).await?;
+    let tool_calls = metrics
+        .as_ref()
+        .map(|m| m.calls_by_tool.values().map(|&n| u64::from(n)).sum::<u64>());
     let line = json!({
         "task": task.name,
         "attempt": attempt,
+        "model": model_name,
         "passed": passed,
         "status": status,
         "agent_ms": agent_ms,
@@ -315,6 +349,8 @@ async fn run_attempt(
         "failed_steps": metrics.as_ref().map(|m| m.failed_steps),
         "input_tokens": metrics.as_ref().map(|m| m.input_tokens),
         "output_tokens": metrics.as_ref().map(|m| m.output_tokens),
+        "tool_calls": tool_calls,
+        "errors_by_class": metrics.as_ref().map(|m| &m.errors_by_class),
         "check_tail": tail(&check_output, 400),
     });
     let done = Attempt {
@@ -324,6 +360,9 @@ async fn run_attempt(
         agent_ms: Some(agent_ms as f64),
         input_tokens: metrics.as_ref().map(|m| m.input_tokens),
         output_tokens: metrics.as_ref().map(|m| m.output_tokens),
+        model: model_name.map(str::to_owned),
+        tool_calls,
+        errors_by_class: metrics.as_ref().map(|m| m.errors_by_class.clone()),
     };
     Ok((done, line, status))
 }

@@ -12,8 +12,10 @@ use anyhow::Context;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// One attempt, as `--out` writes it (the fields compare and merge need).
-#[derive(Debug, Clone, Deserialize)]
+/// One attempt, as `--out` writes it (the fields compare, merge and report need).
+/// Lines written before `model`, `tool_calls` and `errors_by_class` were recorded
+/// read with those absent.
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Attempt {
     pub task: String,
     pub attempt: u32,
@@ -24,6 +26,15 @@ pub struct Attempt {
     pub input_tokens: Option<u64>,
     #[serde(default)]
     pub output_tokens: Option<u64>,
+    /// The model the run was given (`--model`, else the first configured).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Tool calls the session made.
+    #[serde(default)]
+    pub tool_calls: Option<u64>,
+    /// Failed tool calls by error class.
+    #[serde(default)]
+    pub errors_by_class: Option<BTreeMap<String, u32>>,
 }
 
 /// Every attempt of `path`, with each line kept as written (for merge). A (task,
@@ -349,6 +360,7 @@ mod tests {
             agent_ms: Some(100.0),
             input_tokens: Some(10),
             output_tokens: Some(2),
+            ..Attempt::default()
         }
     }
 

@@ -3,6 +3,7 @@
 pub mod doctor;
 pub mod edit;
 pub mod eval;
+pub mod eval_html;
 pub mod eval_results;
 pub mod mcp;
 pub mod model;
