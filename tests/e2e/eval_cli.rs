@@ -87,6 +87,34 @@ async fn a_model_that_solves_one_task_of_two_scores_half() {
         "{}",
         lines[1]
     );
+    let fixed = &lines[1];
+    assert_eq!(fixed["calls_by_tool"]["str_replace"], 1, "{fixed}");
+    assert_eq!(fixed["errors_by_tool"], json!({}), "{fixed}");
+    assert!(fixed["cached_input_tokens"].is_u64(), "{fixed}");
+    // Times add up: the attempt's wall time holds the copy, the agent and the check,
+    // and the agent's first token and first edit came within its time.
+    let num = |k: &str| fixed[k].as_f64().unwrap_or_else(|| panic!("{k}: {fixed}"));
+    assert!(
+        num("wall_ms") >= num("setup_ms") + num("agent_ms") + num("check_ms") - 0.5,
+        "{fixed}"
+    );
+    assert!(num("first_token_ms") <= num("first_edit_ms"), "{fixed}");
+    assert!(num("first_edit_ms") <= num("agent_ms"), "{fixed}");
+    assert!(num("harness_ms") < num("agent_ms"), "{fixed}");
+    // The trajectory is kept beside the results, and records the edit.
+    let trajectory = std::path::PathBuf::from(fixed["trajectory"].as_str().unwrap());
+    assert!(
+        trajectory.starts_with(dir.path().join("out.trajectories")),
+        "{fixed}"
+    );
+    let recorded = std::fs::read_to_string(&trajectory).unwrap();
+    assert!(recorded.contains("return a + b"), "{recorded}");
+    // What the harness adds, measured in this run.
+    let overhead = stdout
+        .lines()
+        .find(|l| l.starts_with("harness overhead "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    eprintln!("{overhead}");
     // The run's report, drawn from its --out file.
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));

@@ -22,7 +22,7 @@ use anyhow::Context;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::eval_results::{Attempt, by_task, summary};
+use super::eval_results::{Attempt, by_task, overhead, summary};
 use crate::cli::{EvalArgs, EvalCommand};
 
 /// `task.toml`.
@@ -285,12 +285,16 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         )?;
         done.push(attempt);
     }
-    writeln!(std::io::stdout().lock(), "{}", summary(&by_task(&done)))?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", summary(&by_task(&done)))?;
+    if let Some(o) = overhead(&done) {
+        writeln!(stdout, "{o}")?;
+    }
     if let (Some(html), Some(out)) = (&args.html, &args.out) {
         drop(out_file);
         // From the file, as `agentls eval report` reads it: one report, one reader.
         super::eval_html::write(std::slice::from_ref(out), html)?;
-        writeln!(std::io::stdout().lock(), "report in {}", html.display())?;
+        writeln!(stdout, "report in {}", html.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -307,7 +311,21 @@ async fn run_attempt(
 ) -> anyhow::Result<(Attempt, serde_json::Value, String)> {
     let scratch = tempfile::tempdir()?;
     let ws = scratch.path().join("ws");
+    let start = Instant::now();
     copy_tree(&task.dir.join("repo"), &ws)?;
+    let setup_ms = ms(start.elapsed());
+    // Trajectories are kept beside the results (`R.jsonl` → `R.trajectories/`); without
+    // `--out` they go with the scratch copy.
+    let trajectory_dir = match &args.out {
+        Some(out) => out.with_extension("trajectories"),
+        None => scratch.path().join("trajectories"),
+    };
+    let mut recorder = agentls_stats::RunRecorder::start(
+        "",
+        "eval",
+        model_name.unwrap_or_default(),
+        &agentls_agent::Metrics::default(),
+    );
     let t0 = Instant::now();
     let options = HeadlessOptions {
         workspace: ws.clone(),
@@ -322,49 +340,74 @@ async fn run_attempt(
                 .flatten(),
             ..SessionConfig::default()
         },
-        trajectory_dir: Some(scratch.path().join("trajectories")),
+        trajectory_dir: Some(trajectory_dir),
         cancel: CancellationToken::new(),
         // Nothing the policy asks about runs unattended.
         approver: Some(Arc::new(DenyAll)),
         verify: verify.clone(),
     };
-    let outcome = agentls_agent::run_headless(options, |_| {}).await;
-    let agent_ms = t0.elapsed().as_millis();
-    let (status, metrics) = match outcome {
-        Ok(o) => (status_name(&o.status), Some(o.metrics)),
-        Err(e) => (format!("error: {e}"), None),
+    let outcome = agentls_agent::run_headless(options, |ev| recorder.observe(ev)).await;
+    let agent_ms = ms(t0.elapsed());
+    let (status, metrics, trajectory) = match outcome {
+        Ok(o) => (
+            status_name(&o.status),
+            Some((o.metrics, o.status)),
+            o.trajectory,
+        ),
+        Err(e) => (format!("error: {e}"), None, None),
     };
+    let harness_ms = metrics.as_ref().map(|(m, _)| m.harness_ms());
+    let record = metrics.as_ref().map(|(m, s)| recorder.finish(m, s));
+    let t1 = Instant::now();
     let (passed, check_output) = check(task, &ws).await?;
-    let tool_calls = metrics
-        .as_ref()
-        .map(|m| m.calls_by_tool.values().map(|&n| u64::from(n)).sum::<u64>());
+    let check_ms = ms(t1.elapsed());
+    let r = record.as_ref();
+    let tool_calls = r.map(|r| r.calls.values().map(|&n| u64::from(n)).sum::<u64>());
     let line = json!({
         "task": task.name,
         "attempt": attempt,
         "model": model_name,
         "passed": passed,
         "status": status,
+        "wall_ms": ms(start.elapsed()),
+        "setup_ms": setup_ms,
         "agent_ms": agent_ms,
-        "steps": metrics.as_ref().map(|m| m.steps),
-        "failed_steps": metrics.as_ref().map(|m| m.failed_steps),
-        "input_tokens": metrics.as_ref().map(|m| m.input_tokens),
-        "output_tokens": metrics.as_ref().map(|m| m.output_tokens),
+        "check_ms": check_ms,
+        "harness_ms": harness_ms,
+        "first_token_ms": r.and_then(|r| r.first_token_ms),
+        "first_edit_ms": r.and_then(|r| r.first_edit_ms),
+        "steps": r.map(|r| r.steps),
+        "failed_steps": r.map(|r| r.failed_steps),
+        "input_tokens": r.map(|r| r.input_tokens),
+        "cached_input_tokens": r.map(|r| r.cached_input_tokens),
+        "output_tokens": r.map(|r| r.output_tokens),
+        "cost_usd": r.and_then(|r| r.cost_usd),
         "tool_calls": tool_calls,
-        "errors_by_class": metrics.as_ref().map(|m| &m.errors_by_class),
+        "calls_by_tool": r.map(|r| &r.calls),
+        "errors_by_tool": r.map(|r| &r.tool_errors),
+        "errors_by_class": r.map(|r| &r.errors),
+        "trajectory": args.out.as_ref().and(trajectory),
         "check_tail": tail(&check_output, 400),
     });
     let done = Attempt {
         task: task.name.clone(),
         attempt,
         passed,
-        agent_ms: Some(agent_ms as f64),
-        input_tokens: metrics.as_ref().map(|m| m.input_tokens),
-        output_tokens: metrics.as_ref().map(|m| m.output_tokens),
+        agent_ms: Some(agent_ms),
+        input_tokens: r.map(|r| r.input_tokens),
+        output_tokens: r.map(|r| r.output_tokens),
         model: model_name.map(str::to_owned),
         tool_calls,
-        errors_by_class: metrics.as_ref().map(|m| m.errors_by_class.clone()),
+        errors_by_class: r.map(|r| r.errors.clone()),
+        setup_ms: Some(setup_ms),
+        harness_ms,
     };
     Ok((done, line, status))
+}
+
+/// Milliseconds, to a tenth.
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 10_000.0).round() / 10.0
 }
 
 fn status_name(status: &Status) -> String {

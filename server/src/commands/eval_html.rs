@@ -676,6 +676,7 @@ mod tests {
             model: Some(model.to_owned()),
             tool_calls: Some(4),
             errors_by_class: Some(BTreeMap::from([("Timeout".to_owned(), u32::from(!passed))])),
+            ..Attempt::default()
         }
     }
 

@@ -35,6 +35,12 @@ pub struct Attempt {
     /// Failed tool calls by error class.
     #[serde(default)]
     pub errors_by_class: Option<BTreeMap<String, u32>>,
+    /// Copying the task's repository in.
+    #[serde(default)]
+    pub setup_ms: Option<f64>,
+    /// The agent loop's own time: neither the model's nor the tools'.
+    #[serde(default)]
+    pub harness_ms: Option<f64>,
 }
 
 /// Every attempt of `path`, with each line kept as written (for merge). A (task,
@@ -118,6 +124,31 @@ pub fn summary(results: &BTreeMap<String, TaskResult>) -> String {
         share(any),
         results.len()
     )
+}
+
+/// What the harness adds to the agent's time, over the attempts that measured it:
+/// copying the repository in, and the agent loop's own work (what neither the model
+/// nor the tools took). The task's check is the task's, not the harness's.
+pub fn overhead(attempts: &[Attempt]) -> Option<String> {
+    let measured: Vec<(f64, f64, f64)> = attempts
+        .iter()
+        .filter_map(|a| Some((a.setup_ms?, a.harness_ms?, a.agent_ms?)))
+        .collect();
+    let agent: f64 = measured.iter().map(|m| m.2).sum();
+    if measured.is_empty() || agent <= 0.0 {
+        return None;
+    }
+    let n = measured.len() as f64;
+    let setup: f64 = measured.iter().map(|m| m.0).sum();
+    let harness: f64 = measured.iter().map(|m| m.1).sum();
+    Some(format!(
+        "harness overhead {:.1}% of agent time: {:.0} ms per attempt (copying the repository {:.0} ms, the agent loop's own work {:.0} ms; agent {:.0} ms)",
+        (setup + harness) / agent * 100.0,
+        (setup + harness) / n,
+        setup / n,
+        harness / n,
+        agent / n
+    ))
 }
 
 /// Wilson's 95% interval for `k` successes in `n`.
@@ -484,6 +515,20 @@ mod tests {
         );
         let e = format!("{:#}", read(&dir.path().join("none.jsonl")).unwrap_err());
         assert!(e.contains("reading ") && e.contains("none.jsonl"), "{e}");
+    }
+
+    #[test]
+    fn overhead_is_the_copy_and_the_loop_s_own_work_over_agent_time() {
+        let timed = |setup: f64, harness: f64, agent: f64| Attempt {
+            agent_ms: Some(agent),
+            setup_ms: Some(setup),
+            harness_ms: Some(harness),
+            ..attempt("a", 1, true)
+        };
+        let line = overhead(&[timed(10.0, 5.0, 1000.0), timed(30.0, 5.0, 3000.0)]).unwrap();
+        assert!(line.starts_with("harness overhead 1.2% of agent time: 25 ms per attempt (copying the repository 20 ms, the agent loop's own work 5 ms; agent 2000 ms)"), "{line}");
+        // Lines written before the figures were recorded say nothing.
+        assert_eq!(overhead(&[attempt("a", 1, true)]), None);
     }
 
     #[test]
