@@ -118,9 +118,10 @@ pub struct EvalArgs {
     /// Only these tasks (comma-separated names).
     #[arg(long, value_name = "NAMES")]
     pub only: Option<String>,
-    /// A model from the `[models]` table, or `auto`; the first configured when absent.
-    #[arg(long)]
-    pub model: Option<String>,
+    /// Models from the `[models]` table, or `auto`: each runs every task (repeat the
+    /// flag or separate names by commas); the first configured when absent.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub model: Vec<String>,
     /// The config file with `[models]` (default: the user config file).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -493,5 +494,8 @@ mod tests {
         );
         let e = eval(&["--out", "o.jsonl", "--html", "r.html"]).unwrap();
         assert!(e.command.is_none() && e.html.is_some());
+        assert!(e.model.is_empty(), "the first configured");
+        let e = eval(&["--model", "a,b", "--model", "c"]).unwrap();
+        assert_eq!(e.model, ["a", "b", "c"]);
     }
 }

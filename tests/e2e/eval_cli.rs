@@ -400,3 +400,94 @@ fn report_writes_one_self_contained_html_page() {
     assert!(stderr.contains("needs --out"), "{stderr}");
     assert!(!refused.exists());
 }
+
+/// Two models in one run: each runs every task, each line names its model, the summary
+/// is per model, `eval report` reads the file back per model, and `eval compare` refuses
+/// a file that mixes models rather than pairing one model's tasks with another's.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_models_in_one_run_are_scored_apart() {
+    let model = ModelServer::start().await.unwrap();
+    // One job: py-add with `good` first (it fixes the bug), then with `weak` (gives up).
+    model.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}),
+    ));
+    model.push_turn(Turn::text("Fixed."));
+    model.push_turn(Turn::text("I cannot do that."));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[models.good]\nwire = \"openai_chat\"\nbase_url = \"{0}\"\n\
+             [models.weak]\nwire = \"openai_chat\"\nbase_url = \"{0}\"\n",
+            model.url()
+        ),
+    )
+    .unwrap();
+    let jsonl = dir.path().join("both.jsonl");
+    let run = |args: &[&std::ffi::OsStr]| {
+        let mut cmd = std::process::Command::new(bin());
+        cmd.arg("eval")
+            .args(args)
+            .stdin(std::process::Stdio::null());
+        cmd
+    };
+    let out = tokio::task::spawn_blocking({
+        let (cfg, jsonl) = (cfg.clone(), jsonl.clone());
+        move || {
+            run(&[
+                "--only".as_ref(),
+                "py-add".as_ref(),
+                "--model".as_ref(),
+                "good,weak".as_ref(),
+                "--tasks".as_ref(),
+                tasks().as_os_str(),
+                "--config".as_ref(),
+                cfg.as_os_str(),
+                "--out".as_ref(),
+                jsonl.as_os_str(),
+            ])
+            .output()
+            .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("PASS py-add #1 [good]"), "{stdout}");
+    assert!(stdout.contains("FAIL py-add #1 [weak]"), "{stdout}");
+    assert!(stdout.contains("good: pass@1 1.00"), "{stdout}");
+    assert!(stdout.contains("weak: pass@1 0.00"), "{stdout}");
+    let models: Vec<String> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["model"].to_string())
+        .collect();
+    assert_eq!(models, ["\"good\"", "\"weak\""]);
+    // The same (task, attempt) under two models is no duplicate.
+    let report = run(&["report".as_ref(), jsonl.as_os_str()])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success(), "{printed}");
+    assert!(
+        printed.contains("good: pass@1 1.00") && printed.contains("weak: pass@1 0.00"),
+        "{printed}"
+    );
+    let compare = run(&["compare".as_ref(), jsonl.as_os_str(), jsonl.as_os_str()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&compare.stderr);
+    assert!(!compare.status.success());
+    assert!(
+        said.contains("holds the attempts of 2 models (good, weak)"),
+        "{said}"
+    );
+}

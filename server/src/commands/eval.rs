@@ -248,23 +248,42 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     let super::run::UserConfig { models, verify, .. } =
         super::run::load_config(args.config.as_deref())?;
     let attempts = args.attempts.max(1);
-    // The name the session resolves: `--model`, else the first configured.
-    let model_name = args
-        .model
-        .clone()
-        .or_else(|| models.models.keys().next().cloned());
+    // The names the sessions resolve: `--model`, else the first configured.
+    let model_names: Vec<Option<String>> = if args.model.is_empty() {
+        vec![models.models.keys().next().cloned()]
+    } else {
+        args.model.iter().cloned().map(Some).collect()
+    };
     let mut out_file = match &args.out {
         Some(p) => {
             Some(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
         }
         None => None,
     };
-    let runs = tasks
+    let plan: Vec<(&Task, Option<&str>, u32)> = tasks
         .iter()
-        .flat_map(|task| (1..=attempts).map(move |attempt| (task, attempt)))
-        .map(|(task, attempt)| {
-            run_attempt(args, task, attempt, &models, &verify, model_name.as_deref())
-        });
+        .flat_map(|task| {
+            model_names
+                .iter()
+                .flat_map(move |m| (1..=attempts).map(move |attempt| (task, m.as_deref(), attempt)))
+        })
+        .collect();
+    let several = model_names.len() > 1;
+    // On a terminal, a bar on stderr: attempts done, passed, elapsed and left.
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(plan.len() as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} attempts · {msg} · {elapsed} (~{eta} left)",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message("0 passed");
+    let runs = plan
+        .iter()
+        .map(|&(task, model, attempt)| run_attempt(args, task, attempt, &models, &verify, model));
     // Each attempt has its own copy and sandbox: up to `--jobs` run at once, each
     // reported as it finishes.
     let mut finished = futures::stream::iter(runs).buffer_unordered(args.jobs.max(1));
@@ -274,19 +293,39 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         if let Some(f) = out_file.as_mut() {
             writeln!(f, "{line}")?;
         }
-        let mut stdout = std::io::stdout().lock();
-        writeln!(
-            stdout,
-            "{} {} #{}: {status}, {} ms",
+        let which = match (&attempt.model, several) {
+            (Some(m), true) => format!(" [{m}]"),
+            _ => String::new(),
+        };
+        let printed = format!(
+            "{} {} #{}{which}: {status}, {} ms",
             if attempt.passed { "PASS" } else { "FAIL" },
             attempt.task,
             attempt.attempt,
             attempt.agent_ms.unwrap_or_default()
-        )?;
+        );
+        bar.suspend(|| writeln!(std::io::stdout().lock(), "{printed}"))?;
         done.push(attempt);
+        bar.inc(1);
+        bar.set_message(format!(
+            "{} passed",
+            done.iter().filter(|a| a.passed).count()
+        ));
     }
+    bar.finish_and_clear();
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", summary(&by_task(&done)))?;
+    if several {
+        for name in model_names.iter().flatten() {
+            let mine: Vec<Attempt> = done
+                .iter()
+                .filter(|a| a.model.as_deref() == Some(name.as_str()))
+                .cloned()
+                .collect();
+            writeln!(stdout, "{name}: {}", summary(&by_task(&mine)))?;
+        }
+    } else {
+        writeln!(stdout, "{}", summary(&by_task(&done)))?;
+    }
     if let Some(o) = overhead(&done) {
         writeln!(stdout, "{o}")?;
     }
@@ -330,7 +369,7 @@ async fn run_attempt(
     let options = HeadlessOptions {
         workspace: ws.clone(),
         task: task.file.prompt.clone(),
-        model: args.model.clone(),
+        model: model_name.map(str::to_owned),
         models: models.clone(),
         provider: None,
         tools: ToolSet::default(),

@@ -50,7 +50,7 @@ pub fn read(path: &Path) -> anyhow::Result<Vec<(Attempt, String)>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut out = Vec::new();
-    let mut seen: BTreeMap<(String, u32), usize> = BTreeMap::new();
+    let mut seen: BTreeMap<(Option<String>, String, u32), usize> = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -62,13 +62,19 @@ pub fn read(path: &Path) -> anyhow::Result<Vec<(Attempt, String)>> {
                 i + 1
             )
         })?;
-        if let Some(first) = seen.insert((attempt.task.clone(), attempt.attempt), i + 1) {
+        let key = (attempt.model.clone(), attempt.task.clone(), attempt.attempt);
+        if let Some(first) = seen.insert(key, i + 1) {
             anyhow::bail!(
-                "{}:{}: task {} attempt {} again (first on line {first})",
+                "{}:{}: task {} attempt {}{} again (first on line {first})",
                 path.display(),
                 i + 1,
                 attempt.task,
-                attempt.attempt
+                attempt.attempt,
+                attempt
+                    .model
+                    .as_ref()
+                    .map(|m| format!(" of model {m}"))
+                    .unwrap_or_default()
             );
         }
         out.push((attempt, line.to_owned()));
@@ -297,9 +303,27 @@ pub fn compare_value(a: &[Attempt], b: &[Attempt]) -> Value {
 }
 
 /// `agentls eval compare A B [--json]`.
+/// Compare pairs tasks of one model with tasks of another: a file holding several
+/// models' attempts (`agentls eval --model x,y`) would mix them.
+fn one_model(path: &Path, attempts: &[Attempt]) -> anyhow::Result<()> {
+    let models: BTreeSet<&str> = attempts.iter().filter_map(|a| a.model.as_deref()).collect();
+    anyhow::ensure!(
+        models.len() <= 1,
+        "{} holds the attempts of {} models ({}): compare takes one model's run per file \
+         (`agentls eval report {}` shows each model's)",
+        path.display(),
+        models.len(),
+        models.into_iter().collect::<Vec<_>>().join(", "),
+        path.display()
+    );
+    Ok(())
+}
+
 pub fn compare(a: &Path, b: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let xs: Vec<Attempt> = read(a)?.into_iter().map(|(x, _)| x).collect();
     let ys: Vec<Attempt> = read(b)?.into_iter().map(|(x, _)| x).collect();
+    one_model(a, &xs)?;
+    one_model(b, &ys)?;
     let v = compare_value(&xs, &ys);
     let mut out = std::io::stdout().lock();
     if as_json {
