@@ -144,6 +144,15 @@ pub struct StatsSettings {
     pub enabled: bool,
     /// The database; the user data directory's `agentls/stats.sqlite3` when unset.
     pub path: Option<PathBuf>,
+    /// Judge the user's next message after an agent turn (continues, corrects,
+    /// rejects, frustrated) with one model call, off the request path (off by default).
+    pub satisfaction: bool,
+    /// The model that judges (a `[models.NAME]`): when unset, the first configured
+    /// local model if this build has the embedded engine, else the session's own model.
+    pub satisfaction_model: Option<String>,
+    /// Store nothing free-text: with it on (the default) only the label is kept; off,
+    /// the classifier's short reason (at most 200 characters) too.
+    pub privacy: bool,
 }
 
 impl Default for StatsSettings {
@@ -151,6 +160,9 @@ impl Default for StatsSettings {
         Self {
             enabled: true,
             path: None,
+            satisfaction: false,
+            satisfaction_model: None,
+            privacy: true,
         }
     }
 }

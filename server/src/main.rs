@@ -17,6 +17,7 @@ mod indexing;
 mod journal;
 mod logging;
 mod panic_guard;
+mod satisfaction;
 mod server;
 mod state;
 mod transport;

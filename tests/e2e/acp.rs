@@ -263,6 +263,96 @@ async fn the_rust_acp_client_gets_the_answer_streamed() {
     );
 }
 
+/// Satisfaction over ACP (`[stats] satisfaction = true`): the second `session/prompt`
+/// of a session is judged by the `judge` model against the agent's first answer, and
+/// the label stored for the agent's model, without its reason (privacy by default).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_acp_prompt_is_judged() {
+    use agent_client_protocol::v1::SessionSetup;
+    use agent_client_protocol::v1::schema::InitializeRequest;
+    use agent_client_protocol::{AcpAgent, Client, schema::ProtocolVersion};
+
+    let model = ModelServer::start().await.unwrap();
+    let judge = ModelServer::start().await.unwrap();
+    model.push_turn(Turn::text("add returns a + b."));
+    model.push_turn(Turn::text("Reverted."));
+    judge.push_turn(Turn::text(
+        "{\"label\": \"rejects\", \"reason\": \"Wants the change undone.\"}",
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let cfg = dir.path().join("models.toml");
+    fixture_config(&cfg, &model.url());
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(&format!(
+        "[models.judge]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n\
+         [stats]\nsatisfaction = true\nsatisfaction_model = \"judge\"\n",
+        judge.url()
+    ));
+    std::fs::write(&cfg, text).unwrap();
+    let db = dir.path().join("stats.sqlite3");
+    let agent = AcpAgent::from_args([
+        bin().display().to_string(),
+        "acp".into(),
+        "--config".into(),
+        cfg.display().to_string(),
+        "--trajectory-dir".into(),
+        dir.path().join("traj").display().to_string(),
+        "--sessions-dir".into(),
+        dir.path().join("sessions").display().to_string(),
+        "--stats-db".into(),
+        db.display().to_string(),
+    ])
+    .unwrap();
+    let db2 = db.clone();
+    let stats = Client
+        .v1()
+        .name("agentls-e2e")
+        .connect_with(agent, async move |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            cx.build_session(&ws)
+                .block_task()
+                .run_until(async |SessionSetup { mut session, .. }| {
+                    session.send_prompt("What does add do?")?;
+                    session.read_to_string().await?;
+                    session.send_prompt("No, undo all of that, I'll do it myself.")?;
+                    session.read_to_string().await?;
+                    // Judged in a task of its own: polled while the agent still runs.
+                    let mut stats = Value::Null;
+                    for _ in 0..50 {
+                        let out = std::process::Command::new(bin())
+                            .args(["stats", "--json", "--stats-db"])
+                            .arg(&db2)
+                            .output()
+                            .unwrap();
+                        stats = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+                        if stats["satisfaction"][0]["n"] == 1 {
+                            break;
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    }
+                    Ok(stats)
+                })
+                .await
+        })
+        .await
+        .unwrap();
+    let judged = &stats["satisfaction_messages"][0];
+    assert_eq!(
+        (&judged["model"], &judged["label"], &judged["reason"]),
+        (&json!("fixture"), &json!("rejects"), &Value::Null),
+        "{stats}"
+    );
+    let asked = judge.requests();
+    assert_eq!(asked.len(), 1);
+    let body = asked[0].body.to_string();
+    assert!(body.contains("add returns a + b."), "{body}");
+    assert!(body.contains("undo all of that"), "{body}");
+}
+
 /// Bad input on the wire: a line that is not JSON, a prompt for a session that does
 /// not exist. Each gets an error and the agent keeps serving; closing stdin ends it.
 #[test]

@@ -1207,3 +1207,170 @@ async fn a_tool_failing_far_above_its_baseline_is_shown_once_per_server() {
     let stats = stats_until(f._dir.path(), |v| v["runs"] == 2);
     assert_eq!(stats["alerts"][0]["failures"], 14, "{stats}");
 }
+
+/// [`setup`] with the agent extension declared and `extra` appended to the config file
+/// (more models, a `[stats]` table).
+async fn setup_extension_with(extra: &str) -> Fixture {
+    let mut caps = helix_caps();
+    caps["experimental"] = json!({ "agent": { "version": 1 } });
+    let model = ModelServer::start().await.unwrap();
+    let (dir, root, config) = agent_workspace(&model.url(), STUB);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(extra);
+    std::fs::write(&config, text).unwrap();
+    let mut editor = start_editor(dir.path(), &root, caps, json!({}), Value::Null);
+    let uri = url(&root.join("src/lib.rs"));
+    editor.open(&uri, STUB).unwrap();
+    Fixture {
+        _dir: dir,
+        root,
+        editor,
+        uri,
+        model,
+    }
+}
+
+const PANICS: &str =
+    "that's wrong, it panics: thread 'main' panicked at src/lib.rs:2:5:\nnot yet implemented";
+
+/// A panel session: "Implement add" answered by the agent, then the user's `second`
+/// prompt in the same session, run to its end. The session id.
+fn two_prompts(f: &mut Fixture, second: &str) -> String {
+    let session = f
+        .editor
+        .client
+        .request_ok("agent/newSession", json!({}))
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_owned();
+    for text in ["Implement add in src/lib.rs", second] {
+        f.editor
+            .client
+            .request_ok("agent/prompt", json!({ "session": id, "text": text }))
+            .unwrap();
+        let finished = until_finished(&mut f.editor, &id);
+        assert_eq!(finished["status"], "done", "{finished}");
+    }
+    id
+}
+
+/// Marks the classifier's request (its system prompt).
+const CLASSIFIER: &str = "You classify how a user reacts to a coding agent";
+
+/// Satisfaction (`[stats] satisfaction = true`, privacy on by default): the user's
+/// second prompt in a panel session is judged by the configured `judge` model against
+/// the agent's answer, off the run's path; `agentls stats` shows the label for the
+/// agent's model, and no reason is stored.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_follow_up_prompt_is_judged_and_only_its_label_is_stored() {
+    let judge = ModelServer::start().await.unwrap();
+    let mut f = setup_extension_with(&format!(
+        "[models.judge]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n\
+         [stats]\nsatisfaction = true\nsatisfaction_model = \"judge\"\n",
+        judge.url()
+    ))
+    .await;
+    f.model.push_turn(Turn::text("Done: add adds."));
+    f.model.push_turn(Turn::text("Fixed: no more todo."));
+    judge.push_turn(Turn::text(
+        "Sure:\n```json\n{\"label\": \"corrects\", \"reason\": \"The user reports a panic in the new code.\"}\n```",
+    ));
+    let id = two_prompts(&mut f, PANICS);
+    let stats = stats_until(f._dir.path(), |v| v["satisfaction"][0]["n"] == 1);
+    let judged = &stats["satisfaction_messages"][0];
+    assert_eq!(
+        judged["model"], "fixture",
+        "the judged turn's model: {stats}"
+    );
+    assert_eq!(judged["label"], "corrects", "{stats}");
+    assert_eq!(judged["session_id"], id.as_str(), "{stats}");
+    assert_eq!(
+        judged["reason"],
+        Value::Null,
+        "privacy keeps the reason out"
+    );
+    assert_eq!(stats["satisfaction"][0]["labels"][1]["share"], 1.0);
+    // One request, to the judge: the four labels, the agent's answer and the message.
+    let asked = judge.requests();
+    assert_eq!(asked.len(), 1);
+    let body = asked[0].body.to_string();
+    assert!(body.contains(CLASSIFIER), "{body}");
+    for label in ["continues", "corrects", "rejects", "frustrated"] {
+        assert!(body.contains(label), "{label} missing: {body}");
+    }
+    assert!(body.contains("Done: add adds."), "{body}");
+    assert!(body.contains("it panics: thread 'main' panicked at src/lib.rs:2:5"));
+    // The session's model served the two runs and nothing else.
+    assert_eq!(f.model.requests().len(), 2);
+    let out = std::process::Command::new(bin())
+        .args(["stats", "--stats-db"])
+        .arg(f._dir.path().join("data/agentls/stats.sqlite3"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "satisfaction: continues 0% · corrects 100% · rejects 0% · frustrated 0%  (n=1)"
+        ),
+        "{text}"
+    );
+}
+
+/// With `[stats] privacy = false` the classifier's reason is stored too; with no
+/// `satisfaction_model` (and no embedded model in this build) the session's own model
+/// judges.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_privacy_off_the_reason_is_stored_and_the_session_s_model_judges() {
+    let mut f = setup_extension_with("[stats]\nsatisfaction = true\nprivacy = false\n").await;
+    let verdict = "{\"label\": \"frustrated\", \"reason\": \"Still broken, pasted back.\"}";
+    f.model.push_turn(Turn::text("Done: add adds."));
+    // The second run and the classifier ask the same model at once, in either order:
+    // both get the same answer.
+    f.model.push_turn(Turn::text(verdict));
+    f.model.push_turn(Turn::text(verdict));
+    two_prompts(&mut f, "still broken!! same panic again");
+    let stats = stats_until(f._dir.path(), |v| v["satisfaction"][0]["n"] == 1);
+    let judged = &stats["satisfaction_messages"][0];
+    assert_eq!(
+        (&judged["model"], &judged["label"]),
+        (&json!("fixture"), &json!("frustrated")),
+        "{stats}"
+    );
+    assert_eq!(judged["reason"], "Still broken, pasted back.", "{stats}");
+    let classifier: Vec<String> = f
+        .model
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .filter(|b| b.contains(CLASSIFIER))
+        .collect();
+    assert_eq!(classifier.len(), 1);
+    assert!(classifier[0].contains("still broken!! same panic again"));
+}
+
+/// Satisfaction is off by default: a follow-up prompt makes no classifier request and
+/// stores no label.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_satisfaction_no_classifier_request_is_made() {
+    let mut f = setup_extension_with("").await;
+    f.model.push_turn(Turn::text("Done: add adds."));
+    f.model.push_turn(Turn::text("Fixed."));
+    // A spare answer a classifier would take.
+    f.model.push_turn(Turn::text("{\"label\": \"corrects\"}"));
+    two_prompts(&mut f, PANICS);
+    stats_until(f._dir.path(), |v| v["runs"] == 2);
+    // A classifier starts with the run, before its model call: it would be in by now.
+    std::thread::sleep(Duration::from_millis(500));
+    let bodies: Vec<String> = f
+        .model
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        bodies.iter().all(|b| !b.contains(CLASSIFIER)),
+        "a classifier request was made"
+    );
+    assert_eq!(bodies.len(), 2, "the two runs' requests only");
+    let stats = stats_until(f._dir.path(), |v| v["runs"] == 2);
+    assert_eq!(stats["satisfaction"], json!([]), "{stats}");
+}

@@ -121,7 +121,32 @@ const MIGRATIONS: &[&str] = &[
     // 4: Keep Rate per tool, and the last look when the session ended.
     "ALTER TABLE keep_rate ADD COLUMN tool TEXT NOT NULL DEFAULT '';
      ALTER TABLE keep_rate ADD COLUMN at_end INTEGER NOT NULL DEFAULT 0;",
+    // 5: Satisfaction: how the user's next message read after an agent turn.
+    "CREATE TABLE satisfaction (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        label TEXT NOT NULL,
+        reason TEXT,
+        at_ms INTEGER NOT NULL
+     );
+     CREATE INDEX satisfaction_at ON satisfaction(at_ms);",
 ];
+
+/// One judged follow-up message (see [`crate::satisfaction`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SatisfactionRecord {
+    /// The session.
+    pub session_id: String,
+    /// The model whose turn the message answered.
+    pub model: String,
+    /// `continues`, `corrects`, `rejects` or `frustrated`.
+    pub label: String,
+    /// The classifier's short reason; `None` under `[stats] privacy` (the default).
+    pub reason: Option<String>,
+    /// When it was judged, Unix ms.
+    pub at_ms: i64,
+}
 
 /// One look at an agent edit's lines, some time after it landed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -281,6 +306,49 @@ impl StatsDb {
         )?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// Stores one judged message (the reason cut to
+    /// [`crate::satisfaction::MAX_REASON_CHARS`]), and keeps at most as many as runs.
+    pub fn record_satisfaction(&mut self, s: &SatisfactionRecord) -> Result<(), StatsError> {
+        let reason = s
+            .reason
+            .as_deref()
+            .map(|r| crate::satisfaction::cut(r, crate::satisfaction::MAX_REASON_CHARS));
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO satisfaction (session_id, model, label, reason, at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![s.session_id, s.model, s.label, reason, s.at_ms],
+        )?;
+        tx.execute(
+            "DELETE FROM satisfaction WHERE id <= (SELECT id FROM satisfaction ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+            params![self.max_runs],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The judged messages since `since_ms`, of `model` when given, oldest first.
+    pub fn satisfactions(
+        &mut self,
+        since_ms: Option<i64>,
+        model: Option<&str>,
+    ) -> Result<Vec<SatisfactionRecord>, StatsError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT session_id, model, label, reason, at_ms FROM satisfaction
+             WHERE at_ms >= ?1 AND (?2 IS NULL OR model = ?2) ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![since_ms.unwrap_or(i64::MIN), model], |r| {
+            Ok(SatisfactionRecord {
+                session_id: r.get(0)?,
+                model: r.get(1)?,
+                label: r.get(2)?,
+                reason: r.get(3)?,
+                at_ms: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The Keep Rate looks since `since_ms`, of `model` when given.
@@ -532,6 +600,56 @@ mod tests {
             ),
             ("old", "", false, 1)
         );
+    }
+
+    #[test]
+    fn a_fourth_version_database_migrates_and_judged_messages_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stats.sqlite3");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for m in &MIGRATIONS[..4] {
+                conn.execute_batch(m).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 4).unwrap();
+        }
+        let mut db = StatsDb::open(&path).unwrap().with_max_runs(2);
+        assert_eq!(db.version().unwrap(), 5);
+        let judged = |label: &str, reason: Option<&str>, at: i64| SatisfactionRecord {
+            session_id: "s".into(),
+            model: if at == 3 { "b" } else { "a" }.into(),
+            label: label.into(),
+            reason: reason.map(Into::into),
+            at_ms: at,
+        };
+        // Under privacy the caller passes no reason, and none is stored.
+        db.record_satisfaction(&judged("continues", None, 1))
+            .unwrap();
+        db.record_satisfaction(&judged("corrects", Some(&"x".repeat(300)), 2))
+            .unwrap();
+        db.record_satisfaction(&judged("rejects", Some("undo"), 3))
+            .unwrap();
+        let all = db.satisfactions(None, None).unwrap();
+        // Bounded like the runs: the oldest went.
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].label, "corrects");
+        assert_eq!(all[0].reason.as_ref().unwrap().chars().count(), 201);
+        assert_eq!(all[1].reason.as_deref(), Some("undo"));
+        let b = db.satisfactions(None, Some("b")).unwrap();
+        assert_eq!((b.len(), b[0].label.as_str()), (1, "rejects"));
+        assert_eq!(db.satisfactions(Some(3), None).unwrap().len(), 1);
+        let mut db = db.with_max_runs(10);
+        db.record_satisfaction(&judged("frustrated", None, 4))
+            .unwrap();
+        let last = db.satisfactions(Some(4), None).unwrap();
+        assert_eq!(last[0].reason, None, "NULL stays NULL");
+        let raw: Option<String> = db
+            .conn
+            .query_row("SELECT reason FROM satisfaction WHERE at_ms = 4", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(raw, None);
     }
 
     #[test]

@@ -8,8 +8,13 @@
 //!   ([`StatsDb::runs`]); [`summarize`] makes the per-model tables, [`alerts`] the
 //!   tools whose failure rate under a model left its baseline.
 //!
-//! **Invariants.** Only numbers and names (models, tools, error classes) are stored,
-//! never code, prompts or paths. The schema carries its version (`PRAGMA user_version`)
+//! - [`satisfaction`]: the optional judgement of the user's next message after an agent
+//!   turn (the classifier's prompt, its answer's parser, the shares per model).
+//!
+//! **Invariants.** Only numbers and names (models, tools, error classes, satisfaction
+//! labels) are stored, never code, prompts or paths; the one exception is the
+//! classifier's short reason (at most 200 characters), stored only when the user turned
+//! `[stats] privacy` off. The schema carries its version (`PRAGMA user_version`)
 //! and migrates forward in order. The database stays bounded: past
 //! [`StatsDb::MAX_RUNS`] runs the oldest go. A failure to record is the caller's
 //! warning, never a failed run.
@@ -26,9 +31,10 @@ pub mod alerts;
 mod db;
 pub mod keep;
 mod recorder;
+pub mod satisfaction;
 mod summary;
 
 pub use alerts::{Alert, alerts};
-pub use db::{KeepRecord, RunRecord, StatsDb, StatsError};
+pub use db::{KeepRecord, RunRecord, SatisfactionRecord, StatsDb, StatsError};
 pub use recorder::RunRecorder;
 pub use summary::{ModelSummary, ToolSummary, summarize};

@@ -77,6 +77,8 @@ struct Shared {
     client_terminal: Mutex<bool>,
     /// Where runs are recorded for `agentls stats` (`None`: not recorded).
     stats_db: Option<PathBuf>,
+    /// Judges follow-up prompts (`[stats] satisfaction`; `None`: off).
+    judge: Option<crate::satisfaction::Judge>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
 }
 
@@ -115,6 +117,8 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
     let user = crate::commands::run::load_config(args.config.as_deref())?;
     let store = user.session_store(args.sessions_dir.clone());
+    let stats_db = user.stats.db_path(args.stats_db.as_deref());
+    let judge = crate::satisfaction::Judge::new(&user.stats, stats_db.clone());
     let crate::commands::run::UserConfig {
         models,
         verify,
@@ -132,7 +136,8 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
         client_fs: Mutex::new(false),
         client_reads: Mutex::new(false),
         client_terminal: Mutex::new(false),
-        stats_db: user.stats.db_path(args.stats_db.as_deref()),
+        stats_db,
+        judge,
         sessions: Mutex::new(HashMap::new()),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -605,6 +610,18 @@ async fn prompt(
         return Err(agent_client_protocol::Error::invalid_request()
             .data("a prompt is already running in this session; cancel it or wait"));
     };
+    let typed = prompt_text(&req.prompt);
+    // A prompt after the agent's turn: judged against it, off the turn's path,
+    // by the model that took that turn (before a switch below).
+    if let Some(judge) = &shared.judge {
+        judge.follow_up(
+            shared.models.clone(),
+            &id,
+            live.session.model_name(),
+            live.session.transcript(),
+            &typed,
+        );
+    }
     if let Some(m) = modes::find(*lock(&slot.mode)) {
         live.session.set_mode(m.mode);
     }
@@ -613,7 +630,7 @@ async fn prompt(
         live.session.switch_model(provider);
     }
     *lock(&slot.cancel) = Some(live.session.fresh_cancel_token());
-    let message = commands::expand(&prompt_text(&req.prompt));
+    let message = commands::expand(&typed);
     let mut updates = Updates::new(slot.root.clone()).with_window(live.session.context_window());
     let mut recorder = agentls_stats::RunRecorder::start(
         &id,

@@ -20,6 +20,6 @@ pub use diagnostics::ClientDiagnostics;
 pub use prompts::{Excerpt, TaskKind, task_prompt};
 pub use review::{PendingChange, reject_plan};
 pub use runner::{
-    check_model, create_session, default_model, load_saved_sessions, persist, start_run,
+    Prompt, check_model, create_session, default_model, load_saved_sessions, persist, start_run,
 };
 pub use sessions::{Entry, Sessions};

@@ -146,6 +146,16 @@ async fn providers(
     .map_err(|e| format!("building the model failed: {e}"))?
 }
 
+/// What a run is asked.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// The message the model gets.
+    pub text: String,
+    /// The user's own words when they follow up in a session the agent answered
+    /// (a panel's prompt): judged for `[stats] satisfaction` when that is on.
+    pub user_text: Option<String>,
+}
+
 /// Starts a run of `entry` on `prompt` and returns at once with the progress token the
 /// run reports under, if any. `given_token` is a token the client chose (the request's
 /// `workDoneToken`); otherwise, with `create_token`, the server creates one when the
@@ -154,7 +164,7 @@ pub fn start_run(
     state: Arc<State>,
     client: Client,
     entry: Arc<Entry>,
-    prompt: String,
+    prompt: Prompt,
     title: String,
     given_token: Option<String>,
     create_token: bool,
@@ -185,10 +195,14 @@ async fn run(
     state: Arc<State>,
     client: Client,
     entry: Arc<Entry>,
-    prompt: String,
+    prompt: Prompt,
     title: String,
     token: Option<(String, bool)>,
 ) {
+    let Prompt {
+        text: prompt,
+        user_text,
+    } = prompt;
     let extension = state.client_caps().agent_extension;
     let mut reporter =
         Reporter::begin(client.clone(), entry.clone(), token, extension, &title).await;
@@ -209,6 +223,22 @@ async fn run(
     let Some(live) = guard.as_mut() else {
         return;
     };
+    // Judged against the turn before it, by the model that took that turn.
+    if let Some(user_text) = &user_text {
+        let config = state.config().config;
+        if let (Some(judge), Ok(models)) = (
+            crate::satisfaction::Judge::new(&config.stats, config.stats.db_path(None)),
+            config.models(),
+        ) {
+            judge.follow_up(
+                models,
+                &entry.id,
+                live.session.model_name(),
+                live.session.transcript(),
+                user_text,
+            );
+        }
+    }
     let switch = entry
         .pending_model
         .lock()

@@ -40,6 +40,8 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let looks = db.keeps(since, args.model.as_deref())?;
     let keeps = agentls_stats::keep::by_model(&looks);
     let keeps_by_tool = agentls_stats::keep::by_tool(&looks);
+    let judged = db.satisfactions(since, args.model.as_deref())?;
+    let satisfaction = agentls_stats::satisfaction::by_model(&judged);
     if args.json {
         let v = serde_json::json!({
             "database": path,
@@ -48,6 +50,8 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
             "alerts": alerts,
             "keep_rate": keeps,
             "keep_rate_by_tool": keeps_by_tool,
+            "satisfaction": satisfaction,
+            "satisfaction_messages": judged,
         });
         writeln!(out, "{v}")?;
         return Ok(ExitCode::SUCCESS);
@@ -132,6 +136,9 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
             .collect();
         if !kept.is_empty() {
             writeln!(out, "  keep rate: {}", kept.join(" · "))?;
+        }
+        if let Some(s) = satisfaction.iter().find(|s| s.model == m.model) {
+            writeln!(out, "  satisfaction: {}", s.line())?;
         }
         if !m.errors.is_empty() {
             let top: Vec<String> = m

@@ -12,7 +12,7 @@ use agentls_text::DocUri;
 use tower_lsp::Client;
 use tower_lsp::jsonrpc;
 
-use crate::agent::{Entry, TaskKind, create_session, start_run, task_prompt};
+use crate::agent::{Entry, Prompt, TaskKind, create_session, start_run, task_prompt};
 use crate::edit_sink::LspEditSink;
 use crate::state::State;
 
@@ -80,11 +80,15 @@ pub fn prompt(
         None => params.text.clone(),
     };
     let title = title_of(&params.text);
+    let prompt = Prompt {
+        text,
+        user_text: Some(params.text.clone()),
+    };
     start_run(
         state.clone(),
         client.clone(),
         entry.clone(),
-        text,
+        prompt,
         title,
         None,
         false,
@@ -254,6 +258,10 @@ pub fn start_task(
     };
     let entry =
         create_session(state, args.model.clone(), kind.mode(), title.clone()).map_err(failed)?;
+    let prompt = Prompt {
+        text: prompt,
+        user_text: None,
+    };
     let token = start_run(
         state.clone(),
         client.clone(),
