@@ -92,11 +92,74 @@ pub struct ModelInfo {
     pub end_ids: Vec<u32>,
 }
 
+/// The x86 extensions llama.cpp was built with (`GGML_*` in `.cargo/config.toml` or the
+/// build's environment) that this CPU lacks: running it anyway dies of an illegal
+/// instruction, so the backend refuses with what to change instead.
+pub(crate) fn missing_cpu_features() -> Vec<&'static str> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let built = |v: Option<&str>| v.is_some_and(|v| v.eq_ignore_ascii_case("on"));
+        let wanted: [(&str, bool, bool); 6] = [
+            (
+                "GGML_AVX",
+                built(option_env!("GGML_AVX")),
+                std::is_x86_feature_detected!("avx"),
+            ),
+            (
+                "GGML_AVX2",
+                built(option_env!("GGML_AVX2")),
+                std::is_x86_feature_detected!("avx2"),
+            ),
+            (
+                "GGML_FMA",
+                built(option_env!("GGML_FMA")),
+                std::is_x86_feature_detected!("fma"),
+            ),
+            (
+                "GGML_F16C",
+                built(option_env!("GGML_F16C")),
+                std::is_x86_feature_detected!("f16c"),
+            ),
+            (
+                "GGML_BMI2",
+                built(option_env!("GGML_BMI2")),
+                std::is_x86_feature_detected!("bmi2"),
+            ),
+            (
+                "GGML_SSE42",
+                built(option_env!("GGML_SSE42")),
+                std::is_x86_feature_detected!("sse4.2"),
+            ),
+        ];
+        wanted
+            .into_iter()
+            .filter(|(_, built, has)| *built && !*has)
+            .map(|(name, _, _)| name)
+            .collect()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Vec::new()
+    }
+}
+
 /// llama.cpp's process-wide backend: initialised once, never torn down.
 pub(crate) fn backend() -> Result<&'static LlamaBackend, EngineError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
+            let missing = missing_cpu_features();
+            if !missing.is_empty() {
+                return Err(format!(
+                    "llama.cpp was built for CPU extensions this CPU lacks: rebuild with {} \
+                     (in .cargo/config.toml's [env], or the environment)",
+                    missing
+                        .iter()
+                        .map(|m| format!("{m}=OFF"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ));
+            }
             llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
             LlamaBackend::init().map_err(|e| e.to_string())
         })
@@ -415,5 +478,18 @@ impl Engine {
         self.ctx.clear_kv_cache();
         self.cached.clear();
         self.all_logits = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The build settings of .cargo/config.toml reach this crate's build (so that the
+    /// check below knows what llama.cpp was built with), and this CPU has them all.
+    #[test]
+    fn llama_cpp_is_built_for_extensions_this_cpu_has() {
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(option_env!("GGML_AVX2"), Some("ON"));
+        assert_eq!(option_env!("GGML_LLAMAFILE"), Some("OFF"));
+        assert_eq!(super::missing_cpu_features(), Vec::<&str>::new());
     }
 }

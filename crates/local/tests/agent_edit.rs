@@ -1,10 +1,12 @@
 //! Real-model end-to-end: Qwen2.5-Coder-0.5B (temperature 0) runs the agent headless on
 //! a copy of `fixtures/workspaces/rust`; its constrained `str_replace` call reaches the
 //! real tool and the edit lands on disk. Needs the weights (`agentls model fetch
-//! qwen2.5-coder-0.5b`, or `AGENTLS_TEST_GGUF_CODER`); without them it prints SKIPPED.
+//! qwen2.5-coder-0.5b`, or `AGENTLS_TEST_GGUF_CODER`); without them it prints SKIPPED (fails under CI).
 //! One to four minutes on two shared cores.
 
 #![allow(clippy::print_stderr)]
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,8 +39,9 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_constrained_call_reaches_the_real_tool_and_the_edit_lands() {
     let Some(path) = model_path() else {
-        eprintln!(
-            "SKIPPED a_constrained_call_reaches_the_real_tool_and_the_edit_lands: Qwen2.5-Coder-0.5B weights not found (agentls model fetch qwen2.5-coder-0.5b)"
+        common::missing(
+            "a_constrained_call_reaches_the_real_tool_and_the_edit_lands",
+            "Qwen2.5-Coder-0.5B weights (agentls model fetch qwen2.5-coder-0.5b)",
         );
         return;
     };

@@ -2,11 +2,13 @@
 //! `ModelsConfig::provider` loads the configured file once, the provider answers, and
 //! a headless run on a configured local model reaches it. Needs the weights (set
 //! `AGENTLS_TEST_GGUF`, or `agentls model fetch smollm2-135m`); without them each test
-//! prints SKIPPED and passes without checking.
+//! prints SKIPPED and passes without checking, except under CI, where it fails.
 
 #![allow(clippy::print_stderr)]
 // Setup helpers outside #[test] functions should panic on failure, like the tests.
 #![allow(clippy::unwrap_used)]
+
+mod common;
 
 use std::path::PathBuf;
 
@@ -26,8 +28,9 @@ fn smollm2(test: &str) -> Option<PathBuf> {
         }
     };
     if path.is_none() {
-        eprintln!(
-            "SKIPPED {test}: SmolLM2 weights not found (set AGENTLS_TEST_GGUF or fetch smollm2-135m)"
+        common::missing(
+            test,
+            "SmolLM2 weights (set AGENTLS_TEST_GGUF or fetch smollm2-135m)",
         );
     }
     path

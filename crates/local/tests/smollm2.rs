@@ -1,9 +1,12 @@
 //! Real-model tests on SmolLM2-135M-Instruct (Q4_1). They need the weights: set
 //! `AGENTLS_TEST_GGUF` to the file, or fetch it into the data directory with
 //! `cargo run -p agentls-local --example fetch -- smollm2-135m ~/.local/share/agentls`.
-//! Without the file each test prints why it skipped and passes without checking.
+//! Without the file each test prints why it skipped and passes without checking, except
+//! under CI, where it fails.
 
 #![allow(clippy::print_stderr)]
+
+mod common;
 
 use std::path::PathBuf;
 
@@ -29,8 +32,9 @@ fn model_path() -> Option<PathBuf> {
 /// in parallel.
 fn provider(test: &str) -> Option<LocalProvider> {
     let Some(path) = model_path() else {
-        eprintln!(
-            "SKIPPED {test}: SmolLM2 weights not found (set AGENTLS_TEST_GGUF or fetch smollm2-135m)"
+        common::missing(
+            test,
+            "SmolLM2 weights (set AGENTLS_TEST_GGUF or fetch smollm2-135m)",
         );
         return None;
     };
@@ -140,7 +144,7 @@ async fn cancelling_stops_within_a_token() {
 #[test]
 fn our_tokenizer_agrees_with_llama_cpp() {
     let Some(path) = model_path() else {
-        eprintln!("SKIPPED our_tokenizer_agrees_with_llama_cpp: SmolLM2 weights not found");
+        common::missing("our_tokenizer_agrees_with_llama_cpp", "SmolLM2 weights");
         return;
     };
     let engine = agentls_local::Engine::load(&path).unwrap();
