@@ -191,7 +191,7 @@ async fn a_python_acp_client_runs_a_whole_session() {
 async fn the_rust_acp_client_gets_the_answer_streamed() {
     use agent_client_protocol::v1::SessionSetup;
     use agent_client_protocol::v1::schema::InitializeRequest;
-    use agent_client_protocol::{AcpAgent, Client, schema::ProtocolVersion};
+    use agent_client_protocol::{Client, schema::ProtocolVersion};
 
     let model = ModelServer::start().await.unwrap();
     model.push_turn(Turn::default().tool_call("c1", "read_file", json!({"path": "calc.py"})));
@@ -202,19 +202,7 @@ async fn the_rust_acp_client_gets_the_answer_streamed() {
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     let cfg = dir.path().join("models.toml");
     fixture_config(&cfg, &model.url());
-    let agent = AcpAgent::from_args([
-        bin().display().to_string(),
-        "acp".into(),
-        "--config".into(),
-        cfg.display().to_string(),
-        "--trajectory-dir".into(),
-        dir.path().join("traj").display().to_string(),
-        "--sessions-dir".into(),
-        dir.path().join("sessions").display().to_string(),
-        "--stats-db".into(),
-        dir.path().join("stats.sqlite3").display().to_string(),
-    ])
-    .unwrap();
+    let agent = agentls_acp(dir.path(), &cfg);
     let ws2 = ws.clone();
     let answer = Client
         .v1()
@@ -270,7 +258,7 @@ async fn the_rust_acp_client_gets_the_answer_streamed() {
 async fn a_second_acp_prompt_is_judged() {
     use agent_client_protocol::v1::SessionSetup;
     use agent_client_protocol::v1::schema::InitializeRequest;
-    use agent_client_protocol::{AcpAgent, Client, schema::ProtocolVersion};
+    use agent_client_protocol::{Client, schema::ProtocolVersion};
 
     let model = ModelServer::start().await.unwrap();
     let judge = ModelServer::start().await.unwrap();
@@ -292,19 +280,7 @@ async fn a_second_acp_prompt_is_judged() {
     ));
     std::fs::write(&cfg, text).unwrap();
     let db = dir.path().join("stats.sqlite3");
-    let agent = AcpAgent::from_args([
-        bin().display().to_string(),
-        "acp".into(),
-        "--config".into(),
-        cfg.display().to_string(),
-        "--trajectory-dir".into(),
-        dir.path().join("traj").display().to_string(),
-        "--sessions-dir".into(),
-        dir.path().join("sessions").display().to_string(),
-        "--stats-db".into(),
-        db.display().to_string(),
-    ])
-    .unwrap();
+    let agent = agentls_acp(dir.path(), &cfg);
     let db2 = db.clone();
     let stats = Client
         .v1()
@@ -409,4 +385,22 @@ fn bad_messages_get_errors_and_the_agent_stays_up() {
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
+}
+
+/// `agentls acp` with the config `cfg`, its trajectories, sessions and stats database
+/// (`stats.sqlite3`) in `dir`, as the crate's client starts an agent.
+fn agentls_acp(dir: &Path, cfg: &Path) -> agent_client_protocol::AcpAgent {
+    agent_client_protocol::AcpAgent::from_args([
+        bin().display().to_string(),
+        "acp".into(),
+        "--config".into(),
+        cfg.display().to_string(),
+        "--trajectory-dir".into(),
+        dir.join("traj").display().to_string(),
+        "--sessions-dir".into(),
+        dir.join("sessions").display().to_string(),
+        "--stats-db".into(),
+        dir.join("stats.sqlite3").display().to_string(),
+    ])
+    .unwrap()
 }

@@ -92,8 +92,25 @@ async fn setup(caps: Value, settings: Value, text: &str) -> Fixture {
 
 /// [`setup`] with the client's `clientInfo`.
 async fn setup_as(caps: Value, settings: Value, text: &str, client_info: Value) -> Fixture {
+    setup_configured(caps, settings, text, client_info, "").await
+}
+
+/// [`setup_as`] with `extra` appended to the config file (more models, a `[stats]`
+/// table).
+async fn setup_configured(
+    caps: Value,
+    settings: Value,
+    text: &str,
+    client_info: Value,
+    extra: &str,
+) -> Fixture {
     let model = ModelServer::start().await.unwrap();
-    let (dir, root, _config) = agent_workspace(&model.url(), text);
+    let (dir, root, config) = agent_workspace(&model.url(), text);
+    if !extra.is_empty() {
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(extra);
+        std::fs::write(&config, text).unwrap();
+    }
     let mut editor = start_editor(dir.path(), &root, caps, settings, client_info);
     let uri = url(&root.join("src/lib.rs"));
     editor.open(&uri, text).unwrap();
@@ -1213,21 +1230,7 @@ async fn a_tool_failing_far_above_its_baseline_is_shown_once_per_server() {
 async fn setup_extension_with(extra: &str) -> Fixture {
     let mut caps = helix_caps();
     caps["experimental"] = json!({ "agent": { "version": 1 } });
-    let model = ModelServer::start().await.unwrap();
-    let (dir, root, config) = agent_workspace(&model.url(), STUB);
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(extra);
-    std::fs::write(&config, text).unwrap();
-    let mut editor = start_editor(dir.path(), &root, caps, json!({}), Value::Null);
-    let uri = url(&root.join("src/lib.rs"));
-    editor.open(&uri, STUB).unwrap();
-    Fixture {
-        _dir: dir,
-        root,
-        editor,
-        uri,
-        model,
-    }
+    setup_configured(caps, json!({}), STUB, Value::Null, extra).await
 }
 
 const PANICS: &str =

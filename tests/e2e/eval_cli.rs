@@ -9,7 +9,7 @@ use std::path::Path;
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::{Value, json};
 
-use crate::support::{bin, fixture_config};
+use crate::support::{agentls_ok, bin, fixture_config};
 
 fn tasks() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tasks")
@@ -48,25 +48,20 @@ async fn a_model_that_solves_one_task_of_two_scores_half() {
     fixture_config(&cfg, &model.url());
     let jsonl = dir.path().join("out.jsonl");
     let html = dir.path().join("report.html");
-    let out = tokio::process::Command::new(bin())
-        .args(["eval", "--only", "js-reverse,py-add", "--tasks"])
-        .arg(tasks())
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&jsonl)
-        .arg("--html")
-        .arg(&html)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = agentls_ok([
+        "eval".as_ref(),
+        "--only".as_ref(),
+        "js-reverse,py-add".as_ref(),
+        "--tasks".as_ref(),
+        tasks().as_os_str(),
+        "--config".as_ref(),
+        cfg.as_os_str(),
+        "--out".as_ref(),
+        jsonl.as_os_str(),
+        "--html".as_ref(),
+        html.as_os_str(),
+    ])
+    .await;
     assert!(stdout.contains("FAIL js-reverse #1"), "{stdout}");
     assert!(stdout.contains("PASS py-add #1"), "{stdout}");
     assert!(stdout.contains("pass@1 0.50"), "{stdout}");
@@ -137,20 +132,7 @@ async fn shards_merge_into_one_run_and_compare_with_a_baseline() {
     let cfg = dir.path().join("models.toml");
     fixture_config(&cfg, &model.url());
     let eval = |args: Vec<std::ffi::OsString>| {
-        let mut cmd = tokio::process::Command::new(bin());
-        cmd.arg("eval")
-            .args(args)
-            .stdin(std::process::Stdio::null());
-        async move {
-            let out = cmd.output().await.unwrap();
-            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-            assert!(
-                out.status.success(),
-                "{stdout}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            stdout
-        }
+        agentls_ok(std::iter::once(std::ffi::OsString::from("eval")).chain(args))
     };
     let shard = |i: &str, out: &Path| -> Vec<std::ffi::OsString> {
         vec![
@@ -262,24 +244,21 @@ async fn two_jobs_report_what_one_job_does() {
         }
         let out_file = dir.path().join(format!("jobs{jobs}.jsonl"));
         let started = std::time::Instant::now();
-        let out = tokio::process::Command::new(bin())
-            .args(["eval", "--only", only, "--jobs", jobs, "--tasks"])
-            .arg(tasks())
-            .arg("--config")
-            .arg(&cfg)
-            .arg("--out")
-            .arg(&out_file)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .await
-            .unwrap();
+        let stdout = agentls_ok([
+            "eval".as_ref(),
+            "--only".as_ref(),
+            only.as_ref(),
+            "--jobs".as_ref(),
+            jobs.as_ref(),
+            "--tasks".as_ref(),
+            tasks().as_os_str(),
+            "--config".as_ref(),
+            cfg.as_os_str(),
+            "--out".as_ref(),
+            out_file.as_os_str(),
+        ])
+        .await;
         let took = started.elapsed();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         assert!(
             stdout.contains("pass@1 0.00") && stdout.contains("6 task(s)"),
             "{stdout}"
@@ -427,40 +406,20 @@ async fn two_models_in_one_run_are_scored_apart() {
     )
     .unwrap();
     let jsonl = dir.path().join("both.jsonl");
-    let run = |args: &[&std::ffi::OsStr]| {
-        let mut cmd = std::process::Command::new(bin());
-        cmd.arg("eval")
-            .args(args)
-            .stdin(std::process::Stdio::null());
-        cmd
-    };
-    let out = tokio::task::spawn_blocking({
-        let (cfg, jsonl) = (cfg.clone(), jsonl.clone());
-        move || {
-            run(&[
-                "--only".as_ref(),
-                "py-add".as_ref(),
-                "--model".as_ref(),
-                "good,weak".as_ref(),
-                "--tasks".as_ref(),
-                tasks().as_os_str(),
-                "--config".as_ref(),
-                cfg.as_os_str(),
-                "--out".as_ref(),
-                jsonl.as_os_str(),
-            ])
-            .output()
-            .unwrap()
-        }
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = agentls_ok([
+        "eval".as_ref(),
+        "--only".as_ref(),
+        "py-add".as_ref(),
+        "--model".as_ref(),
+        "good,weak".as_ref(),
+        "--tasks".as_ref(),
+        tasks().as_os_str(),
+        "--config".as_ref(),
+        cfg.as_os_str(),
+        "--out".as_ref(),
+        jsonl.as_os_str(),
+    ])
+    .await;
     assert!(stdout.contains("PASS py-add #1 [good]"), "{stdout}");
     assert!(stdout.contains("FAIL py-add #1 [weak]"), "{stdout}");
     assert!(stdout.contains("good: pass@1 1.00"), "{stdout}");
@@ -472,16 +431,15 @@ async fn two_models_in_one_run_are_scored_apart() {
         .collect();
     assert_eq!(models, ["\"good\"", "\"weak\""]);
     // The same (task, attempt) under two models is no duplicate.
-    let report = run(&["report".as_ref(), jsonl.as_os_str()])
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&report.stdout);
-    assert!(report.status.success(), "{printed}");
+    let printed = agentls_ok(["eval".as_ref(), "report".as_ref(), jsonl.as_os_str()]).await;
     assert!(
         printed.contains("good: pass@1 1.00") && printed.contains("weak: pass@1 0.00"),
         "{printed}"
     );
-    let compare = run(&["compare".as_ref(), jsonl.as_os_str(), jsonl.as_os_str()])
+    let compare = std::process::Command::new(bin())
+        .arg("eval")
+        .arg("compare")
+        .args([&jsonl, &jsonl])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&compare.stderr);

@@ -95,23 +95,17 @@ async fn a_hidden_check_is_not_seen_by_the_agent_and_scores_one_of_three() {
     let cfg = dir.path().join("models.toml");
     fixture_config(&cfg, &model.url());
     let jsonl = dir.path().join("out.jsonl");
-    let out = tokio::process::Command::new(bin())
-        .args(["eval", "--no-final-check", "--tasks"])
-        .arg(&tasks)
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&jsonl)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::support::agentls_ok([
+        "eval".as_ref(),
+        "--no-final-check".as_ref(),
+        "--tasks".as_ref(),
+        tasks.as_os_str(),
+        "--config".as_ref(),
+        cfg.as_os_str(),
+        "--out".as_ref(),
+        jsonl.as_os_str(),
+    ])
+    .await;
     assert!(stdout.contains("PASS add #1"), "{stdout}");
     assert!(stdout.contains("FAIL done #1"), "{stdout}");
     assert!(stdout.contains("FAIL peek #1"), "{stdout}");

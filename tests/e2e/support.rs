@@ -131,6 +131,24 @@ pub fn tool_results(body: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `agentls ARGS…` with stdin closed: its stdout, once it has exited with success (its
+/// stdout and stderr shown when it did not).
+pub async fn agentls_ok<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> String {
+    let out = tokio::process::Command::new(bin())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// `agentls run --workspace WS --config CFG --trajectory-dir <tmp> ARGS...` (the task is
 /// the last of `args`), stdin closed, as a script or CI runs it.
 pub async fn agentls_run(ws: &Path, cfg: &Path, args: &[&str]) -> std::process::Output {
