@@ -134,6 +134,13 @@ pub struct EvalArgs {
     /// Without the harness's final check (to measure what it is worth).
     #[arg(long)]
     pub no_final_check: bool,
+    /// Each attempt's budget of wall time: the agent stops at its first model call
+    /// past it (the check still runs).
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub time_limit: u64,
+    /// Each attempt's budget of model calls.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub max_steps: u32,
     /// Check the suite instead: every check fails on repo/ and passes with solution/.
     #[arg(long)]
     pub verify_tasks: bool,
@@ -497,5 +504,8 @@ mod tests {
         assert!(e.model.is_empty(), "the first configured");
         let e = eval(&["--model", "a,b", "--model", "c"]).unwrap();
         assert_eq!(e.model, ["a", "b", "c"]);
+        assert_eq!((e.time_limit, e.max_steps), (600, 50));
+        let e = eval(&["--time-limit", "90", "--max-steps", "8"]).unwrap();
+        assert_eq!((e.time_limit, e.max_steps), (90, 8));
     }
 }

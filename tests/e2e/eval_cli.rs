@@ -449,3 +449,39 @@ async fn two_models_in_one_run_are_scored_apart() {
         "{said}"
     );
 }
+
+/// Each attempt has a budget: with `--max-steps 1` the agent stops after its first
+/// model call, the line says why, and the check still decides.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_attempt_stops_at_its_budget_and_is_still_checked() {
+    let model = ModelServer::start().await.unwrap();
+    model.push_turn(Turn::default().tool_call("c1", "read_file", json!({"path": "calc.py"})));
+    model.push_turn(Turn::text("Never asked for."));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("models.toml");
+    fixture_config(&cfg, &model.url());
+    let jsonl = dir.path().join("out.jsonl");
+    let stdout = agentls_ok([
+        "eval".as_ref(),
+        "--only".as_ref(),
+        "py-add".as_ref(),
+        "--max-steps".as_ref(),
+        "1".as_ref(),
+        "--tasks".as_ref(),
+        tasks().as_os_str(),
+        "--config".as_ref(),
+        cfg.as_os_str(),
+        "--out".as_ref(),
+        jsonl.as_os_str(),
+    ])
+    .await;
+    assert!(
+        stdout.contains("FAIL py-add #1: budgetexhausted"),
+        "{stdout}"
+    );
+    let line: Value =
+        serde_json::from_str(std::fs::read_to_string(&jsonl).unwrap().trim()).unwrap();
+    assert_eq!(line["steps"], 1, "{line}");
+    assert_eq!(line["passed"], false, "{line}");
+    assert_eq!(model.remaining_turns(), 1, "the second call was never made");
+}

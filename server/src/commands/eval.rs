@@ -377,6 +377,11 @@ async fn run_attempt(
             final_check: (!args.no_final_check)
                 .then(|| agentls_agent::final_check::detect(&ws))
                 .flatten(),
+            budget: agentls_agent::Budget {
+                max_steps: args.max_steps,
+                max_wall: Duration::from_secs(args.time_limit),
+                ..agentls_agent::Budget::default()
+            },
             ..SessionConfig::default()
         },
         trajectory_dir: Some(trajectory_dir),
