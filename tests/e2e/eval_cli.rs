@@ -485,3 +485,39 @@ async fn an_attempt_stops_at_its_budget_and_is_still_checked() {
     assert_eq!(line["passed"], false, "{line}");
     assert_eq!(model.remaining_turns(), 1, "the second call was never made");
 }
+
+/// A model call that runs past the attempt's time limit is cancelled, not waited for:
+/// the budget's own check comes only before each call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_call_past_the_time_limit_is_cancelled() {
+    let model = ModelServer::start().await.unwrap();
+    // 40 frames 250 ms apart: ten seconds of streaming.
+    model.push_turn(
+        Turn::text("word ".repeat(40))
+            .chunked(5)
+            .frame_delay(std::time::Duration::from_millis(250)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("models.toml");
+    fixture_config(&cfg, &model.url());
+    let jsonl = dir.path().join("out.jsonl");
+    let stdout = agentls_ok([
+        "eval".as_ref(),
+        "--only".as_ref(),
+        "py-add".as_ref(),
+        "--time-limit".as_ref(),
+        "2".as_ref(),
+        "--tasks".as_ref(),
+        tasks().as_os_str(),
+        "--config".as_ref(),
+        cfg.as_os_str(),
+        "--out".as_ref(),
+        jsonl.as_os_str(),
+    ])
+    .await;
+    assert!(stdout.contains("FAIL py-add #1: time limit"), "{stdout}");
+    let line: Value =
+        serde_json::from_str(std::fs::read_to_string(&jsonl).unwrap().trim()).unwrap();
+    let agent_ms = line["agent_ms"].as_f64().unwrap();
+    assert!((2000.0..8000.0).contains(&agent_ms), "{line}");
+}

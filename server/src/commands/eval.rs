@@ -366,6 +366,16 @@ async fn run_attempt(
         &agentls_agent::Metrics::default(),
     );
     let t0 = Instant::now();
+    // The budget's wall time is checked before each model call; a call that runs on
+    // (a small model generating without end) is cancelled when the time is up.
+    let cancel = CancellationToken::new();
+    let timer = tokio::spawn({
+        let (cancel, limit) = (cancel.clone(), Duration::from_secs(args.time_limit));
+        async move {
+            tokio::time::sleep(limit).await;
+            cancel.cancel();
+        }
+    });
     let options = HeadlessOptions {
         workspace: ws.clone(),
         task: task.file.prompt.clone(),
@@ -385,16 +395,20 @@ async fn run_attempt(
             ..SessionConfig::default()
         },
         trajectory_dir: Some(trajectory_dir),
-        cancel: CancellationToken::new(),
+        cancel: cancel.clone(),
         // Nothing the policy asks about runs unattended.
         approver: Some(Arc::new(DenyAll)),
         verify: verify.clone(),
     };
     let outcome = agentls_agent::run_headless(options, |ev| recorder.observe(ev)).await;
     let agent_ms = ms(t0.elapsed());
+    timer.abort();
     let (status, metrics, trajectory) = match outcome {
         Ok(o) => (
-            status_name(&o.status),
+            match &o.status {
+                Status::Cancelled => "time limit".to_owned(),
+                other => status_name(other),
+            },
             Some((o.metrics, o.status)),
             o.trajectory,
         ),
