@@ -124,10 +124,15 @@ pub fn summary(results: &BTreeMap<String, TaskResult>) -> String {
     let k = results.values().map(|r| r.attempts).max().unwrap_or(1);
     let (lo, hi) = wilson(firsts, n);
     let share = |x: f64| if n == 0.0 { 0.0 } else { x / n };
+    // With one attempt per task pass@k is pass@1: said once.
+    let at_k = if k > 1 {
+        format!(" · pass@{k} {:.2}", share(any))
+    } else {
+        String::new()
+    };
     format!(
-        "pass@1 {:.2} (95% CI {lo:.2}-{hi:.2}) · pass@{k} {:.2} · {} task(s)",
+        "pass@1 {:.2} (95% CI {lo:.2}-{hi:.2}){at_k} · {} task(s)",
         share(firsts),
-        share(any),
         results.len()
     )
 }
