@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use agentls_model::{
     CancellationToken, ChatRequest, ClientOptions, Message, ModelsConfig, Part, Provider, Role,
@@ -130,9 +130,7 @@ impl Judge {
         let verdict = parse(&answer).map_err(|e| format!("classifier {name}: {e}"))?;
         record.label = verdict.label.as_str().to_owned();
         record.reason = if self.privacy { None } else { verdict.reason };
-        record.at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
+        record.at_ms = agentls_stats::now_ms();
         let db = self.db;
         tokio::task::spawn_blocking(move || {
             agentls_stats::StatsDb::open(&db)?.record_satisfaction(&record)

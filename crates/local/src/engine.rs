@@ -99,43 +99,26 @@ pub(crate) fn missing_cpu_features() -> Vec<&'static str> {
     #[cfg(target_arch = "x86_64")]
     {
         let built = |v: Option<&str>| v.is_some_and(|v| v.eq_ignore_ascii_case("on"));
-        let wanted: [(&str, bool, bool); 6] = [
-            (
-                "GGML_AVX",
-                built(option_env!("GGML_AVX")),
-                std::is_x86_feature_detected!("avx"),
-            ),
-            (
-                "GGML_AVX2",
-                built(option_env!("GGML_AVX2")),
-                std::is_x86_feature_detected!("avx2"),
-            ),
-            (
-                "GGML_FMA",
-                built(option_env!("GGML_FMA")),
-                std::is_x86_feature_detected!("fma"),
-            ),
-            (
-                "GGML_F16C",
-                built(option_env!("GGML_F16C")),
-                std::is_x86_feature_detected!("f16c"),
-            ),
-            (
-                "GGML_BMI2",
-                built(option_env!("GGML_BMI2")),
-                std::is_x86_feature_detected!("bmi2"),
-            ),
-            (
-                "GGML_SSE42",
-                built(option_env!("GGML_SSE42")),
-                std::is_x86_feature_detected!("sse4.2"),
-            ),
-        ];
-        wanted
-            .into_iter()
-            .filter(|(_, built, has)| *built && !*has)
-            .map(|(name, _, _)| name)
-            .collect()
+        // Both macros take literals only: one line per (build setting, CPU feature).
+        macro_rules! missing {
+            ($($var:literal => $feature:tt),* $(,)?) => {{
+                let mut out = Vec::new();
+                $(
+                    if built(option_env!($var)) && !std::is_x86_feature_detected!($feature) {
+                        out.push($var);
+                    }
+                )*
+                out
+            }};
+        }
+        missing!(
+            "GGML_AVX" => "avx",
+            "GGML_AVX2" => "avx2",
+            "GGML_FMA" => "fma",
+            "GGML_F16C" => "f16c",
+            "GGML_BMI2" => "bmi2",
+            "GGML_SSE42" => "sse4.2",
+        )
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

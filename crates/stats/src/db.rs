@@ -133,6 +133,18 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX satisfaction_at ON satisfaction(at_ms);",
 ];
 
+/// Deletes all but the newest `max` rows of `table` (one of ours, never user input):
+/// every table stays bounded like the runs.
+fn keep_newest(tx: &rusqlite::Transaction<'_>, table: &str, max: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        &format!(
+            "DELETE FROM {table} WHERE id <= (SELECT id FROM {table} ORDER BY id DESC LIMIT 1 OFFSET ?1)"
+        ),
+        params![max],
+    )?;
+    Ok(())
+}
+
 /// One judged follow-up message (see [`crate::satisfaction`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SatisfactionRecord {
@@ -275,10 +287,7 @@ impl StatsDb {
                 params![id, class, count],
             )?;
         }
-        tx.execute(
-            "DELETE FROM runs WHERE id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1)",
-            params![self.max_runs],
-        )?;
+        keep_newest(&tx, "runs", self.max_runs)?;
         tx.commit()?;
         Ok(())
     }
@@ -300,10 +309,7 @@ impl StatsDb {
                 k.at_end
             ],
         )?;
-        tx.execute(
-            "DELETE FROM keep_rate WHERE id <= (SELECT id FROM keep_rate ORDER BY id DESC LIMIT 1 OFFSET ?1)",
-            params![self.max_runs],
-        )?;
+        keep_newest(&tx, "keep_rate", self.max_runs)?;
         tx.commit()?;
         Ok(())
     }
@@ -314,17 +320,14 @@ impl StatsDb {
         let reason = s
             .reason
             .as_deref()
-            .map(|r| crate::satisfaction::cut(r, crate::satisfaction::MAX_REASON_CHARS));
+            .map(|r| crate::cut(r, crate::satisfaction::MAX_REASON_CHARS));
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO satisfaction (session_id, model, label, reason, at_ms)
              VALUES (?1, ?2, ?3, ?4, ?5)",
             params![s.session_id, s.model, s.label, reason, s.at_ms],
         )?;
-        tx.execute(
-            "DELETE FROM satisfaction WHERE id <= (SELECT id FROM satisfaction ORDER BY id DESC LIMIT 1 OFFSET ?1)",
-            params![self.max_runs],
-        )?;
+        keep_newest(&tx, "satisfaction", self.max_runs)?;
         tx.commit()?;
         Ok(())
     }

@@ -74,6 +74,17 @@ impl KeepSummary {
             None => "at session end".to_owned(),
         }
     }
+
+    /// `after 30s 75% (3/4 lines)`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {:.0}% ({}/{} lines)",
+            self.when(),
+            self.rate * 100.0,
+            self.kept,
+            self.lines
+        )
+    }
 }
 
 /// The looks summed per model and delay, the looks at session end last.

@@ -38,3 +38,18 @@ pub use alerts::{Alert, alerts};
 pub use db::{KeepRecord, RunRecord, SatisfactionRecord, StatsDb, StatsError};
 pub use recorder::RunRecorder;
 pub use summary::{ModelSummary, ToolSummary, summarize};
+
+/// `s` cut to at most `max` characters (on a character boundary), `…` marking a cut.
+pub fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_owned(),
+    }
+}
+
+/// Now, in Unix milliseconds: the clock every record is stamped with.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,11 +1,11 @@
 //! One run's record, from its events and the session's metrics around it.
 
 use std::collections::BTreeMap;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use agentls_agent::{AgentEvent, Metrics, Status};
 
-use crate::RunRecord;
+use crate::{RunRecord, cut};
 
 /// The tools whose success means an edit landed.
 const EDIT_TOOLS: &[&str] = &[
@@ -36,9 +36,7 @@ impl RunRecorder {
     /// A run of session `session_id` in `front_end` on `model` starting now; `before`
     /// is the session's metrics so far (a session's metrics add up over its runs).
     pub fn start(session_id: &str, front_end: &str, model: &str, before: &Metrics) -> Self {
-        let started_at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
+        let started_at_ms = crate::now_ms();
         Self {
             started: Instant::now(),
             record: RunRecord {
@@ -121,14 +119,6 @@ impl RunRecorder {
         }
         .to_owned();
         self.record
-    }
-}
-
-/// At most `max` characters of `s`, with `…` when cut.
-fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
     }
 }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::SatisfactionRecord;
+use crate::{SatisfactionRecord, cut};
 
 /// How the user's message reads after the agent's turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -77,18 +77,6 @@ pub fn request_text(agent_answer: &str, user_message: &str) -> String {
         cut(agent_answer.trim(), MAX_ANSWER_CHARS),
         cut(user_message.trim(), MAX_MESSAGE_CHARS)
     )
-}
-
-/// `s` cut to at most `max` characters (on a character boundary), `…` marking a cut.
-pub fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((at, _)) => {
-            let mut out = s[..at].to_owned();
-            out.push('…');
-            out
-        }
-        None => s.to_owned(),
-    }
 }
 
 /// What the classifier said.

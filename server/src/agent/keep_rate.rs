@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use agentls_stats::{KeepRecord, StatsDb};
 
@@ -49,9 +49,7 @@ impl Edit {
             at_end,
             lines: self.lines.len() as u32,
             kept: text.map_or(0, |t| agentls_stats::keep::kept(&self.lines, &t)),
-            at_ms: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64),
+            at_ms: agentls_stats::now_ms(),
         }
     }
 }

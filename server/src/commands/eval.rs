@@ -447,19 +447,9 @@ async fn run_attempt(
         "trajectory": args.out.as_ref().and(trajectory),
         "check_tail": tail(&check_output, 400),
     });
-    let done = Attempt {
-        task: task.name.clone(),
-        attempt,
-        passed,
-        agent_ms: Some(agent_ms),
-        input_tokens: r.map(|r| r.input_tokens),
-        output_tokens: r.map(|r| r.output_tokens),
-        model: model_name.map(str::to_owned),
-        tool_calls,
-        errors_by_class: r.map(|r| r.errors.clone()),
-        setup_ms: Some(setup_ms),
-        harness_ms,
-    };
+    // What the summary, compare and report read, read from the line itself.
+    let done =
+        Attempt::deserialize(&line).context("an attempt line that does not read back as one")?;
     Ok((done, line, status))
 }
 

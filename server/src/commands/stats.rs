@@ -2,9 +2,9 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentls_stats::alerts::DAY_MS;
+use agentls_stats::now_ms;
 use anyhow::Context;
 
 use crate::cli::StatsArgs;
@@ -124,15 +124,7 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
         let kept: Vec<String> = keeps
             .iter()
             .filter(|k| k.model.as_deref() == Some(m.model.as_str()))
-            .map(|k| {
-                format!(
-                    "{} {:.0}% ({}/{} lines)",
-                    k.when(),
-                    k.rate * 100.0,
-                    k.kept,
-                    k.lines
-                )
-            })
+            .map(|k| k.line())
             .collect();
         if !kept.is_empty() {
             writeln!(out, "  keep rate: {}", kept.join(" · "))?;
@@ -155,13 +147,7 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
         let mut rows: Vec<(&str, Vec<String>)> = Vec::new();
         for k in &keeps_by_tool {
             let tool = k.tool.as_deref().unwrap_or_default();
-            let look = format!(
-                "{} {:.0}% ({}/{} lines)",
-                k.when(),
-                k.rate * 100.0,
-                k.kept,
-                k.lines
-            );
+            let look = k.line();
             match rows.last_mut() {
                 Some((t, looks)) if *t == tool => looks.push(look),
                 _ => rows.push((tool, vec![look])),
@@ -172,12 +158,6 @@ pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// `24h`, `7d`, `30m` before `now`, or a `YYYY-MM-DD` date (UTC midnight), in Unix ms.
