@@ -15,6 +15,27 @@ fn tasks() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tasks")
 }
 
+/// `agentls eval --tasks fixtures/tasks --config CFG --out OUT ARGS…`, succeeded: its
+/// stdout.
+async fn eval_ok(cfg: &Path, out: &Path, args: &[&str]) -> String {
+    let tasks = tasks();
+    let fixed: [&std::ffi::OsStr; 7] = [
+        "eval".as_ref(),
+        "--tasks".as_ref(),
+        tasks.as_os_str(),
+        "--config".as_ref(),
+        cfg.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ];
+    agentls_ok(
+        fixed
+            .into_iter()
+            .chain(args.iter().map(std::ffi::OsStr::new)),
+    )
+    .await
+}
+
 #[test]
 fn every_task_fails_untouched_and_passes_with_its_solution() {
     let out = std::process::Command::new(bin())
@@ -48,19 +69,16 @@ async fn a_model_that_solves_one_task_of_two_scores_half() {
     fixture_config(&cfg, &model.url());
     let jsonl = dir.path().join("out.jsonl");
     let html = dir.path().join("report.html");
-    let stdout = agentls_ok([
-        "eval".as_ref(),
-        "--only".as_ref(),
-        "js-reverse,py-add".as_ref(),
-        "--tasks".as_ref(),
-        tasks().as_os_str(),
-        "--config".as_ref(),
-        cfg.as_os_str(),
-        "--out".as_ref(),
-        jsonl.as_os_str(),
-        "--html".as_ref(),
-        html.as_os_str(),
-    ])
+    let stdout = eval_ok(
+        &cfg,
+        &jsonl,
+        &[
+            "--only",
+            "js-reverse,py-add",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    )
     .await;
     assert!(stdout.contains("FAIL js-reverse #1"), "{stdout}");
     assert!(stdout.contains("PASS py-add #1"), "{stdout}");
@@ -244,20 +262,7 @@ async fn two_jobs_report_what_one_job_does() {
         }
         let out_file = dir.path().join(format!("jobs{jobs}.jsonl"));
         let started = std::time::Instant::now();
-        let stdout = agentls_ok([
-            "eval".as_ref(),
-            "--only".as_ref(),
-            only.as_ref(),
-            "--jobs".as_ref(),
-            jobs.as_ref(),
-            "--tasks".as_ref(),
-            tasks().as_os_str(),
-            "--config".as_ref(),
-            cfg.as_os_str(),
-            "--out".as_ref(),
-            out_file.as_os_str(),
-        ])
-        .await;
+        let stdout = eval_ok(&cfg, &out_file, &["--only", only, "--jobs", jobs]).await;
         let took = started.elapsed();
         assert!(
             stdout.contains("pass@1 0.00") && stdout.contains("6 task(s)"),
@@ -406,20 +411,7 @@ async fn two_models_in_one_run_are_scored_apart() {
     )
     .unwrap();
     let jsonl = dir.path().join("both.jsonl");
-    let stdout = agentls_ok([
-        "eval".as_ref(),
-        "--only".as_ref(),
-        "py-add".as_ref(),
-        "--model".as_ref(),
-        "good,weak".as_ref(),
-        "--tasks".as_ref(),
-        tasks().as_os_str(),
-        "--config".as_ref(),
-        cfg.as_os_str(),
-        "--out".as_ref(),
-        jsonl.as_os_str(),
-    ])
-    .await;
+    let stdout = eval_ok(&cfg, &jsonl, &["--only", "py-add", "--model", "good,weak"]).await;
     assert!(stdout.contains("PASS py-add #1 [good]"), "{stdout}");
     assert!(stdout.contains("FAIL py-add #1 [weak]"), "{stdout}");
     assert!(stdout.contains("good: pass@1 1.00"), "{stdout}");
@@ -461,20 +453,7 @@ async fn an_attempt_stops_at_its_budget_and_is_still_checked() {
     let cfg = dir.path().join("models.toml");
     fixture_config(&cfg, &model.url());
     let jsonl = dir.path().join("out.jsonl");
-    let stdout = agentls_ok([
-        "eval".as_ref(),
-        "--only".as_ref(),
-        "py-add".as_ref(),
-        "--max-steps".as_ref(),
-        "1".as_ref(),
-        "--tasks".as_ref(),
-        tasks().as_os_str(),
-        "--config".as_ref(),
-        cfg.as_os_str(),
-        "--out".as_ref(),
-        jsonl.as_os_str(),
-    ])
-    .await;
+    let stdout = eval_ok(&cfg, &jsonl, &["--only", "py-add", "--max-steps", "1"]).await;
     assert!(
         stdout.contains("FAIL py-add #1: budgetexhausted"),
         "{stdout}"
@@ -501,20 +480,7 @@ async fn a_model_call_past_the_time_limit_is_cancelled() {
     let cfg = dir.path().join("models.toml");
     fixture_config(&cfg, &model.url());
     let jsonl = dir.path().join("out.jsonl");
-    let stdout = agentls_ok([
-        "eval".as_ref(),
-        "--only".as_ref(),
-        "py-add".as_ref(),
-        "--time-limit".as_ref(),
-        "2".as_ref(),
-        "--tasks".as_ref(),
-        tasks().as_os_str(),
-        "--config".as_ref(),
-        cfg.as_os_str(),
-        "--out".as_ref(),
-        jsonl.as_os_str(),
-    ])
-    .await;
+    let stdout = eval_ok(&cfg, &jsonl, &["--only", "py-add", "--time-limit", "2"]).await;
     assert!(stdout.contains("FAIL py-add #1: time limit"), "{stdout}");
     let line: Value =
         serde_json::from_str(std::fs::read_to_string(&jsonl).unwrap().trim()).unwrap();
