@@ -20,6 +20,9 @@ pub struct State {
     root: RwLock<Option<PathBuf>>,
     client_caps: RwLock<ClientCaps>,
     index: Arc<RwLock<Index>>,
+    /// Semantic search over the index's files, shared with the agent's tools and the
+    /// `agentls/semanticSearch` request.
+    pub semantic: Arc<agentls_semantic::Service>,
     index_pending: Mutex<HashSet<DocUri>>,
     /// Index work that follows the editor, one job at a time.
     pub index_jobs: crate::indexing::Jobs,

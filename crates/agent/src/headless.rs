@@ -56,6 +56,7 @@ pub fn test_context(root: &Path) -> ToolContext {
         store: Arc::new(DocumentStore::new()),
         read_limits: ReadLimits::default(),
         index: index.clone(),
+        semantic: Default::default(),
         sandbox: None,
         policy: Arc::new(agentls_sandbox::Policy::default()),
         edits: Arc::new(DiskSink::with_index(index)),

@@ -108,6 +108,8 @@ pub(crate) struct FileEntry {
     pub lines: u32,
     pub defs: Box<[DefRec]>,
     pub refs: Box<[RefRec]>,
+    /// The index's revision when this file was last (re)indexed.
+    pub rev: u64,
 }
 
 struct LiveTree {
@@ -125,6 +127,9 @@ struct Parsed {
     tags: FileTags,
 }
 
+/// The last revision given out (see [`Index::revision`]).
+static REVISION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The symbol index of a workspace. Not internally synchronised: the server keeps it
 /// behind a lock (queries take `&self`, updates `&mut self`).
 pub struct Index {
@@ -138,6 +143,9 @@ pub struct Index {
     live: FxHashMap<FileId, LiveTree>,
     lines: u64,
     pub(crate) root: Option<PathBuf>,
+    /// The revision of the file (re)indexed last: followers (semantic search) ask what
+    /// changed since the revision they saw.
+    revision: u64,
 }
 
 impl Default for Index {
@@ -170,6 +178,7 @@ impl Index {
             live: FxHashMap::default(),
             lines: 0,
             root: None,
+            revision: 0,
         }
     }
 
@@ -451,6 +460,9 @@ impl Index {
             }
         };
         self.lines += u64::from(lines);
+        // From one counter for every index of the process: a fresh crawl swapped in for
+        // an older index has only newer revisions, so a follower misses nothing.
+        self.revision = REVISION.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         if let Some(slot) = self.files.get_mut(id as usize) {
             *slot = Some(FileEntry {
                 path,
@@ -458,6 +470,7 @@ impl Index {
                 lines,
                 defs,
                 refs,
+                rev: self.revision,
             });
         }
         match live {
@@ -691,6 +704,27 @@ impl Index {
     /// Every indexed path, in no particular order.
     pub fn paths(&self) -> impl Iterator<Item = &Arc<Path>> {
         self.ids.keys()
+    }
+
+    /// The latest revision here: every file (re)indexed gets the next one from a counter
+    /// shared by all indexes of the process.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Files (re)indexed after revision `since`, with their language and revision.
+    pub fn changed_since(&self, since: u64) -> Vec<(Arc<Path>, Language, u64)> {
+        self.entries()
+            .filter(|(_, e)| e.rev > since)
+            .map(|(_, e)| (e.path.clone(), e.lang, e.rev))
+            .collect()
+    }
+
+    /// The text of `path`'s live buffer, if it has one (the index reads nothing else
+    /// from disk after indexing it).
+    pub fn live_text(&self, path: &Path) -> Option<&str> {
+        let id = self.ids.get(path)?;
+        self.live.get(id).map(|l| l.text.as_str())
     }
 
     /// Whether `path` has a live buffer (a kept syntax tree).

@@ -159,6 +159,7 @@ mod tests {
             store: Arc::new(Default::default()),
             read_limits: Default::default(),
             index: index.clone(),
+            semantic: Default::default(),
             sandbox: None,
             policy: Arc::new(Default::default()),
             edits: Arc::new(agentls_tools::DiskSink::with_index(index)),

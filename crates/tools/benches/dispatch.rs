@@ -38,6 +38,7 @@ fn ctx() -> ToolContext {
         store: Arc::new(DocumentStore::new()),
         read_limits: ReadLimits::default(),
         index: Arc::new(RwLock::new(Index::default())),
+        semantic: Default::default(),
         sandbox: None,
         policy: Arc::new(Policy::new(Decision::Allow)),
         edits: Arc::new(MemorySink::new()),

@@ -195,6 +195,9 @@ pub struct ToolContext {
     pub read_limits: ReadLimits,
     /// The symbol index.
     pub index: Arc<RwLock<Index>>,
+    /// Semantic search over the index's files (chunks follow the index; vectors when an
+    /// embedding model is set).
+    pub semantic: Arc<agentls_semantic::Service>,
     /// The command sandbox; `None` where commands are not allowed (ask mode).
     pub sandbox: Option<Arc<agentls_sandbox::Sandbox>>,
     /// The command policy (allow / ask / forbid by prefix).

@@ -53,6 +53,7 @@ impl Registry {
             Arc::new(crate::Symbols),
             Arc::new(crate::Navigate),
             Arc::new(crate::RepoMap),
+            Arc::new(crate::SemanticSearch),
             Arc::new(crate::Diagnostics),
             Arc::new(crate::StrReplace),
             Arc::new(crate::Insert),

@@ -166,6 +166,70 @@ async fn symbols_and_repo_map_come_from_the_index() {
 }
 
 #[tokio::test]
+async fn semantic_search_follows_the_index_unsaved_buffers_included() {
+    let w = ws(&[
+        (
+            "net/upload.py",
+            "def send_chunk(conn, data):\n    conn.write(data)\n\n\n# Try again when the server drops a file.\ndef retry_failed_upload(conn, f, attempts=3):\n    for _ in range(attempts):\n        send_chunk(conn, f)\n",
+        ),
+        (
+            "cfg/load.py",
+            "def parse_config(path):\n    return open(path).read()\n",
+        ),
+    ]);
+    w.crawl();
+    let out = w
+        .ok(
+            "semantic_search",
+            json!({"query": "where do we retry uploads that failed?"}),
+        )
+        .await;
+    let first = out.lines().nth(2).unwrap_or_default();
+    assert_eq!(
+        first, "net/upload.py:5-8 retry_failed_upload (function)",
+        "{out}"
+    );
+    assert!(
+        out.contains("    # Try again when the server drops a file."),
+        "{out}"
+    );
+    assert!(
+        out.contains("ranked by words only: no embedding model"),
+        "{out}"
+    );
+    // An unsaved buffer is what gets searched.
+    let path = w.path("cfg/load.py");
+    w.index.write().unwrap().update_file(
+        &path,
+        "def parse_config(path):\n    return open(path).read()\n\ndef retry_config_reload():\n    pass\n",
+    );
+    let out = w
+        .ok(
+            "semantic_search",
+            json!({"query": "retry", "path": "cfg/**"}),
+        )
+        .await;
+    assert!(
+        out.contains("cfg/load.py:4-5 retry_config_reload (function)"),
+        "{out}"
+    );
+    assert!(!out.contains("net/upload.py"), "{out}");
+    // A file the index drops is dropped from the results.
+    w.index
+        .write()
+        .unwrap()
+        .remove_file(&w.path("net/upload.py"));
+    let out = w
+        .ok("semantic_search", json!({"query": "retry upload"}))
+        .await;
+    assert!(!out.contains("net/upload.py"), "{out}");
+    let e = w
+        .err("semantic_search", json!({"query": "x", "path": "[["}))
+        .await;
+    assert_eq!(e.class, ErrorClass::InvalidArguments);
+}
+
+#[tokio::test]
 async fn diagnostics_report_syntax_errors_of_the_buffer_and_client_diagnostics() {
     struct Client;
     impl agentls_tools::DiagnosticsSource for Client {

@@ -33,6 +33,7 @@ fn profiles_get_one_edit_tool_and_ask_mode_reads_only() {
             "symbols",
             "navigate",
             "repo_map",
+            "semantic_search",
             "diagnostics",
             "todo"
         ]

@@ -372,6 +372,7 @@ async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>) -> Resul
         store: state.store.clone(),
         read_limits: config.read_limits(),
         index: state.index_handle(),
+        semantic: state.semantic.clone(),
         sandbox,
         policy: Arc::new(agentls_sandbox::Policy::default()),
         edits: Arc::new(sink),

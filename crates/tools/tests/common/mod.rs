@@ -60,6 +60,7 @@ pub fn ws_with(files: &[(&str, &str)], sink: Arc<dyn EditSink>) -> Ws {
         store: store.clone(),
         read_limits: ReadLimits::default(),
         index: index.clone(),
+        semantic: Default::default(),
         sandbox: None,
         policy: Arc::new(Policy::new(Decision::Allow)),
         edits: sink,

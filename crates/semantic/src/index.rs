@@ -1,0 +1,370 @@
+//! [`SemanticIndex`]: the chunks of every file, their BM25 postings and their vectors,
+//! searched lexically, by vector or both fused.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
+
+use crate::chunk::Chunk;
+use crate::lexical::{ChunkId, Lexical, top_k};
+use crate::terms::terms;
+
+/// Reciprocal rank fusion's constant: rank r contributes 1 / (RRF_K + r).
+const RRF_K: f32 = 60.0;
+/// How deep each ranking is read before fusing.
+const DEPTH: usize = 200;
+
+/// Turns text into unit vectors; the same model must embed chunks and queries.
+pub trait Embedder: Send + Sync {
+    /// A name that changes when the vectors would (model and version): stored vectors
+    /// made by another are not reused.
+    fn id(&self) -> &str;
+    /// One unit-length vector per text.
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>>;
+}
+
+/// How to rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// BM25 over split identifiers and comments.
+    Lexical,
+    /// Cosine similarity to the query's vector.
+    Vector,
+    /// Both, fused by reciprocal rank, with the index's signals.
+    Hybrid,
+}
+
+/// One search.
+pub struct Query<'a> {
+    /// What the user asked.
+    pub text: &'a str,
+    /// The query's vector (from the chunks' embedder); `None` ranks lexically only.
+    pub vector: Option<&'a [f32]>,
+    /// How many hits.
+    pub k: usize,
+    /// How to rank.
+    pub mode: Mode,
+    /// Only chunks of paths this accepts.
+    pub filter: Option<&'a dyn Fn(&Path) -> bool>,
+    /// Files to rank higher (open, recently edited).
+    pub boosted: Option<&'a FxHashSet<Arc<Path>>>,
+}
+
+/// A ranked chunk.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// The chunk.
+    pub chunk: Arc<Chunk>,
+    /// Fused score (higher is better).
+    pub score: f32,
+    /// 1-based rank in the lexical list, if it was there.
+    pub lexical_rank: Option<usize>,
+    /// 1-based rank in the vector list, if it was there.
+    pub vector_rank: Option<usize>,
+}
+
+/// What the index holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Files with chunks.
+    pub files: usize,
+    /// Chunks.
+    pub chunks: usize,
+    /// Chunks with a vector.
+    pub embedded: usize,
+    /// Lines of text in the chunks.
+    pub lines: usize,
+    /// Bytes of vectors held.
+    pub vector_bytes: usize,
+}
+
+struct Entry {
+    chunk: Arc<Chunk>,
+    hash: u64,
+    vector: Option<Arc<[f32]>>,
+}
+
+/// Chunks, postings and vectors of a workspace.
+#[derive(Default)]
+pub struct SemanticIndex {
+    entries: Vec<Option<Entry>>,
+    files: FxHashMap<Arc<Path>, Vec<ChunkId>>,
+    lexical: Lexical,
+    /// Vectors by chunk text hash: an unchanged chunk (moved, or its file re-read) keeps
+    /// its vector without a model call. Filled from [`SemanticIndex::set_vector`] and
+    /// from stored vectors.
+    cache: FxHashMap<u64, Arc<[f32]>>,
+    embedder_id: Option<String>,
+}
+
+impl std::fmt::Debug for SemanticIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SemanticIndex")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// The text a chunk is embedded and matched by: where it is, what it defines, what it
+/// says.
+pub fn chunk_text(chunk: &Chunk) -> String {
+    let mut s = chunk.path.to_string_lossy().into_owned();
+    if let Some(name) = &chunk.symbol {
+        s.push(' ');
+        s.push_str(name);
+    }
+    s.push('\n');
+    s.push_str(&chunk.text);
+    s
+}
+
+fn hash(text: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = FxHasher::default();
+    h.write(text.as_bytes());
+    h.finish()
+}
+
+impl SemanticIndex {
+    /// Replaces the chunks of `path` with `chunks` (all of the same path). Chunks whose
+    /// text was embedded before get their vector back at once.
+    pub fn set_file(&mut self, path: &Arc<Path>, chunks: Vec<Chunk>) {
+        self.remove_file(path);
+        let mut ids = Vec::with_capacity(chunks.len());
+        for chunk in chunks {
+            let text = chunk_text(&chunk);
+            let h = hash(&text);
+            // Ids are never reused: postings may still hold a removed chunk's id.
+            let id = self.entries.len() as ChunkId;
+            self.lexical.insert(id, &terms(&text));
+            let entry = Entry {
+                vector: self.cache.get(&h).cloned(),
+                chunk: Arc::new(chunk),
+                hash: h,
+            };
+            self.entries.push(Some(entry));
+            ids.push(id);
+        }
+        if !ids.is_empty() {
+            self.files.insert(path.clone(), ids);
+        }
+    }
+
+    /// The files that have chunks.
+    pub fn paths(&self) -> impl Iterator<Item = Arc<Path>> + '_ {
+        self.files.keys().cloned()
+    }
+
+    /// Forgets `path`.
+    pub fn remove_file(&mut self, path: &Path) {
+        let Some(ids) = self.files.remove(path) else {
+            return;
+        };
+        for id in ids {
+            self.lexical.remove(id);
+            self.entries[id as usize] = None;
+        }
+    }
+
+    /// Chunks still waiting for a vector: (id, text to embed), at most `max`.
+    pub fn pending(&self, max: usize) -> Vec<(ChunkId, String)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| {
+                let e = e.as_ref()?;
+                e.vector
+                    .is_none()
+                    .then(|| (i as ChunkId, chunk_text(&e.chunk)))
+            })
+            .take(max)
+            .collect()
+    }
+
+    /// Gives chunk `id` its vector (ignored if the chunk is gone or changed since).
+    pub fn set_vector(&mut self, id: ChunkId, text: &str, vector: Vec<f32>) {
+        let v: Arc<[f32]> = vector.into();
+        let h = hash(text);
+        self.cache.insert(h, v.clone());
+        if let Some(Some(e)) = self.entries.get_mut(id as usize)
+            && e.hash == h
+        {
+            e.vector = Some(v);
+        }
+    }
+
+    /// Embeds up to `max` pending chunks with `embedder`, `batch` at a time; returns how
+    /// many got a vector. Vectors from another embedder are dropped first.
+    pub fn embed_pending(&mut self, embedder: &dyn Embedder, max: usize, batch: usize) -> usize {
+        self.use_embedder(embedder.id());
+        let todo = self.pending(max);
+        for group in todo.chunks(batch.max(1)) {
+            let texts: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embedder.embed(&texts);
+            for ((id, text), v) in group.iter().zip(vectors) {
+                self.set_vector(*id, text, v);
+            }
+        }
+        todo.len()
+    }
+
+    /// Drops every vector unless they came from `id`.
+    pub fn use_embedder(&mut self, id: &str) {
+        if self.embedder_id.as_deref() == Some(id) {
+            return;
+        }
+        self.embedder_id = Some(id.to_owned());
+        self.cache.clear();
+        for e in self.entries.iter_mut().flatten() {
+            e.vector = None;
+        }
+    }
+
+    /// Stored vectors, by chunk text hash, for [`SemanticIndex::load_vectors`].
+    pub fn vectors(&self) -> impl Iterator<Item = (u64, &[f32])> {
+        self.cache.iter().map(|(h, v)| (*h, &v[..]))
+    }
+
+    /// Vectors stored earlier by the same embedder: chunks with the same text take them.
+    pub fn load_vectors(
+        &mut self,
+        embedder_id: &str,
+        vectors: impl IntoIterator<Item = (u64, Vec<f32>)>,
+    ) {
+        self.use_embedder(embedder_id);
+        for (h, v) in vectors {
+            self.cache.insert(h, v.into());
+        }
+        for e in self.entries.iter_mut().flatten() {
+            if e.vector.is_none() {
+                e.vector = self.cache.get(&e.hash).cloned();
+            }
+        }
+    }
+
+    /// What the index holds.
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats {
+            files: self.files.len(),
+            ..Stats::default()
+        };
+        for e in self.entries.iter().flatten() {
+            s.chunks += 1;
+            s.lines += (e.chunk.end_line - e.chunk.start_line + 1) as usize;
+            if let Some(v) = &e.vector {
+                s.embedded += 1;
+                s.vector_bytes += std::mem::size_of_val(&v[..]);
+            }
+        }
+        s
+    }
+
+    /// The best chunks for `q`.
+    pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
+        let keep = |id: ChunkId| -> bool {
+            match (&q.filter, self.entries.get(id as usize)) {
+                (_, Some(None) | None) => false,
+                (None, _) => true,
+                (Some(f), Some(Some(e))) => f(&e.chunk.path),
+            }
+        };
+        let qterms = terms(q.text);
+        let lexical: Vec<ChunkId> = if q.mode == Mode::Vector {
+            Vec::new()
+        } else {
+            let depth = if q.filter.is_some() {
+                DEPTH * 10
+            } else {
+                DEPTH
+            };
+            self.lexical
+                .search(&qterms, depth)
+                .into_iter()
+                .map(|(id, _)| id)
+                .filter(|&id| keep(id))
+                .take(DEPTH)
+                .collect()
+        };
+        let vector: Vec<ChunkId> = match (q.mode, q.vector) {
+            (Mode::Lexical, _) | (_, None) => Vec::new(),
+            (_, Some(qv)) => {
+                let scored = self.entries.iter().enumerate().filter_map(|(i, e)| {
+                    let e = e.as_ref()?;
+                    let v = e.vector.as_ref()?;
+                    if !keep(i as ChunkId) {
+                        return None;
+                    }
+                    Some((i as ChunkId, dot(qv, v)))
+                });
+                top_k(scored, DEPTH).into_iter().map(|(id, _)| id).collect()
+            }
+        };
+        let mut fused: FxHashMap<ChunkId, (f32, Option<usize>, Option<usize>)> =
+            FxHashMap::default();
+        for (r, &id) in lexical.iter().enumerate() {
+            let e = fused.entry(id).or_default();
+            e.0 += 1.0 / (RRF_K + r as f32 + 1.0);
+            e.1 = Some(r + 1);
+        }
+        for (r, &id) in vector.iter().enumerate() {
+            let e = fused.entry(id).or_default();
+            e.0 += 1.0 / (RRF_K + r as f32 + 1.0);
+            e.2 = Some(r + 1);
+        }
+        let mut hits: Vec<Hit> = fused
+            .into_iter()
+            .filter_map(|(id, (score, lr, vr))| {
+                let e = self.entries.get(id as usize)?.as_ref()?;
+                let mut score = score;
+                if q.mode == Mode::Hybrid {
+                    score *= signals(&e.chunk, &qterms, q.boosted);
+                }
+                Some(Hit {
+                    chunk: e.chunk.clone(),
+                    score,
+                    lexical_rank: lr,
+                    vector_rank: vr,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.chunk.path.cmp(&b.chunk.path))
+                .then(a.chunk.start_line.cmp(&b.chunk.start_line))
+        });
+        hits.truncate(q.k);
+        hits
+    }
+}
+
+/// The index's own evidence, as a factor on the fused score: a chunk that defines a name
+/// the query says beats one that only mentions it; open and recently edited files come
+/// first among equals.
+fn signals(chunk: &Chunk, qterms: &[String], boosted: Option<&FxHashSet<Arc<Path>>>) -> f32 {
+    let mut f = 1.0;
+    if let Some(name) = &chunk.symbol {
+        let own = terms(name);
+        if own.iter().any(|t| qterms.contains(t)) {
+            f *= 1.25;
+        }
+    }
+    if boosted.is_some_and(|b| b.contains(&chunk.path)) {
+        f *= 1.1;
+    }
+    f
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Files ranked by their best chunk, best first (what the retrieval benchmark scores).
+pub fn files_of(hits: &[Hit]) -> Vec<Arc<Path>> {
+    let mut seen = FxHashSet::default();
+    hits.iter()
+        .filter(|h| seen.insert(h.chunk.path.clone()))
+        .map(|h| h.chunk.path.clone())
+        .collect()
+}

@@ -1,0 +1,33 @@
+//! Semantic code search: find code by what it does, offline, in milliseconds.
+//!
+//! Files become [`Chunk`]s ([`chunk_file`]: definitions from the index's syntax trees
+//! with their comments, split when long; other lines in windows). A [`SemanticIndex`]
+//! ranks them three ways: BM25 over identifiers split on case and underscores
+//! ([`terms`]), cosine similarity of vectors from an [`Embedder`], and both fused by
+//! reciprocal rank with the index's signals (a chunk defining a name the query says
+//! beats one that mentions it; open and recently edited files first among equals).
+//!
+//! Invariants:
+//! - Synchronous, tokio-free, LSP-free; the embedder is the caller's (the index never
+//!   calls a model on its own: [`SemanticIndex::embed_pending`] is called by whoever
+//!   schedules the work).
+//! - Chunks are searchable lexically as soon as their file is set; vectors follow.
+//!   A chunk whose text was embedded before (same embedder) gets its vector back without
+//!   a model call, so re-reading a file re-embeds only the chunks that changed.
+//! - Vector search is brute force over unit vectors: 384 floats per chunk, a few
+//!   milliseconds for tens of thousands of chunks on one core.
+
+mod chunk;
+mod index;
+mod lexical;
+mod service;
+mod terms;
+
+pub use chunk::{Chunk, chunk_file};
+pub use index::{Embedder, Hit, Mode, Query, SemanticIndex, Stats, chunk_text, files_of};
+pub use lexical::ChunkId;
+pub use service::Service;
+pub use terms::terms;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,170 @@
+//! [`Service`]: a workspace's semantic index kept in step with the symbol index, shared
+//! by the agent's tool and the editor's requests.
+//!
+//! Following the symbol index: every file it (re)indexes gets a new revision, so a sync
+//! re-chunks exactly the files indexed since the last one (live buffers from their
+//! text, so unsaved edits are searchable) and drops the files it no longer has. The
+//! index's lock is held only to list what changed and copy symbols and live text; files
+//! are read and chunked outside it, so typing in the editor never waits on a sync.
+//! Vectors come after, from [`Service::embed_some`] (a background worker calls it).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use agentls_index::{Index, Symbol};
+
+use crate::chunk::chunk_file;
+use crate::index::{Embedder, SemanticIndex, Stats};
+
+/// Files larger than this are not chunked (the index reads up to its own limit).
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// What one file needs to be chunked, copied out under the index's lock.
+struct Changed {
+    path: Arc<Path>,
+    live: Option<String>,
+    symbols: Vec<Symbol>,
+}
+
+/// A workspace's semantic index and the model that embeds it.
+#[derive(Default)]
+pub struct Service {
+    index: RwLock<SemanticIndex>,
+    /// The symbol-index revision the chunks follow.
+    seen: Mutex<u64>,
+    embedder: RwLock<Option<Arc<dyn Embedder>>>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+fn lock_err<T>(p: std::sync::PoisonError<T>) -> T {
+    p.into_inner()
+}
+
+impl Service {
+    /// Sets the model that embeds chunks and queries (vectors of another are dropped).
+    pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
+        self.index
+            .write()
+            .unwrap_or_else(lock_err)
+            .use_embedder(embedder.id());
+        *self.embedder.write().unwrap_or_else(lock_err) = Some(embedder);
+    }
+
+    /// The model, if one is set.
+    pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder.read().unwrap_or_else(lock_err).clone()
+    }
+
+    /// Brings the chunks up to date with `index`; returns how many files were re-chunked.
+    pub fn sync(&self, index: &RwLock<Index>) -> usize {
+        // One sync at a time: two would chunk the same files and race on `seen`.
+        let mut seen = self.seen.lock().unwrap_or_else(lock_err);
+        let (changed, revision, present) = {
+            let index = index.read().unwrap_or_else(lock_err);
+            if index.revision() == *seen && !self.has_removed(&index) {
+                return 0;
+            }
+            let changed: Vec<Changed> = index
+                .changed_since(*seen)
+                .into_iter()
+                .map(|(path, _, _)| Changed {
+                    live: index.live_text(&path).map(str::to_owned),
+                    symbols: index.file_symbols(&path),
+                    path,
+                })
+                .collect();
+            let present: Vec<Arc<Path>> = self
+                .index
+                .read()
+                .unwrap_or_else(lock_err)
+                .paths()
+                .filter(|p| !index.contains(p))
+                .collect();
+            (changed, index.revision(), present)
+        };
+        let n = changed.len();
+        let chunked: Vec<_> = changed
+            .into_iter()
+            .map(|c| {
+                let text = c.live.or_else(|| read(&c.path)).unwrap_or_default();
+                let chunks = chunk_file(&c.path, &text, Some(&c.symbols));
+                (c.path, chunks)
+            })
+            .collect();
+        let mut sem = self.index.write().unwrap_or_else(lock_err);
+        for path in present {
+            sem.remove_file(&path);
+        }
+        for (path, chunks) in chunked {
+            sem.set_file(&path, chunks);
+        }
+        *seen = revision;
+        n
+    }
+
+    fn has_removed(&self, index: &Index) -> bool {
+        let sem = self.index.read().unwrap_or_else(lock_err);
+        sem.paths().any(|p| !index.contains(&p))
+    }
+
+    /// Embeds pending chunks for up to `budget`, `batch` at a time, without holding the
+    /// index's lock while the model runs; returns how many got a vector.
+    pub fn embed_some(&self, budget: Duration, batch: usize) -> usize {
+        let Some(embedder) = self.embedder() else {
+            return 0;
+        };
+        let started = Instant::now();
+        let mut done = 0;
+        while started.elapsed() < budget {
+            let todo = self
+                .index
+                .read()
+                .unwrap_or_else(lock_err)
+                .pending(batch.max(1));
+            if todo.is_empty() {
+                break;
+            }
+            let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embedder.embed(&texts);
+            let mut sem = self.index.write().unwrap_or_else(lock_err);
+            for ((id, text), v) in todo.iter().zip(vectors) {
+                sem.set_vector(*id, text, v);
+            }
+            done += todo.len();
+        }
+        done
+    }
+
+    /// Runs `f` on the index (searches take a read lock).
+    pub fn with<R>(&self, f: impl FnOnce(&SemanticIndex) -> R) -> R {
+        f(&self.index.read().unwrap_or_else(lock_err))
+    }
+
+    /// Runs `f` on the index for writing (loading stored vectors).
+    pub fn with_mut<R>(&self, f: impl FnOnce(&mut SemanticIndex) -> R) -> R {
+        f(&mut self.index.write().unwrap_or_else(lock_err))
+    }
+
+    /// What the index holds.
+    pub fn stats(&self) -> Stats {
+        self.with(SemanticIndex::stats)
+    }
+}
+
+/// A file's text from disk, if it is small enough and UTF-8 (the index read it the same
+/// way moments ago; a file that changed since is re-chunked on its next revision).
+fn read(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    String::from_utf8(std::fs::read(path).ok()?).ok()
+}

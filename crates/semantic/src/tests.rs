@@ -1,0 +1,158 @@
+//! The index end to end, with a bag-of-words embedder standing in for a model (the
+//! real one is tested in `agentls-embed` and through the server).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agentls_index::Index;
+
+use crate::*;
+
+/// Hashes each term into one of 64 dimensions; synonyms listed share a dimension, so
+/// the vector side can find what the lexical side cannot.
+struct Words;
+
+impl Embedder for Words {
+    fn id(&self) -> &str {
+        "words-1"
+    }
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0.0f32; 64];
+                for term in terms(t) {
+                    let term = match term.as_str() {
+                        "backoff" | "resend" => "retry".to_owned(),
+                        _ => term,
+                    };
+                    let h = term
+                        .bytes()
+                        .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+                    v[(h % 64) as usize] += 1.0;
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter_mut().for_each(|x| *x /= n);
+                v
+            })
+            .collect()
+    }
+}
+
+fn workspace() -> SemanticIndex {
+    let files = [
+        (
+            "/ws/net/upload.py",
+            "def send_chunk(conn, data):\n    conn.write(data)\n\n# Resend with exponential backoff when the server drops us.\ndef resend_with_backoff(conn, data, attempts=5):\n    for i in range(attempts):\n        send_chunk(conn, data)\n",
+        ),
+        (
+            "/ws/cfg.py",
+            "def parse_config(path):\n    return open(path).read()\n",
+        ),
+        ("/ws/README.txt", "How to retry: run the tool again.\n"),
+    ];
+    let mut index = Index::default();
+    let mut sem = SemanticIndex::default();
+    for (p, text) in files {
+        let path: Arc<Path> = Arc::from(Path::new(p));
+        index.update_file(&path, text);
+        let syms = index.file_symbols(&path);
+        let syms = (!syms.is_empty()).then_some(&syms[..]);
+        sem.set_file(&path, chunk_file(&path, text, syms));
+    }
+    sem
+}
+
+fn search(sem: &SemanticIndex, text: &str, mode: Mode) -> Vec<Hit> {
+    let v = Words.embed(&[text]).remove(0);
+    sem.search(&Query {
+        text,
+        vector: Some(&v),
+        k: 5,
+        mode,
+        filter: None,
+        boosted: None,
+    })
+}
+
+#[test]
+fn vectors_find_what_words_miss_and_hybrid_keeps_both() {
+    let mut sem = workspace();
+    assert_eq!(sem.stats().embedded, 0);
+    // Before any vector exists, hybrid answers lexically.
+    let hits = search(&sem, "where do we retry", Mode::Hybrid);
+    assert_eq!(hits[0].chunk.path.as_ref(), Path::new("/ws/README.txt"));
+    let n = sem.embed_pending(&Words, usize::MAX, 2);
+    assert_eq!(n, sem.stats().chunks);
+    let vector = search(&sem, "where do we retry", Mode::Vector);
+    assert_eq!(
+        vector[0].chunk.symbol.as_deref(),
+        Some("resend_with_backoff"),
+        "{vector:?}"
+    );
+    let lexical = search(&sem, "where do we retry", Mode::Lexical);
+    assert!(
+        lexical
+            .iter()
+            .all(|h| h.chunk.symbol.as_deref() != Some("resend_with_backoff"))
+    );
+    let hybrid = search(&sem, "where do we retry", Mode::Hybrid);
+    let paths = files_of(&hybrid);
+    assert!(
+        paths
+            .iter()
+            .take(2)
+            .any(|p| p.as_ref() == Path::new("/ws/net/upload.py")),
+        "{paths:?}"
+    );
+    assert!(
+        paths
+            .iter()
+            .take(2)
+            .any(|p| p.as_ref() == Path::new("/ws/README.txt")),
+        "{paths:?}"
+    );
+}
+
+#[test]
+fn an_edit_reembeds_only_the_changed_chunks() {
+    let mut sem = workspace();
+    sem.embed_pending(&Words, usize::MAX, 8);
+    let path: Arc<Path> = Arc::from(Path::new("/ws/cfg.py"));
+    let text = "def parse_config(path):\n    return open(path).read()\n\ndef load_defaults():\n    return {}\n";
+    let mut index = Index::default();
+    index.update_file(&path, text);
+    let syms = index.file_symbols(&path);
+    sem.set_file(&path, chunk_file(&path, text, Some(&syms)));
+    let pending = sem.pending(usize::MAX);
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert!(pending[0].1.contains("load_defaults"));
+    sem.remove_file(&path);
+    assert!(sem.pending(usize::MAX).is_empty());
+    assert!(
+        search(&sem, "parse config", Mode::Hybrid)
+            .iter()
+            .all(|h| h.chunk.path != path)
+    );
+}
+
+#[test]
+fn the_filter_and_another_embedder() {
+    let mut sem = workspace();
+    sem.embed_pending(&Words, usize::MAX, 8);
+    let only_net = |p: &Path| p.starts_with("/ws/net");
+    let v = Words.embed(&["retry"]).remove(0);
+    let hits = sem.search(&Query {
+        text: "retry",
+        vector: Some(&v),
+        k: 5,
+        mode: Mode::Hybrid,
+        filter: Some(&only_net),
+        boosted: None,
+    });
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h.chunk.path.starts_with("/ws/net")));
+    // Vectors of another model are never mixed in.
+    sem.use_embedder("other-2");
+    assert_eq!(sem.stats().embedded, 0);
+}

@@ -1,0 +1,139 @@
+//! `semantic_search`: code found by what it does, not by its exact words.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::Value;
+
+use agentls_semantic::{Mode, Query};
+
+use crate::paths::display;
+use crate::util::blocking;
+use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
+
+const DEFAULT_K: usize = 10;
+const MAX_K: usize = 50;
+/// Lines of each hit shown.
+const SNIPPET_LINES: usize = 6;
+
+/// Finds code by meaning.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SemanticSearch;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SemanticSearchArgs {
+    /// What the code does, in words.
+    query: String,
+    /// Only files whose path relative to the root matches this glob.
+    #[serde(default)]
+    path: Option<String>,
+    /// How many results; default 10.
+    #[schemars(range(min = 1, max = 50))]
+    #[serde(default)]
+    k: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for SemanticSearch {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "semantic_search",
+            description: "Find code by what it does when you do not know its names: a question or description in plain words. Ranks functions, classes and other pieces of the workspace by matching words in identifiers and comments and, when an embedding model is installed, by meaning. Returns `path:lines name` with the first lines of each. For an exact name or text, `symbols` and `grep` are faster and complete.",
+            parameters: crate::schema::cached!(SemanticSearchArgs),
+        }
+    }
+
+    fn is_mutating(&self) -> bool {
+        false
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: SemanticSearchArgs = parse_args("semantic_search", args)?;
+        let query = args.query.trim().to_owned();
+        if query.is_empty() {
+            return Err(ToolError::invalid_arguments("semantic_search: empty query"));
+        }
+        let k = args.k.unwrap_or(DEFAULT_K).clamp(1, MAX_K);
+        let filter = match &args.path {
+            Some(glob) => {
+                let mut ob = ignore::overrides::OverrideBuilder::new(&ctx.root);
+                let bad = |e: ignore::Error| {
+                    ToolError::invalid_arguments(format!("semantic_search: bad glob `{glob}`: {e}"))
+                };
+                ob.add(glob).map_err(bad)?;
+                Some(ob.build().map_err(bad)?)
+            }
+            None => None,
+        };
+        let semantic = ctx.semantic.clone();
+        let index = ctx.index.clone();
+        let root = ctx.root.clone();
+        blocking(move || {
+            semantic.sync(&index);
+            let embedder = semantic.embedder();
+            let stats = semantic.stats();
+            let vector = match &embedder {
+                Some(e) if stats.embedded > 0 => e.embed(&[query.as_str()]).pop(),
+                _ => None,
+            };
+            let accept = |p: &std::path::Path| {
+                filter
+                    .as_ref()
+                    .is_none_or(|o| o.matched(p, false).is_whitelist())
+            };
+            let hits = semantic.with(|s| {
+                s.search(&Query {
+                    text: &query,
+                    vector: vector.as_deref(),
+                    k,
+                    mode: if vector.is_some() { Mode::Hybrid } else { Mode::Lexical },
+                    filter: Some(&accept),
+                    boosted: None,
+                })
+            });
+            let how = match (&embedder, vector.is_some()) {
+                (None, _) => "by words only: no embedding model is set up (`agentls model fetch all-minilm-l6-v2`)".to_owned(),
+                (Some(_), false) => "by words only: no chunk has its vector yet".to_owned(),
+                (Some(_), true) if stats.embedded < stats.chunks => format!(
+                    "by words and meaning; {} of {} chunks have vectors so far",
+                    stats.embedded, stats.chunks
+                ),
+                (Some(_), true) => "by words and meaning".to_owned(),
+            };
+            let mut out = format!(
+                "{} results for `{query}` among {} chunks of {} files, ranked {how}\n",
+                hits.len(),
+                stats.chunks,
+                stats.files
+            );
+            for h in &hits {
+                let c = &h.chunk;
+                let name = match (&c.symbol, c.kind) {
+                    (Some(s), Some(kind)) => format!(" {s} ({})", kind.as_str()),
+                    _ => String::new(),
+                };
+                out.push_str(&format!(
+                    "\n{}:{}-{}{name}\n",
+                    display(&root, &c.path),
+                    c.start_line + 1,
+                    c.end_line + 1
+                ));
+                let lines: Vec<&str> = c.text.lines().collect();
+                for l in lines.iter().take(SNIPPET_LINES) {
+                    out.push_str("    ");
+                    out.push_str(l);
+                    out.push('\n');
+                }
+                if lines.len() > SNIPPET_LINES {
+                    out.push_str(&format!("    [{} more lines]\n", lines.len() - SNIPPET_LINES));
+                }
+            }
+            if hits.is_empty() {
+                out.push_str("nothing matched; try other words, `grep` or `find_files`\n");
+            }
+            let summary = format!("semantic_search {query}: {} results", hits.len());
+            Ok(ToolOutput::with_summary(out, summary))
+        })
+        .await
+    }
+}
