@@ -43,6 +43,8 @@ pub fn json_schema() -> serde_json::Value {
         "agent/review.Result" => agent::review::Result,
         "agent/event.Params" => agent::EventParams,
         "agent/diagnostics.Params" => agent::diagnostics::Params,
+        "agentls/semanticSearch.Params" => semantic_search::Params,
+        "agentls/semanticSearch.Result" => semantic_search::Result,
         "command.TaskArgs" => commands::TaskArgs,
         "command.Started" => commands::Started,
         "command.SessionArgs" => commands::SessionArgs,
@@ -99,6 +101,68 @@ pub mod view_file_text {
         /// `false` when a change could not be applied and the server is waiting for the
         /// client to send the full text again.
         pub in_sync: bool,
+    }
+}
+
+/// `agentls/semanticSearch`: code found by what it does (a question or description),
+/// ranked by words in identifiers and comments and, with an embedding model, by meaning.
+/// Standard clients get the same through `workspace/symbol` with a query that starts
+/// with `?`.
+pub mod semantic_search {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agentls/semanticSearch";
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// What to find, in words.
+        pub query: String,
+        /// How many hits (default 10, at most 100).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub limit: Option<u32>,
+        /// Only files whose path relative to the workspace root matches this glob.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub path: Option<String>,
+    }
+
+    /// The result.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// Best first.
+        pub hits: Vec<Hit>,
+        /// Chunks searched.
+        pub chunks: u32,
+        /// Of those, chunks with a vector (the rest are matched by words only until the
+        /// background embedding reaches them).
+        pub embedded: u32,
+        /// Files searched.
+        pub files: u32,
+        /// `hybrid` when vectors took part, `lexical` otherwise.
+        pub ranking: String,
+    }
+
+    /// One piece of code.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Hit {
+        /// The file.
+        pub uri: String,
+        /// First line, 0-based.
+        pub start_line: u32,
+        /// Last line, 0-based, inclusive.
+        pub end_line: u32,
+        /// The definition it holds (`Class.method`), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub symbol: Option<String>,
+        /// What that definition is (`function`, `class`, …).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub kind: Option<String>,
+        /// Fused score, higher is better (comparable within one result only).
+        pub score: f32,
     }
 }
 

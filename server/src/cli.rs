@@ -362,6 +362,21 @@ pub enum BenchTarget {
         #[arg(long, value_name = "DIR")]
         corpus: Option<PathBuf>,
     },
+    /// Semantic search on a retrieval set from a real project's history (commit
+    /// subject → changed files): recall@5/@10 and MRR of grep-only, lexical, vector and
+    /// hybrid rankings side by side; first build, query latency, one edit, size.
+    Search {
+        /// Retrieval set directories (`set.toml` + `pairs.jsonl`); every set under
+        /// `fixtures/retrieval` when none is given.
+        #[arg(value_name = "SET")]
+        sets: Vec<PathBuf>,
+        /// Only the first N pairs of each set.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Vectors from: `static` (distilled, default), `full` (the whole model), `none`.
+        #[arg(long, default_value = "static")]
+        embedder: String,
+    },
     /// The embedded model (prompt and generation tok/s vs llama.cpp called directly,
     /// prefix cache, speculative decoding, time to first token; needs `local`).
     Model {

@@ -12,6 +12,7 @@ mod commands;
 mod config;
 mod convert;
 mod edit_sink;
+mod embedding;
 mod handlers;
 mod indexing;
 mod journal;
@@ -72,6 +73,11 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 write!(std::io::stdout().lock(), "{report}")?;
                 Ok(ExitCode::SUCCESS)
             }
+            cli::BenchTarget::Search {
+                sets,
+                limit,
+                embedder,
+            } => commands::bench_search::main(sets, limit, &embedder),
             cli::BenchTarget::Model {
                 model,
                 path,

@@ -40,6 +40,10 @@ impl Server {
             agentls_protocol::view_file_text::METHOD,
             Server::view_file_text,
         )
+        .custom_method(
+            agentls_protocol::semantic_search::METHOD,
+            Server::semantic_search,
+        )
         .custom_method("window/workDoneProgress/cancel", Server::progress_cancel)
         .custom_method(transport::INVALID_DID_CHANGE, Server::invalid_did_change)
         .custom_method(agent::new_session::METHOD, Server::agent_new_session)
@@ -65,6 +69,17 @@ impl Server {
     ) -> jsonrpc::Result<agentls_protocol::view_file_text::Result> {
         guard(agentls_protocol::view_file_text::METHOD, async {
             handlers::debug::view_file_text(&self.state, params)
+        })
+        .await
+    }
+
+    async fn semantic_search(
+        &self,
+        params: agentls_protocol::semantic_search::Params,
+    ) -> jsonrpc::Result<agentls_protocol::semantic_search::Result> {
+        let state = self.state.clone();
+        guard(agentls_protocol::semantic_search::METHOD, async move {
+            blocking(move || handlers::semantic::search(&state, params)).await?
         })
         .await
     }

@@ -309,3 +309,87 @@ fn document_symbol_answers_from_disk_before_the_crawl() {
         .unwrap();
     assert_eq!(r, Value::Null, "{r}");
 }
+
+/// Semantic search over LSP: `agentls/semanticSearch` and `workspace/symbol` with `?`,
+/// from the same index, unsaved buffers included.
+#[test]
+fn semantic_search_over_lsp() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    fs_tree::copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/workspaces/rust"),
+        &root,
+    )
+    .unwrap();
+    let mut client = start_on(&root);
+    let r = client
+        .request_ok(
+            "agentls/semanticSearch",
+            json!({ "query": "the origin point", "limit": 3 }),
+        )
+        .unwrap();
+    assert_eq!(r["hits"][0]["symbol"], "Point.origin", "{r}");
+    assert_eq!(r["hits"][0]["uri"], url(&root.join("src/lib.rs")), "{r}");
+    assert_eq!(r["hits"][0]["startLine"], 28, "{r}");
+    assert!(r["chunks"].as_u64().unwrap() >= 6, "{r}");
+    assert_eq!(r["files"], 2, "{r}");
+    // No model is configured in tests: ranked by words, and it says so.
+    assert_eq!(r["ranking"], "lexical", "{r}");
+
+    // An unsaved buffer is searched as it stands.
+    let util = root.join("src/util.rs");
+    let text = std::fs::read_to_string(&util).unwrap();
+    let doc = json!({ "uri": url(&util), "languageId": "rust", "version": 1, "text": text });
+    client
+        .notify("textDocument/didOpen", json!({ "textDocument": doc }))
+        .unwrap();
+    change(
+        &mut client,
+        &url(&util),
+        2,
+        changes(&[(
+            0,
+            0,
+            0,
+            0,
+            "/// Retries a failed upload with backoff.\npub fn resend(n: u32) {}\n",
+        )]),
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let found = loop {
+        let found = symbol_names(&mut client, "?retry failed uploads");
+        if found.first().is_some_and(|f| f.0 == "resend") || Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        found.first(),
+        Some(&("resend".to_owned(), "util.rs".to_owned(), 0)),
+        "{found:?}"
+    );
+
+    // A path glob narrows it; a bad one is refused as such.
+    let r = client
+        .request_ok(
+            "agentls/semanticSearch",
+            json!({ "query": "retry origin", "path": "src/lib.rs" }),
+        )
+        .unwrap();
+    let hits = r["hits"].as_array().unwrap();
+    assert!(
+        !hits.is_empty()
+            && hits
+                .iter()
+                .all(|h| h["uri"] == url(&root.join("src/lib.rs"))),
+        "{r}"
+    );
+    let err = client
+        .request(
+            "agentls/semanticSearch",
+            json!({ "query": "x", "path": "[[" }),
+        )
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err["code"], -32602, "{err}");
+}

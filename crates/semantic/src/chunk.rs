@@ -30,6 +30,9 @@ pub struct Chunk {
     pub symbol: Option<Arc<str>>,
     /// What that definition is.
     pub kind: Option<SymbolKind>,
+    /// How many of the file's lines it holds (a class without its methods holds fewer
+    /// than its range; a split definition's pieces share a few).
+    pub lines: u32,
     /// The chunk's own lines, joined (a split definition's windows start with its
     /// first line).
     pub text: String,
@@ -102,6 +105,7 @@ pub fn chunk_file(path: &Arc<Path>, text: &str, symbols: Option<&[Symbol]>) -> V
                 end_line: last as u32,
                 symbol: Some(name),
                 kind: Some(def.kind),
+                lines: own.len() as u32,
                 text: join(&lines, &own),
             });
             continue;
@@ -122,6 +126,7 @@ pub fn chunk_file(path: &Arc<Path>, text: &str, symbols: Option<&[Symbol]>) -> V
                 end_line: piece[piece.len() - 1] as u32,
                 symbol: Some(name.clone()),
                 kind: Some(def.kind),
+                lines: piece.len() as u32,
                 text,
             });
             if at + MAX_LINES - OVERLAP >= own.len() {
@@ -143,6 +148,7 @@ pub fn chunk_file(path: &Arc<Path>, text: &str, symbols: Option<&[Symbol]>) -> V
             end_line: piece[piece.len() - 1] as u32,
             symbol: None,
             kind: None,
+            lines: piece.len() as u32,
             text: join(&lines, piece),
         });
     }

@@ -251,7 +251,7 @@ impl SemanticIndex {
         };
         for e in self.entries.iter().flatten() {
             s.chunks += 1;
-            s.lines += (e.chunk.end_line - e.chunk.start_line + 1) as usize;
+            s.lines += e.chunk.lines as usize;
             if let Some(v) = &e.vector {
                 s.embedded += 1;
                 s.vector_bytes += std::mem::size_of_val(&v[..]);

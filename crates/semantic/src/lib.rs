@@ -26,7 +26,7 @@ mod terms;
 pub use chunk::{Chunk, chunk_file};
 pub use index::{Embedder, Hit, Mode, Query, SemanticIndex, Stats, chunk_text, files_of};
 pub use lexical::ChunkId;
-pub use service::Service;
+pub use service::{Answer, Service};
 pub use terms::terms;
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use agentls_index::{Index, Symbol};
 
 use crate::chunk::chunk_file;
-use crate::index::{Embedder, SemanticIndex, Stats};
+use crate::index::{Embedder, Hit, Mode, Query, SemanticIndex, Stats};
 
 /// Files larger than this are not chunked (the index reads up to its own limit).
 const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -143,6 +143,44 @@ impl Service {
         done
     }
 
+    /// Searches with the index brought up to date first: hybrid when the model is set and
+    /// some chunks have vectors, lexical otherwise (the answer says which).
+    pub fn search(
+        &self,
+        index: &RwLock<Index>,
+        text: &str,
+        k: usize,
+        filter: Option<&dyn Fn(&Path) -> bool>,
+    ) -> Answer {
+        self.sync(index);
+        let stats = self.stats();
+        let embedder = self.embedder();
+        let vector = match &embedder {
+            Some(e) if stats.embedded > 0 => e.embed(&[text]).pop(),
+            _ => None,
+        };
+        let hits = self.with(|s| {
+            s.search(&Query {
+                text,
+                vector: vector.as_deref(),
+                k,
+                mode: if vector.is_some() {
+                    Mode::Hybrid
+                } else {
+                    Mode::Lexical
+                },
+                filter,
+                boosted: None,
+            })
+        });
+        Answer {
+            hits,
+            stats,
+            vectors: vector.is_some(),
+            model: embedder.is_some(),
+        }
+    }
+
     /// Runs `f` on the index (searches take a read lock).
     pub fn with<R>(&self, f: impl FnOnce(&SemanticIndex) -> R) -> R {
         f(&self.index.read().unwrap_or_else(lock_err))
@@ -156,6 +194,34 @@ impl Service {
     /// What the index holds.
     pub fn stats(&self) -> Stats {
         self.with(SemanticIndex::stats)
+    }
+}
+
+/// What [`Service::search`] found, and how.
+#[derive(Debug)]
+pub struct Answer {
+    /// Best first.
+    pub hits: Vec<Hit>,
+    /// What was searched.
+    pub stats: Stats,
+    /// Whether vectors took part (hybrid ranking).
+    pub vectors: bool,
+    /// Whether an embedding model is set at all.
+    pub model: bool,
+}
+
+impl Answer {
+    /// How the hits were ranked, in words for the user or the model.
+    pub fn ranking(&self) -> String {
+        match (self.model, self.vectors) {
+            (false, _) => "by words only: no embedding model is set up (`agentls model fetch all-minilm-l6-v2`)".to_owned(),
+            (true, false) => "by words only: no chunk has its vector yet".to_owned(),
+            (true, true) if self.stats.embedded < self.stats.chunks => format!(
+                "by words and meaning; {} of {} chunks have vectors so far",
+                self.stats.embedded, self.stats.chunks
+            ),
+            (true, true) => "by words and meaning".to_owned(),
+        }
     }
 }
 

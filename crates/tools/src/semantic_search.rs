@@ -4,8 +4,6 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use agentls_semantic::{Mode, Query};
-
 use crate::paths::display;
 use crate::util::blocking;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
@@ -69,44 +67,20 @@ impl Tool for SemanticSearch {
         let index = ctx.index.clone();
         let root = ctx.root.clone();
         blocking(move || {
-            semantic.sync(&index);
-            let embedder = semantic.embedder();
-            let stats = semantic.stats();
-            let vector = match &embedder {
-                Some(e) if stats.embedded > 0 => e.embed(&[query.as_str()]).pop(),
-                _ => None,
-            };
             let accept = |p: &std::path::Path| {
                 filter
                     .as_ref()
                     .is_none_or(|o| o.matched(p, false).is_whitelist())
             };
-            let hits = semantic.with(|s| {
-                s.search(&Query {
-                    text: &query,
-                    vector: vector.as_deref(),
-                    k,
-                    mode: if vector.is_some() { Mode::Hybrid } else { Mode::Lexical },
-                    filter: Some(&accept),
-                    boosted: None,
-                })
-            });
-            let how = match (&embedder, vector.is_some()) {
-                (None, _) => "by words only: no embedding model is set up (`agentls model fetch all-minilm-l6-v2`)".to_owned(),
-                (Some(_), false) => "by words only: no chunk has its vector yet".to_owned(),
-                (Some(_), true) if stats.embedded < stats.chunks => format!(
-                    "by words and meaning; {} of {} chunks have vectors so far",
-                    stats.embedded, stats.chunks
-                ),
-                (Some(_), true) => "by words and meaning".to_owned(),
-            };
+            let answer = semantic.search(&index, &query, k, Some(&accept));
+            let (hits, stats, how) = (&answer.hits, answer.stats, answer.ranking());
             let mut out = format!(
                 "{} results for `{query}` among {} chunks of {} files, ranked {how}\n",
                 hits.len(),
                 stats.chunks,
                 stats.files
             );
-            for h in &hits {
+            for h in hits {
                 let c = &h.chunk;
                 let name = match (&c.symbol, c.kind) {
                     (Some(s), Some(kind)) => format!(" {s} ({})", kind.as_str()),
@@ -125,7 +99,10 @@ impl Tool for SemanticSearch {
                     out.push('\n');
                 }
                 if lines.len() > SNIPPET_LINES {
-                    out.push_str(&format!("    [{} more lines]\n", lines.len() - SNIPPET_LINES));
+                    out.push_str(&format!(
+                        "    [{} more lines]\n",
+                        lines.len() - SNIPPET_LINES
+                    ));
                 }
             }
             if hits.is_empty() {

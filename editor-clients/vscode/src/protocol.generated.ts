@@ -296,6 +296,8 @@ export interface ProtocolTypes {
   "agent/review.Result": ReviewResult;
   "agent/setModel.Params": SetModelParams;
   "agent/setModel.Result": SessionInfo1;
+  "agentls/semanticSearch.Params": SemanticSearchParams;
+  "agentls/semanticSearch.Result": SemanticSearchResult;
   "command.SessionArgs": SessionArgs;
   "command.Started": Started;
   "command.TaskArgs": TaskArgs;
@@ -905,6 +907,87 @@ export interface SetModelParams {
    * The session.
    */
   session: string;
+}
+/**
+ * Parameters.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Agentls/semanticSearchParams".
+ */
+export interface SemanticSearchParams {
+  /**
+   * How many hits (default 10, at most 100).
+   */
+  limit?: number | null;
+  /**
+   * Only files whose path relative to the workspace root matches this glob.
+   */
+  path?: string | null;
+  /**
+   * What to find, in words.
+   */
+  query: string;
+}
+/**
+ * The result.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Agentls/semanticSearchResult".
+ */
+export interface SemanticSearchResult {
+  /**
+   * Chunks searched.
+   */
+  chunks: number;
+  /**
+   * Of those, chunks with a vector (the rest are matched by words only until the
+   * background embedding reaches them).
+   */
+  embedded: number;
+  /**
+   * Files searched.
+   */
+  files: number;
+  /**
+   * Best first.
+   */
+  hits: Hit[];
+  /**
+   * `hybrid` when vectors took part, `lexical` otherwise.
+   */
+  ranking: string;
+}
+/**
+ * One piece of code.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Hit".
+ */
+export interface Hit {
+  /**
+   * Last line, 0-based, inclusive.
+   */
+  endLine: number;
+  /**
+   * What that definition is (`function`, `class`, …).
+   */
+  kind?: string | null;
+  /**
+   * Fused score, higher is better (comparable within one result only).
+   */
+  score: number;
+  /**
+   * First line, 0-based.
+   */
+  startLine: number;
+  /**
+   * The definition it holds (`Class.method`), if any.
+   */
+  symbol?: string | null;
+  /**
+   * The file.
+   */
+  uri: string;
 }
 /**
  * The argument of `cancel`, `accept` and `reject`.

@@ -1,5 +1,6 @@
 //! The CLI subcommands other than `serve`.
 
+pub mod bench_search;
 pub mod doctor;
 pub mod edit;
 pub mod eval;

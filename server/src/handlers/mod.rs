@@ -6,5 +6,6 @@ pub mod code_actions;
 pub mod commands;
 pub mod debug;
 pub mod lifecycle;
+pub mod semantic;
 pub mod symbols;
 pub mod text_sync;

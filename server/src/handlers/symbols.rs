@@ -117,6 +117,9 @@ pub fn workspace_symbol(
     state: &State,
     params: lsp::WorkspaceSymbolParams,
 ) -> Vec<lsp::SymbolInformation> {
+    if let Some(question) = params.query.strip_prefix(super::semantic::SYMBOL_PREFIX) {
+        return super::semantic::as_symbols(state, question);
+    }
     let symbols = state
         .index()
         .workspace_symbols(&params.query, WORKSPACE_SYMBOL_LIMIT);

