@@ -129,13 +129,13 @@ impl Bert {
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         let mut ids = Vec::with_capacity(texts.len());
         for text in texts {
-            let enc = self
-                .tokenizer
-                .encode(*text, true)
-                .map_err(|e| ModelError::Tokenizer {
-                    context: "cannot tokenize".into(),
-                    detail: e.to_string(),
-                })?;
+            let enc =
+                self.tokenizer
+                    .encode_fast(*text, true)
+                    .map_err(|e| ModelError::Tokenizer {
+                        context: "cannot tokenize".into(),
+                        detail: e.to_string(),
+                    })?;
             ids.push(enc.get_ids().to_vec());
         }
         // Similar lengths together: less padding to run through the model.

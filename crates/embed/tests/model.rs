@@ -4,7 +4,7 @@
 
 #![allow(clippy::print_stderr)]
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use agentls_embed::{
     Bert, FORMAT_VERSION, MAGIC, ModelError, ModelFiles, SAFETENSORS_SHA256, StaticModel, cosine,
@@ -37,21 +37,22 @@ fn model_files(test: &str) -> Option<ModelFiles> {
 }
 
 fn bert(test: &str) -> Option<&'static Bert> {
-    static BERT: OnceLock<Option<Bert>> = OnceLock::new();
+    static BERT: OnceLock<Bert> = OnceLock::new();
     let files = model_files(test)?;
-    BERT.get_or_init(|| Some(Bert::load(&files).unwrap()))
-        .as_ref()
+    Some(BERT.get_or_init(|| {
+        Bert::load(&files).unwrap_or_else(|e| panic!("cannot load {}: {e}", files.dir.display()))
+    }))
 }
 
-/// Distilling costs tens of seconds: once per test binary.
+/// Distilling costs a minute in the dev profile: once per test binary (other tests
+/// wait on the `OnceLock`).
 fn static_model(test: &str) -> Option<&'static StaticModel> {
     static MODEL: OnceLock<StaticModel> = OnceLock::new();
-    static LOCK: Mutex<()> = Mutex::new(());
     let bert = bert(test)?;
-    let _guard = LOCK.lock().unwrap();
     Some(MODEL.get_or_init(|| {
         let start = std::time::Instant::now();
-        let m = StaticModel::distill(bert, &mut |_, _| {}).unwrap();
+        let m = StaticModel::distill(bert, &mut |_, _| {})
+            .unwrap_or_else(|e| panic!("cannot distill: {e}"));
         eprintln!("distilled in {:?}", start.elapsed());
         m
     }))

@@ -34,7 +34,8 @@ def linear(t, name, x):
 
 
 def embed(t, tok, text):
-    ids = tok.encode(text).ids[:256]
+    # Truncated at 256 tokens, [CLS] and [SEP] included, as sentence-transformers does.
+    ids = [101] + tok.encode(text, add_special_tokens=False).ids[:254] + [102]
     n = len(ids)
     x = (
         t["embeddings.word_embeddings.weight"][ids]
