@@ -38,7 +38,7 @@
 //! let v = bert.embed(&["retry failed uploads", "fn upload_with_backoff() {}"])?;
 //! assert!(cosine(&v[0], &v[1]) > 0.2);
 //! let fast = StaticModel::distill(&bert, &mut |_, _| {})?;
-//! fast.save(&models.join("all-minilm-l6-v2.static"))?;
+//! fast.save(&models.join(agentls_embed::STATIC_FILE))?;
 //! let q = fast.embed("retry failed uploads")?;
 //! # let _ = q;
 //! # Ok(())
@@ -56,7 +56,14 @@ pub use fetch::{
     FILES, FetchError, MODEL_DIR, ModelFiles, PACKAGE, PinnedFile, Progress, SAFETENSORS_SHA256,
     VERSION, fetch,
 };
-pub use static_model::{FORMAT_VERSION, MAGIC, StaticModel};
+pub use static_model::{FORMAT_VERSION, MAGIC, STATIC_FILE, StaticModel};
+
+// Both are shared across threads by the server (one model, many requests).
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Bert>();
+    shared::<StaticModel>();
+};
 
 /// Why loading or running a model failed.
 #[derive(Debug, thiserror::Error)]

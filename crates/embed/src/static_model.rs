@@ -10,6 +10,9 @@ use crate::ModelError;
 use crate::bert::{Bert, load_tokenizer, normalize};
 use crate::fetch::{ModelFiles, SAFETENSORS_SHA256};
 
+/// File name of the static model beside the model directory (`<models>/…`).
+pub const STATIC_FILE: &str = "all-minilm-l6-v2.static";
+
 /// First bytes of a saved static model.
 pub const MAGIC: [u8; 8] = *b"AGLSSTAT";
 /// Version of the file format [`StaticModel::save`] writes.
@@ -196,6 +199,24 @@ impl StaticModel {
     pub fn load(path: &Path, files: &ModelFiles) -> Result<StaticModel, ModelError> {
         let tokenizer = static_tokenizer(load_tokenizer(files)?)?;
         Self::load_with(path, tokenizer, SAFETENSORS_SHA256)
+    }
+
+    /// [`StaticModel::load`] when `path` holds a model distilled from `files`' weights;
+    /// otherwise (missing, stale, unreadable) loads [`Bert`] from `files`, distills,
+    /// saves to `path` and returns the new model. `progress` sees the distillation
+    /// only.
+    pub fn load_or_distill(
+        path: &Path,
+        files: &ModelFiles,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<StaticModel, ModelError> {
+        match Self::load(path, files) {
+            Ok(model) => return Ok(model),
+            Err(e) => tracing::info!(path = %path.display(), "distilling the static model: {e}"),
+        }
+        let model = Self::distill(&Bert::load(files)?, progress)?;
+        model.save(path)?;
+        Ok(model)
     }
 
     fn load_with(

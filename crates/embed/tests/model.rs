@@ -176,6 +176,11 @@ fn static_model_save_load_round_trip_and_stale_refused() {
     assert_eq!(bytes.len(), 52 + 30522 * 384 * 4);
 
     let loaded = StaticModel::load(&path, &files).unwrap();
+    // A good file is loaded, not distilled again.
+    let mut distilled = false;
+    let again = StaticModel::load_or_distill(&path, &files, &mut |_, _| distilled = true).unwrap();
+    assert!(!distilled);
+    assert_eq!(again.embed(QUERY).unwrap(), model.embed(QUERY).unwrap());
     assert_eq!(loaded.source_sha256(), SAFETENSORS_SHA256);
     for text in [QUERY, RELEVANT] {
         assert_eq!(loaded.embed(text).unwrap(), model.embed(text).unwrap());
