@@ -50,7 +50,8 @@ pub enum Command {
     /// What the agent's runs measured (times, tokens, tool calls and errors, edits), per
     /// model, from the stats database every run is recorded in.
     Stats(StatsArgs),
-    /// The embedded local model: fetch one, list them (needs the `local` feature).
+    /// The embedded local model: fetch one, list them (needs the `local` feature; the
+    /// embedding model `all-minilm-l6-v2` does not).
     Model(ModelArgs),
     /// Offline demo: fetch the default local model if absent and let it finish a
     /// small task in a copy of a sample workspace (needs the `local` feature).
@@ -71,7 +72,8 @@ pub struct ModelArgs {
 /// `agentls model` actions.
 #[derive(Debug, Subcommand)]
 pub enum ModelAction {
-    /// Download a model of the catalog into the data directory (checks size and sha256).
+    /// Download a model of the catalog into the data directory (checks size and sha256);
+    /// `all-minilm-l6-v2` is semantic search's embedding model (any build).
     Fetch {
         /// Catalog name, e.g. `smollm2-135m`; the default model when absent.
         name: Option<String>,

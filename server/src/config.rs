@@ -56,6 +56,9 @@ pub struct Config {
     pub agent: AgentSettings,
     /// `[index]`: the symbol index.
     pub index: IndexSettings,
+    /// `[semantic]`: semantic search's embedding model. Never from the workspace: a
+    /// repository must not pick a model to load.
+    pub semantic: SemanticSettings,
     /// `[sessions]`: where sessions are saved and for how long. Never from the
     /// workspace: a repository must not pick where agentls writes.
     pub sessions: SessionsSettings,
@@ -281,6 +284,17 @@ impl Default for IndexSettings {
             skip_generated: true,
         }
     }
+}
+
+/// `[semantic]`: semantic search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct SemanticSettings {
+    /// `static` (all-MiniLM-L6-v2's distilled token vectors: microseconds per chunk),
+    /// `full` (the whole model: better sentences, ~1000x the cost per chunk) or `none`
+    /// (words only). Unset: `static` once `agentls model fetch all-minilm-l6-v2` has
+    /// run, else `none`.
+    pub embedder: Option<String>,
 }
 
 /// Whether agent edits land directly or for review.
@@ -650,7 +664,7 @@ const PROGRAM_KEYS: &[&str] = &["language_servers", "verify", "mcp"];
 const USER_KEYS: &[&str] = &["sessions", "stats"];
 
 /// Keys that choose models: never taken from a workspace file.
-const MODEL_KEYS: &[&str] = &["models", "router", "summarizer"];
+const MODEL_KEYS: &[&str] = &["models", "router", "summarizer", "semantic"];
 
 fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
     let (Value::Object(known), Value::Object(layer)) = (known, layer) else {

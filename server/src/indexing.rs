@@ -15,6 +15,7 @@ use crate::state::State;
 /// Crawls `root` on a blocking thread, reporting progress to the client when it can show
 /// it, then swaps the new index in and re-applies the buffers opened meanwhile.
 pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
+    let follow_root = root.clone();
     let progress = Progress::begin(
         &state,
         &client,
@@ -62,6 +63,8 @@ pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
         }
     };
     progress.end(&client, message).await;
+    // Semantic search follows the crawled index from here on.
+    crate::semantic::follow(state, client, follow_root).await;
 }
 
 /// Index work that follows the editor, run one job at a time, in order, on the blocking
@@ -224,6 +227,18 @@ impl Progress {
         });
         send_progress(client, &token, begin).await;
         Self { token: Some(token) }
+    }
+
+    /// Sends `report` with a message and a percentage.
+    pub async fn report(&self, client: &Client, message: String, percentage: u32) {
+        if let Some(token) = &self.token {
+            let report = lsp::WorkDoneProgress::Report(lsp::WorkDoneProgressReport {
+                cancellable: Some(false),
+                message: Some(message),
+                percentage: Some(percentage.min(100)),
+            });
+            send_progress(client, token, report).await;
+        }
     }
 
     /// Sends `end` with a final message.

@@ -19,6 +19,7 @@ mod journal;
 mod logging;
 mod panic_guard;
 mod satisfaction;
+mod semantic;
 mod server;
 mod state;
 mod transport;
@@ -84,6 +85,14 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 threads,
             } => commands::model::bench(model, path, threads),
         },
+        // The embedding model runs without the `local` feature (candle, not llama.cpp).
+        Some(cli::Command::Model(cli::ModelArgs {
+            action: cli::ModelAction::Fetch { name: Some(name) },
+        })) if name == embedding::MODEL_NAME => {
+            let path = embedding::fetch_cli()?;
+            writeln!(std::io::stdout().lock(), "{}", path.display())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(cli::Command::Model(args)) => commands::model::run(args),
         Some(cli::Command::Demo(args)) => commands::model::demo(args),
         Some(cli::Command::ApplyPatch(args)) => commands::edit::run(

@@ -16,6 +16,8 @@ pub fn start(envs: &[(&str, &str)]) -> LspClient {
     let mut all = vec![
         ("AGENTLS_LOG", "debug"),
         ("AGENTLS_CONFIG", "/nonexistent/agentls.toml"),
+        // Words only: a server never loads an embedding model found on the machine.
+        ("AGENTLS_EMBEDDER", "none"),
     ];
     all.extend_from_slice(envs);
     LspClient::start(bin(), &[], &all).unwrap()

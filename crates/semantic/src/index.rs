@@ -12,6 +12,10 @@ use crate::terms::terms;
 
 /// Reciprocal rank fusion's constant: rank r contributes 1 / (RRF_K + r).
 const RRF_K: f32 = 60.0;
+/// How much a vector rank counts against a lexical one in the fusion (see
+/// `agentls bench search`: with the static model's vectors, equal weights ranked below
+/// words alone on both retrieval sets).
+pub const VECTOR_WEIGHT: f32 = 0.5;
 /// How deep each ranking is read before fusing.
 const DEPTH: usize = 200;
 
@@ -49,6 +53,8 @@ pub struct Query<'a> {
     pub filter: Option<&'a dyn Fn(&Path) -> bool>,
     /// Files to rank higher (open, recently edited).
     pub boosted: Option<&'a FxHashSet<Arc<Path>>>,
+    /// The vector ranking's weight in the fusion ([`VECTOR_WEIGHT`] by default).
+    pub vector_weight: f32,
 }
 
 /// A ranked chunk.
@@ -309,7 +315,7 @@ impl SemanticIndex {
         }
         for (r, &id) in vector.iter().enumerate() {
             let e = fused.entry(id).or_default();
-            e.0 += 1.0 / (RRF_K + r as f32 + 1.0);
+            e.0 += q.vector_weight / (RRF_K + r as f32 + 1.0);
             e.2 = Some(r + 1);
         }
         let mut hits: Vec<Hit> = fused

@@ -21,10 +21,13 @@ mod chunk;
 mod index;
 mod lexical;
 mod service;
+pub mod store;
 mod terms;
 
 pub use chunk::{Chunk, chunk_file};
-pub use index::{Embedder, Hit, Mode, Query, SemanticIndex, Stats, chunk_text, files_of};
+pub use index::{
+    Embedder, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT, chunk_text, files_of,
+};
 pub use lexical::ChunkId;
 pub use service::{Answer, Service};
 pub use terms::terms;

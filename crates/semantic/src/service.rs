@@ -171,6 +171,7 @@ impl Service {
                 },
                 filter,
                 boosted: None,
+                vector_weight: crate::index::VECTOR_WEIGHT,
             })
         });
         Answer {

@@ -72,6 +72,7 @@ fn search(sem: &SemanticIndex, text: &str, mode: Mode) -> Vec<Hit> {
         mode,
         filter: None,
         boosted: None,
+        vector_weight: VECTOR_WEIGHT,
     })
 }
 
@@ -149,6 +150,7 @@ fn the_filter_and_another_embedder() {
         mode: Mode::Hybrid,
         filter: Some(&only_net),
         boosted: None,
+        vector_weight: VECTOR_WEIGHT,
     });
     assert!(!hits.is_empty());
     assert!(hits.iter().all(|h| h.chunk.path.starts_with("/ws/net")));

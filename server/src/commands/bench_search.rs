@@ -17,7 +17,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use agentls_index::{Index, IndexOptions, Overlay};
-use agentls_semantic::{Embedder, Mode, Query, Service, files_of};
+use agentls_semantic::{Embedder, Mode, Query, Service, VECTOR_WEIGHT, files_of};
 
 /// A retrieval set's `set.toml` (the keys the bench reads).
 #[derive(Debug, Deserialize)]
@@ -247,11 +247,15 @@ pub fn run(
         .filter_map(|p| Some((p.clone(), std::fs::read_to_string(p).ok()?.to_lowercase())))
         .collect();
 
-    let modes: &[(&str, Option<Mode>)] = &[
-        ("grep-only", None),
-        ("lexical", Some(Mode::Lexical)),
-        ("vector", Some(Mode::Vector)),
-        ("hybrid", Some(Mode::Hybrid)),
+    // The hybrid at its default vector weight, and at others for comparison.
+    let default_hybrid = format!("hybrid, vector weight {VECTOR_WEIGHT} (default)");
+    let modes: &[(&str, Option<Mode>, f32)] = &[
+        ("grep-only", None, 0.0),
+        ("lexical", Some(Mode::Lexical), 0.0),
+        ("vector", Some(Mode::Vector), 1.0),
+        ("hybrid, vector weight 1", Some(Mode::Hybrid), 1.0),
+        (&default_hybrid, Some(Mode::Hybrid), VECTOR_WEIGHT),
+        ("hybrid, vector weight 0.25", Some(Mode::Hybrid), 0.25),
     ];
     let mut totals = vec![Scores::default(); modes.len()];
     let mut latencies = Vec::with_capacity(pairs.len());
@@ -261,7 +265,7 @@ pub fn run(
             .as_ref()
             .and_then(|e| e.embed(&[pair.query.as_str()]).pop());
         let embed_query = t.elapsed();
-        for (i, (_, mode)) in modes.iter().enumerate() {
+        for (i, (_, mode, weight)) in modes.iter().enumerate() {
             let t = Instant::now();
             let ranked = match mode {
                 None => grep_rank(&files, &pair.query),
@@ -277,12 +281,15 @@ pub fn run(
                             mode: *mode,
                             filter: None,
                             boosted: None,
+                            vector_weight: *weight,
                         })
                     });
                     files_of(&hits)
                 }
             };
-            if *mode == Some(Mode::Hybrid) || (qv.is_none() && *mode == Some(Mode::Lexical)) {
+            let measured = (*mode == Some(Mode::Hybrid) && *weight == VECTOR_WEIGHT)
+                || (qv.is_none() && *mode == Some(Mode::Lexical));
+            if measured {
                 latencies.push(embed_query + t.elapsed());
             }
             let s = score(&ranked, &root, &pair.files);
@@ -296,7 +303,7 @@ pub fn run(
         out,
         "\n| ranking | recall@5 | recall@10 | MRR |\n|---|---|---|---|"
     )?;
-    for ((name, mode), t) in modes.iter().zip(&totals) {
+    for ((name, mode, _), t) in modes.iter().zip(&totals) {
         if embedder.is_none() && matches!(mode, Some(Mode::Vector | Mode::Hybrid)) {
             writeln!(out, "| {name} | – | – | – (no embedding model) |")?;
             continue;

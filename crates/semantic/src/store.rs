@@ -1,0 +1,115 @@
+//! Vectors on disk, so a workspace is embedded once: keyed by chunk text hash, tagged
+//! with the embedder's id (vectors of another model are never read back).
+//!
+//! Format (little-endian): `AGLSVEC1`, u32 id length, the id, u32 dimensions, u64 count,
+//! then per vector its u64 hash and its floats. Written to a temporary file and renamed,
+//! so a reader sees the old file or the new one, never half of one.
+
+use std::io::{self, BufWriter, Read, Write};
+use std::path::Path;
+
+const MAGIC: &[u8; 8] = b"AGLSVEC1";
+
+fn bad(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, what.to_owned())
+}
+
+/// Writes `vectors` made by embedder `id` to `path`; returns how many.
+pub fn save<'a>(
+    path: &Path,
+    id: &str,
+    vectors: impl Iterator<Item = (u64, &'a [f32])>,
+) -> io::Result<usize> {
+    let vectors: Vec<(u64, &[f32])> = vectors.collect();
+    let dims = vectors.first().map_or(0, |(_, v)| v.len());
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut w = BufWriter::new(std::fs::File::create(&tmp)?);
+    w.write_all(MAGIC)?;
+    w.write_all(&(id.len() as u32).to_le_bytes())?;
+    w.write_all(id.as_bytes())?;
+    w.write_all(&(dims as u32).to_le_bytes())?;
+    let same: Vec<&(u64, &[f32])> = vectors.iter().filter(|(_, v)| v.len() == dims).collect();
+    w.write_all(&(same.len() as u64).to_le_bytes())?;
+    for (h, v) in &same {
+        w.write_all(&h.to_le_bytes())?;
+        for x in v.iter() {
+            w.write_all(&x.to_le_bytes())?;
+        }
+    }
+    w.into_inner()
+        .map_err(io::IntoInnerError::into_error)?
+        .sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    Ok(same.len())
+}
+
+/// Reads the vectors at `path` if embedder `id` made them (else an error).
+pub fn load(path: &Path, id: &str) -> io::Result<Vec<(u64, Vec<f32>)>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    let mut at = 0usize;
+    let mut take = |n: usize| -> io::Result<&[u8]> {
+        let s = bytes
+            .get(at..at + n)
+            .ok_or_else(|| bad("truncated vector store"))?;
+        at += n;
+        Ok(s)
+    };
+    if take(8)? != MAGIC {
+        return Err(bad("not a vector store"));
+    }
+    let u32_of = |b: &[u8]| {
+        b.try_into()
+            .map(u32::from_le_bytes)
+            .map_err(|_| bad("short"))
+    };
+    let id_len = u32_of(take(4)?)? as usize;
+    if take(id_len)? != id.as_bytes() {
+        return Err(bad("vectors of another embedding model"));
+    }
+    let dims = u32_of(take(4)?)? as usize;
+    let count = take(8)?
+        .try_into()
+        .map(u64::from_le_bytes)
+        .map_err(|_| bad("short"))? as usize;
+    let mut out = Vec::with_capacity(count.min(1 << 24));
+    for _ in 0..count {
+        let h = take(8)?
+            .try_into()
+            .map(u64::from_le_bytes)
+            .map_err(|_| bad("short"))?;
+        let v = take(dims * 4)?
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        out.push((h, v));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_refusals() {
+        let dir = std::env::temp_dir().join(format!("agentls-store-{}", std::process::id()));
+        let path = dir.join("a.vectors");
+        let a = [0.5f32, -1.0, 2.0];
+        let b = [1.0f32, 0.0, 0.25];
+        assert_eq!(
+            save(&path, "m-1", [(7u64, &a[..]), (9, &b[..])].into_iter()).unwrap(),
+            2
+        );
+        let got = load(&path, "m-1").unwrap();
+        assert_eq!(got, vec![(7, a.to_vec()), (9, b.to_vec())]);
+        assert!(load(&path, "m-2").is_err());
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(load(&path, "m-1").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
