@@ -138,6 +138,7 @@ fn start_editor(
         &[
             ("AGENTLS_LOG", "debug"),
             ("AGENTLS_CONFIG", dir.join("config.toml").to_str().unwrap()),
+            ("AGENTLS_EMBEDDER", "none"),
             ("XDG_DATA_HOME", dir.join("data").to_str().unwrap()),
             ("XDG_CACHE_HOME", dir.join("cache").to_str().unwrap()),
             // Keep Rate looks 3 s after an edit lands (30 s, 5 min, 1 h otherwise).

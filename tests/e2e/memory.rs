@@ -99,6 +99,7 @@ fn a_client_that_stops_reading_holds_the_server_back_not_its_memory() {
     let mut child = Command::new(crate::support::bin())
         .env("AGENTLS_LOG", "warn")
         .env("AGENTLS_CONFIG", "/nonexistent/agentls.toml")
+        .env("AGENTLS_EMBEDDER", "none")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -39,6 +39,7 @@ async fn neovim_runs_the_implement_action_and_the_edit_lands_in_its_buffer() {
         .env("OUT", &out)
         .env("AGENTLS_BIN", bin())
         .env("AGENTLS_CONFIG", &config)
+        .env("AGENTLS_EMBEDDER", "none")
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("XDG_STATE_HOME", dir.path().join("state"))
         .env("XDG_CACHE_HOME", dir.path().join("cache"))

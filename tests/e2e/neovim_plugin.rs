@@ -67,6 +67,7 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
         .env("PLUGIN", here.join("../editor-clients/neovim"))
         .env("AGENTLS_BIN", bin())
         .env("AGENTLS_CONFIG", &config)
+        .env("AGENTLS_EMBEDDER", "none")
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("XDG_STATE_HOME", dir.path().join("state"))
         .env("XDG_CACHE_HOME", dir.path().join("cache"))

@@ -90,6 +90,7 @@ async fn nvim(
         .env("SCENARIO", scenario)
         .env("AGENTLS_BIN", bin())
         .env("AGENTLS_CONFIG", &config)
+        .env("AGENTLS_EMBEDDER", "none")
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("XDG_STATE_HOME", dir.path().join("state"))
         .env("XDG_CACHE_HOME", dir.path().join("cache"))

@@ -347,10 +347,7 @@ fn semantic_search_over_lsp() {
     // An unsaved buffer is searched as it stands.
     let util = root.join("src/util.rs");
     let text = std::fs::read_to_string(&util).unwrap();
-    let doc = json!({ "uri": url(&util), "languageId": "rust", "version": 1, "text": text });
-    client
-        .notify("textDocument/didOpen", json!({ "textDocument": doc }))
-        .unwrap();
+    crate::support::open(&mut client, &url(&util), 1, &text);
     change(
         &mut client,
         &url(&util),

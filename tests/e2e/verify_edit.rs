@@ -218,6 +218,7 @@ async fn in_the_editor_diagnostics_check_the_live_buffer_with_pylsp() {
         &[],
         &[
             ("AGENTLS_CONFIG", config.to_str().unwrap()),
+            ("AGENTLS_EMBEDDER", "none"),
             ("XDG_DATA_HOME", data.to_str().unwrap()),
         ],
     )
@@ -277,6 +278,7 @@ fn doctor_lists_the_workspaces_language_servers_and_their_memory() {
         .arg("--workspace")
         .arg(ws.path())
         .env("AGENTLS_CONFIG", &cfg)
+        .env("AGENTLS_EMBEDDER", "none")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -95,6 +95,7 @@ async fn vscode_extension_in_code_server() {
         .arg(ext.join("e2e/run.mjs"))
         .env("AGENTLS_BIN", env!("CARGO_BIN_EXE_agentls"))
         .env("AGENTLS_CONFIG", &config)
+        .env("AGENTLS_EMBEDDER", "none")
         .env("XDG_DATA_HOME", dir.path().join("data"))
         .env("E2E_WORKSPACE", &root)
         .env("E2E_HOME", dir.path().join("code"))

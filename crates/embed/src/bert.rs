@@ -40,11 +40,16 @@ impl std::fmt::Debug for Bert {
 
 pub(crate) fn load_tokenizer(files: &ModelFiles) -> Result<Tokenizer, ModelError> {
     let path = files.tokenizer();
-    let mut tokenizer = Tokenizer::from_file(&path).map_err(|e| ModelError::Tokenizer {
+    let tokenizer = Tokenizer::from_file(&path).map_err(|e| ModelError::Tokenizer {
         context: format!("cannot load {}", path.display()),
         detail: e.to_string(),
     })?;
     // tokenizer.json pads every text to 128 and truncates there; we pad per batch.
+    untruncated(tokenizer)
+}
+
+/// `tokenizer` without padding or truncation.
+pub(crate) fn untruncated(mut tokenizer: Tokenizer) -> Result<Tokenizer, ModelError> {
     tokenizer.with_padding(None);
     tokenizer
         .with_truncation(None)

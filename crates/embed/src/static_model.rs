@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tokenizers::Tokenizer;
 
 use crate::ModelError;
-use crate::bert::{Bert, load_tokenizer, normalize};
+use crate::bert::{Bert, load_tokenizer, normalize, untruncated};
 use crate::fetch::{ModelFiles, SAFETENSORS_SHA256};
 
 /// File name of the static model beside the model directory (`<models>/…`).
@@ -79,7 +79,7 @@ impl StaticModel {
         }
         center(&mut vectors, dims);
         Ok(StaticModel {
-            tokenizer: static_tokenizer(bert.tokenizer().clone())?,
+            tokenizer: untruncated(bert.tokenizer().clone())?,
             vectors,
             vocab,
             dims,
@@ -197,7 +197,7 @@ impl StaticModel {
     /// Refuses a file distilled from other weights than `files` holds
     /// ([`ModelError::Stale`]) or of another format version.
     pub fn load(path: &Path, files: &ModelFiles) -> Result<StaticModel, ModelError> {
-        let tokenizer = static_tokenizer(load_tokenizer(files)?)?;
+        let tokenizer = load_tokenizer(files)?;
         Self::load_with(path, tokenizer, SAFETENSORS_SHA256)
     }
 
@@ -284,17 +284,6 @@ impl StaticModel {
             default_weights: default_weights(vocab),
         })
     }
-}
-
-fn static_tokenizer(mut tokenizer: Tokenizer) -> Result<Tokenizer, ModelError> {
-    tokenizer
-        .with_truncation(None)
-        .map_err(|e| ModelError::Tokenizer {
-            context: "cannot turn truncation off".into(),
-            detail: e.to_string(),
-        })?;
-    tokenizer.with_padding(None);
-    Ok(tokenizer)
 }
 
 fn default_weights(vocab: usize) -> Vec<f32> {
