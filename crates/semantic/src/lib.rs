@@ -29,7 +29,7 @@ pub use index::{
     Embedder, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT, chunk_text, files_of,
 };
 pub use lexical::ChunkId;
-pub use service::{Answer, Service};
+pub use service::{Answer, PathGlob, Service};
 pub use terms::terms;
 
 #[cfg(test)]

@@ -67,9 +67,16 @@ impl Service {
     pub fn sync(&self, index: &RwLock<Index>) -> usize {
         // One sync at a time: two would chunk the same files and race on `seen`.
         let mut seen = self.seen.lock().unwrap_or_else(lock_err);
-        let (changed, revision, present) = {
+        let (changed, revision, removed) = {
             let index = index.read().unwrap_or_else(lock_err);
-            if index.revision() == *seen && !self.has_removed(&index) {
+            let removed: Vec<Arc<Path>> = self
+                .index
+                .read()
+                .unwrap_or_else(lock_err)
+                .paths()
+                .filter(|p| !index.contains(p))
+                .collect();
+            if index.revision() == *seen && removed.is_empty() {
                 return 0;
             }
             let changed: Vec<Changed> = index
@@ -81,14 +88,7 @@ impl Service {
                     path,
                 })
                 .collect();
-            let present: Vec<Arc<Path>> = self
-                .index
-                .read()
-                .unwrap_or_else(lock_err)
-                .paths()
-                .filter(|p| !index.contains(p))
-                .collect();
-            (changed, index.revision(), present)
+            (changed, index.revision(), removed)
         };
         let n = changed.len();
         let chunked: Vec<_> = changed
@@ -100,7 +100,7 @@ impl Service {
             })
             .collect();
         let mut sem = self.index.write().unwrap_or_else(lock_err);
-        for path in present {
+        for path in removed {
             sem.remove_file(&path);
         }
         for (path, chunks) in chunked {
@@ -108,11 +108,6 @@ impl Service {
         }
         *seen = revision;
         n
-    }
-
-    fn has_removed(&self, index: &Index) -> bool {
-        let sem = self.index.read().unwrap_or_else(lock_err);
-        sem.paths().any(|p| !index.contains(&p))
     }
 
     /// Embeds pending chunks for up to `budget`, `batch` at a time, without holding the
@@ -223,6 +218,24 @@ impl Answer {
             ),
             (true, true) => "by words and meaning".to_owned(),
         }
+    }
+}
+
+/// Paths relative to a root matched by one glob (`*` within a directory, `**` across),
+/// for the tool's and the LSP request's `path`.
+pub struct PathGlob(ignore::overrides::Override);
+
+impl PathGlob {
+    /// The glob `glob` under `root`; the error is the glob parser's.
+    pub fn new(root: &Path, glob: &str) -> Result<PathGlob, ignore::Error> {
+        let mut builder = ignore::overrides::OverrideBuilder::new(root);
+        builder.add(glob)?;
+        Ok(PathGlob(builder.build()?))
+    }
+
+    /// Whether `path` (absolute, under the root) matches.
+    pub fn matches(&self, path: &Path) -> bool {
+        self.0.matched(path, false).is_whitelist()
     }
 }
 

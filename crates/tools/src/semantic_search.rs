@@ -53,25 +53,18 @@ impl Tool for SemanticSearch {
         }
         let k = args.k.unwrap_or(DEFAULT_K).clamp(1, MAX_K);
         let filter = match &args.path {
-            Some(glob) => {
-                let mut ob = ignore::overrides::OverrideBuilder::new(&ctx.root);
-                let bad = |e: ignore::Error| {
+            Some(glob) => Some(
+                agentls_semantic::PathGlob::new(&ctx.root, glob).map_err(|e| {
                     ToolError::invalid_arguments(format!("semantic_search: bad glob `{glob}`: {e}"))
-                };
-                ob.add(glob).map_err(bad)?;
-                Some(ob.build().map_err(bad)?)
-            }
+                })?,
+            ),
             None => None,
         };
         let semantic = ctx.semantic.clone();
         let index = ctx.index.clone();
         let root = ctx.root.clone();
         blocking(move || {
-            let accept = |p: &std::path::Path| {
-                filter
-                    .as_ref()
-                    .is_none_or(|o| o.matched(p, false).is_whitelist())
-            };
+            let accept = |p: &std::path::Path| filter.as_ref().is_none_or(|g| g.matches(p));
             let answer = semantic.search(&index, &query, k, Some(&accept));
             let (hits, stats, how) = (&answer.hits, answer.stats, answer.ranking());
             let mut out = format!(

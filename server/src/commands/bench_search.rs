@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
 use agentls_index::{Index, IndexOptions, Overlay};
 use agentls_semantic::{Embedder, Mode, Query, Service, VECTOR_WEIGHT, files_of};
@@ -87,8 +86,7 @@ fn tree(set: &SetFile, out: &mut dyn Write) -> anyhow::Result<PathBuf> {
         );
     }
     let sdist = download.join(&set.sdist);
-    let bytes = std::fs::read(&sdist).with_context(|| format!("{}", sdist.display()))?;
-    let digest = format!("{:x}", Sha256::digest(&bytes));
+    let (_, digest) = agentls_wheel::sha256_file(&sdist)?;
     if digest != set.sha256 {
         bail!(
             "{}: sha256 {digest}, expected {}",

@@ -34,20 +34,13 @@ fn find(
     let limit = limit.clamp(1, MAX_LIMIT);
     let filter = match (glob, state.root()) {
         (Some(glob), Some(root)) => {
-            let mut ob = ignore::overrides::OverrideBuilder::new(root);
-            let bad = |e: ignore::Error| {
+            Some(agentls_semantic::PathGlob::new(&root, glob).map_err(|e| {
                 jsonrpc::Error::invalid_params(format!("semanticSearch: bad glob `{glob}`: {e}"))
-            };
-            ob.add(glob).map_err(bad)?;
-            Some(ob.build().map_err(bad)?)
+            })?)
         }
         _ => None,
     };
-    let accept = |p: &Path| {
-        filter
-            .as_ref()
-            .is_none_or(|o| o.matched(p, false).is_whitelist())
-    };
+    let accept = |p: &Path| filter.as_ref().is_none_or(|g| g.matches(p));
     let index = state.index_handle();
     Ok(state
         .semantic
