@@ -568,5 +568,8 @@ pub enum Event {
         wall_ms: f64,
         /// Tokens so far: input, cached input, output.
         tokens: [u64; 3],
+        /// Cost of the session so far in US dollars, where the model's prices are known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
 }

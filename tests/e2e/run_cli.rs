@@ -37,11 +37,20 @@ async fn run_fixes_a_file_on_disk_and_prints_json_events() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(events.first().unwrap()["type"], "started");
-    let last = events.last().unwrap();
-    assert_eq!(last["type"], "finished");
-    assert_eq!(last["status"]["status"], "done");
-    assert_eq!(last["metrics"]["steps"], 3);
+    // The protocol's own events (as `agent/event` carries them), then the CLI's summary.
+    assert_eq!(events[0]["type"], "status");
+    assert_eq!(events[0]["status"], "running");
+    let n = events.len();
+    let finished = &events[n - 2];
+    assert_eq!(finished["type"], "finished");
+    assert_eq!(finished["status"], "done");
+    assert_eq!(finished["message"], "Fixed add.");
+    assert_eq!(finished["steps"], 3);
+    let summary = &events[n - 1];
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["outcome"]["status"], "done");
+    assert_eq!(summary["metrics"]["steps"], 3);
+    assert_eq!(summary["metrics"]["calls_by_tool"]["str_replace"], 1);
     assert!(
         std::fs::read_to_string(ws.path().join("src/lib.rs"))
             .unwrap()
@@ -119,17 +128,17 @@ async fn approve_always_runs_asked_commands_streams_them_and_keeps_forbidden_one
         .collect();
     let started = events
         .iter()
-        .find(|e| e["type"] == "tool_started" && e["id"] == "c1")
+        .find(|e| e["type"] == "toolStarted" && e["id"] == "c1")
         .unwrap();
-    assert_eq!(started["args"]["command"], ASKED);
+    assert_eq!(started["arguments"]["command"], ASKED);
     let output: String = events
         .iter()
-        .filter(|e| e["type"] == "tool_output" && e["id"] == "c1")
+        .filter(|e| e["type"] == "toolOutput" && e["id"] == "c1")
         .map(|e| e["text"].as_str().unwrap())
         .collect();
     assert_eq!(output, "ran-check\n");
     let last = events.last().unwrap();
-    assert_eq!(last["type"], "finished");
+    assert_eq!(last["type"], "summary");
     assert!(last["metrics"].get("refused").is_none(), "{last}");
 }
 

@@ -21,7 +21,7 @@ use futures::FutureExt;
 use tokio::sync::RwLock;
 
 use crate::config::Mode;
-use crate::event::{AgentEvent, EventSender, PlanItem, clip_args};
+use crate::event::{Event, EventSender, PlanItem, clip_args};
 use crate::metrics::class_name;
 use crate::toolset::ToolSet;
 
@@ -79,10 +79,10 @@ impl Dispatch<'_> {
                 let args = call
                     .parse_arguments()
                     .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
-                self.send(AgentEvent::ToolStarted {
+                self.send(Event::ToolStarted {
                     id: call.id.clone(),
                     name: call.name.clone(),
-                    args: clip_args(&args),
+                    arguments: clip_args(&args),
                 });
                 self.finished(call, &Err(e.clone()), Duration::ZERO);
                 return CallOutcome {
@@ -100,10 +100,10 @@ impl Dispatch<'_> {
                     Guard::Read(self.lock.read().await)
                 };
                 let began = batch_start.elapsed();
-                self.send(AgentEvent::ToolStarted {
+                self.send(Event::ToolStarted {
                     id: call.id.clone(),
                     name: call.name.clone(),
-                    args: clip_args(&args),
+                    arguments: clip_args(&args),
                 });
                 let r = match self.events {
                     Some(events) => {
@@ -204,7 +204,7 @@ impl Dispatch<'_> {
                 Some(class_name(e.class).to_owned()),
             ),
         };
-        self.send(AgentEvent::ToolFinished {
+        self.send(Event::ToolFinished {
             id: call.id.clone(),
             name: call.name.clone(),
             summary,
@@ -213,7 +213,7 @@ impl Dispatch<'_> {
         });
     }
 
-    fn send(&self, ev: AgentEvent) {
+    fn send(&self, ev: Event) {
         if let Some(tx) = self.events {
             let _ = tx.send(ev);
         }
@@ -228,7 +228,7 @@ struct CallProgress {
 
 impl ToolProgress for CallProgress {
     fn output(&self, stream: OutputStream, text: &str) {
-        let _ = self.events.send(AgentEvent::ToolOutput {
+        let _ = self.events.send(Event::ToolOutput {
             id: self.id.clone(),
             stream: stream.as_str().to_owned(),
             text: text.to_owned(),
@@ -243,7 +243,7 @@ impl ToolProgress for CallProgress {
                 status: t.status.as_str().to_owned(),
             })
             .collect();
-        let _ = self.events.send(AgentEvent::Plan { items });
+        let _ = self.events.send(Event::Plan { items });
     }
 }
 

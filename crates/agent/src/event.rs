@@ -1,119 +1,31 @@
-//! What a session tells the outside while it runs: the server turns these into
-//! `$/progress` and `agent/event`, the CLI into status lines or JSON lines.
+//! What a session tells the outside while it runs. The core emits the protocol's own
+//! [`Event`] (`agent/event`), so every front end gets the same events with nothing to
+//! translate: the server forwards them (and turns them into `$/progress`), the CLI
+//! prints them as lines or as the same JSON, ACP maps them to session updates.
 
-use serde::Serialize;
+pub use agentls_protocol::agent::{Event, PlanItem, SessionStatus};
 
 use crate::metrics::Metrics;
 use crate::status::Status;
 
-/// One progress event. Serialises as `{"type": "...", ...}`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum AgentEvent {
-    /// The session started (or resumed) a run.
-    Started {
-        /// Session id.
-        session: String,
-        /// Model name.
-        model: String,
-    },
-    /// The router (`auto`) chose the model for the next call.
-    Routed {
-        /// Configured name of the chosen model.
-        model: String,
-        /// Why, the signals that counted joined by `; `.
-        reason: String,
-    },
-    /// A model call begins.
-    Step {
-        /// 1-based step number.
-        step: u32,
-    },
-    /// A piece of the model's text.
-    TextDelta {
-        /// The text.
-        text: String,
-    },
-    /// A tool call starts.
-    ToolStarted {
-        /// Call id.
-        id: String,
-        /// Tool name.
-        name: String,
-        /// The call's arguments, string values longer than [`MAX_ARG_CHARS`] cut (an
-        /// argument text that is not JSON comes as one string).
-        args: serde_json::Value,
-    },
-    /// Output of a running call (a command's stdout or stderr), in order, coalesced:
-    /// whole lines where possible, batches of at most ~50 ms.
-    ToolOutput {
-        /// Call id.
-        id: String,
-        /// `stdout` or `stderr`.
-        stream: String,
-        /// The text (invalid UTF-8 replaced).
-        text: String,
-    },
-    /// The plan changed (the `todo` tool).
-    Plan {
-        /// The whole plan, in order.
-        items: Vec<PlanItem>,
-    },
-    /// A tool call ended (every started call ends exactly once).
-    ToolFinished {
-        /// Call id.
-        id: String,
-        /// Tool name.
-        name: String,
-        /// One line for people.
-        summary: String,
-        /// Error class, when it failed.
-        error: Option<String>,
-        /// Time it took.
-        ms: u64,
-    },
-    /// Tokens of the last model call.
-    Usage {
-        /// Prompt tokens.
-        input: u64,
-        /// Of which read from cache.
-        cached_input: u64,
-        /// Generated tokens.
-        output: u64,
-    },
-    /// The transcript was compacted.
-    Compacted {
-        /// Tool outputs masked.
-        masked: usize,
-        /// Messages folded into a summary.
-        summarized: usize,
-    },
-    /// The model provider failed; [`AgentEvent::Finished`] follows.
-    Error {
-        /// Error class (`ProviderError`, `Timeout`, `UnexpectedEnvironment`, …).
-        class: String,
-        /// What went wrong (keys redacted by the model layer).
-        message: String,
-    },
-    /// The run ended.
-    Finished {
-        /// Why.
-        status: Status,
-        /// Totals so far.
-        metrics: Box<Metrics>,
-    },
+/// The `finished` event of a run that ended with `status`, the session's totals in it.
+pub fn finished(status: &Status, metrics: &Metrics) -> Event {
+    let (status, message) = status.outcome();
+    Event::Finished {
+        status,
+        message,
+        steps: metrics.steps,
+        wall_ms: metrics.wall_ms,
+        tokens: [
+            metrics.input_tokens,
+            metrics.cached_input_tokens,
+            metrics.output_tokens,
+        ],
+        cost_usd: metrics.cost_usd,
+    }
 }
 
-/// One step of the plan.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PlanItem {
-    /// What to do.
-    pub text: String,
-    /// `pending`, `in_progress` or `completed`.
-    pub status: String,
-}
-
-/// String argument values longer than this (chars) are cut in [`AgentEvent::ToolStarted`].
+/// String argument values longer than this (chars) are cut in [`Event::ToolStarted`].
 pub const MAX_ARG_CHARS: usize = 300;
 
 /// `args` with long strings cut to [`MAX_ARG_CHARS`], for people watching the calls.
@@ -133,7 +45,7 @@ pub fn clip_args(args: &serde_json::Value) -> serde_json::Value {
 }
 
 /// Where events go. Sending never blocks the loop; a receiver that went away is fine.
-pub type EventSender = tokio::sync::mpsc::UnboundedSender<AgentEvent>;
+pub type EventSender = tokio::sync::mpsc::UnboundedSender<Event>;
 
 #[cfg(test)]
 mod tests {
@@ -141,58 +53,67 @@ mod tests {
 
     use super::*;
 
-    fn ser(ev: &AgentEvent) -> Value {
+    fn ser(ev: &Event) -> Value {
         serde_json::to_value(ev).unwrap()
     }
 
     #[test]
-    fn new_events_serialise_tagged() {
+    fn events_serialise_in_the_protocol_form() {
         let long = "x".repeat(1000);
-        let started = AgentEvent::ToolStarted {
+        let started = Event::ToolStarted {
             id: "c1".into(),
             name: "write_file".into(),
-            args: clip_args(&json!({"path": "a.rs", "content": long, "n": [1, "b"]})),
+            arguments: clip_args(&json!({"path": "a.rs", "content": long, "n": [1, "b"]})),
         };
         let v = ser(&started);
-        assert_eq!(v["type"], "tool_started");
-        assert_eq!(v["args"]["path"], "a.rs");
-        assert_eq!(v["args"]["n"], json!([1, "b"]));
-        let content = v["args"]["content"].as_str().unwrap();
+        assert_eq!(v["type"], "toolStarted");
+        assert_eq!(v["arguments"]["path"], "a.rs");
+        assert_eq!(v["arguments"]["n"], json!([1, "b"]));
+        let content = v["arguments"]["content"].as_str().unwrap();
         assert!(
             content.len() < 400 && content.ends_with("… [1000 chars]"),
             "{content}"
         );
-
         assert_eq!(
-            ser(&AgentEvent::ToolOutput {
-                id: "c2".into(),
-                stream: "stderr".into(),
-                text: "warning\n".into()
-            }),
-            json!({"type": "tool_output", "id": "c2", "stream": "stderr", "text": "warning\n"})
-        );
-        assert_eq!(
-            ser(&AgentEvent::Plan {
-                items: vec![PlanItem {
-                    text: "fix it".into(),
-                    status: "in_progress".into()
-                }]
-            }),
-            json!({"type": "plan", "items": [{"text": "fix it", "status": "in_progress"}]})
-        );
-        assert_eq!(
-            ser(&AgentEvent::Error {
-                class: "ProviderError".into(),
-                message: "503".into()
-            }),
-            json!({"type": "error", "class": "ProviderError", "message": "503"})
-        );
-        assert_eq!(
-            ser(&AgentEvent::Routed {
+            ser(&Event::Routed {
                 model: "strong".into(),
                 reason: "2 failed attempts in a row: escalate".into()
             }),
             json!({"type": "routed", "model": "strong", "reason": "2 failed attempts in a row: escalate"})
         );
+    }
+
+    #[test]
+    fn finished_carries_the_outcome_and_the_totals() {
+        let metrics = Metrics {
+            steps: 3,
+            wall_ms: 12.5,
+            input_tokens: 100,
+            cached_input_tokens: 40,
+            output_tokens: 7,
+            cost_usd: Some(0.25),
+            ..Metrics::default()
+        };
+        let done = finished(
+            &Status::Done {
+                answer: "fixed".into(),
+            },
+            &metrics,
+        );
+        assert_eq!(
+            ser(&done),
+            json!({"type": "finished", "status": "done", "message": "fixed", "steps": 3,
+                   "wallMs": 12.5, "tokens": [100, 40, 7], "costUsd": 0.25})
+        );
+        let budget = finished(
+            &Status::BudgetExhausted {
+                limit: "steps".into(),
+            },
+            &Metrics::default(),
+        );
+        let v = ser(&budget);
+        assert_eq!(v["status"], "budgetExhausted");
+        assert_eq!(v["message"], "stopped: the steps budget is exhausted");
+        assert!(v.get("costUsd").is_none(), "{v}");
     }
 }

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 
 use crate::config::SessionConfig;
 use crate::context::StaticContext;
-use crate::event::AgentEvent;
+use crate::event::{Event, SessionStatus};
 use crate::metrics::Metrics;
 use crate::session::Session;
 use crate::status::Status;
@@ -332,7 +332,7 @@ pub struct BuiltSession {
     /// The session; [`Session::run`] takes each turn's message.
     pub session: Session,
     /// Its events, as they happen.
-    pub events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
     /// The trajectory file, if one is written.
     pub trajectory: Option<PathBuf>,
 }
@@ -430,7 +430,7 @@ pub async fn build_session(
 /// as it happens.
 pub async fn run_headless(
     mut options: HeadlessOptions,
-    print: impl FnMut(&AgentEvent) + Send,
+    print: impl FnMut(&Event) + Send,
 ) -> Result<HeadlessOutcome, HeadlessError> {
     let task = std::mem::take(&mut options.task);
     let mut built = build_session(options, BuildHooks::default()).await?;
@@ -442,7 +442,7 @@ impl BuiltSession {
     pub async fn run(
         &mut self,
         message: String,
-        mut print: impl FnMut(&AgentEvent) + Send,
+        mut print: impl FnMut(&Event) + Send,
     ) -> HeadlessOutcome {
         let (session, rx) = (&mut self.session, &mut self.events);
         let run = async {
@@ -478,18 +478,23 @@ fn key_values(models: &ModelsConfig) -> Vec<String> {
 }
 
 /// One event as a line for people (`None` for events not worth a line).
-pub fn render_event(ev: &AgentEvent) -> Option<String> {
+pub fn render_event(ev: &Event) -> Option<String> {
     match ev {
-        AgentEvent::Started { session, model } => Some(format!("session {session} on {model}")),
-        AgentEvent::Step { step } => Some(format!("step {step}")),
-        AgentEvent::Routed { model, reason } => Some(format!("route → {model}: {reason}")),
-        AgentEvent::TextDelta { .. } | AgentEvent::Usage { .. } => None,
-        AgentEvent::ToolStarted { name, args, .. } if name == "run_command" => {
-            let command = args["command"].as_str().unwrap_or_default();
+        Event::Status { model, .. } => Some(format!("running on {model}")),
+        Event::Step { step } => Some(format!("step {step}")),
+        Event::Routed { model, reason } => Some(format!("route → {model}: {reason}")),
+        Event::TextDelta { .. }
+        | Event::ThinkingDelta { .. }
+        | Event::Usage { .. }
+        | Event::Edit { .. } => None,
+        Event::ToolStarted {
+            name, arguments, ..
+        } if name == "run_command" => {
+            let command = arguments["command"].as_str().unwrap_or_default();
             Some(format!("  $ {command}"))
         }
-        AgentEvent::ToolStarted { .. } => None,
-        AgentEvent::ToolOutput { text, .. } => {
+        Event::ToolStarted { .. } => None,
+        Event::ToolOutput { text, .. } => {
             let lines: Vec<String> = text
                 .strip_suffix('\n')
                 .unwrap_or(text)
@@ -498,7 +503,7 @@ pub fn render_event(ev: &AgentEvent) -> Option<String> {
                 .collect();
             Some(lines.join("\n"))
         }
-        AgentEvent::Plan { items } => {
+        Event::Plan { items } => {
             let mut out = String::from("plan:");
             for item in items {
                 let mark = match item.status.as_str() {
@@ -510,8 +515,8 @@ pub fn render_event(ev: &AgentEvent) -> Option<String> {
             }
             Some(out)
         }
-        AgentEvent::Error { class, message } => Some(format!("error ({class}): {message}")),
-        AgentEvent::ToolFinished {
+        Event::Error { class, message } => Some(format!("error ({class}): {message}")),
+        Event::ToolFinished {
             name,
             summary,
             error,
@@ -521,19 +526,20 @@ pub fn render_event(ev: &AgentEvent) -> Option<String> {
             Some(class) => format!("  ✗ {name} ({class}, {ms} ms): {summary}"),
             None => format!("  ✓ {name} ({ms} ms): {summary}"),
         }),
-        AgentEvent::Compacted { masked, summarized } => Some(format!(
+        Event::Compacted { masked, summarized } => Some(format!(
             "compacted: {masked} outputs masked, {summarized} messages summarised"
         )),
-        AgentEvent::Finished { status, metrics } => {
-            let head = match status {
-                Status::Done { answer } => format!("done.\n{answer}"),
-                Status::BudgetExhausted { limit } => format!("stopped: {limit} budget exhausted"),
-                Status::Cancelled => "cancelled".to_owned(),
-                Status::ProviderError { class, message } => {
-                    format!("model provider failed ({class}): {message}")
-                }
-            };
-            Some(format!("{head}\n{}", metrics.render()))
-        }
+        Event::Approval { what, granted } => Some(match granted {
+            None => format!("waiting for approval: {what}"),
+            Some(true) => format!("approved: {what}"),
+            Some(false) => format!("refused: {what}"),
+        }),
+        // The totals are the caller's to print: it has the whole metrics.
+        Event::Finished {
+            status, message, ..
+        } => Some(match status {
+            SessionStatus::Done => format!("done.\n{message}"),
+            _ => message.clone(),
+        }),
     }
 }

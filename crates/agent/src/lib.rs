@@ -4,7 +4,7 @@
 //!
 //! Main types: [`Session`] (the loop and its transcript), [`SessionConfig`] ([`Mode`],
 //! [`Budget`], [`CompactionConfig`]), [`ToolSet`] (the tools offered, by name),
-//! [`StaticContext`] and [`system_prompt`] (the stable prompt prefix), [`AgentEvent`]
+//! [`StaticContext`] and [`system_prompt`] (the stable prompt prefix), [`Event`]
 //! (progress out through a channel: steps, text, tool calls with their arguments, a
 //! command's output while it runs, the plan, provider errors), [`Metrics`],
 //! [`Trajectory`] (JSONL log), and
@@ -24,7 +24,7 @@
 //! - `auto` ([`Session::with_router`]) asks the router before every model call; a
 //!   change of model is a hand-over like [`Session::switch_model`] (own tools and
 //!   system prompt, a takeover note, calls to tools it lacks rendered as text), and
-//!   every route is in the trajectory and an [`AgentEvent::Routed`].
+//!   every route is in the trajectory and an [`Event::Routed`].
 //! - No LSP here: the server drives sessions and turns events into its protocol.
 //!
 //! ```
@@ -74,7 +74,7 @@ pub use compaction::{Artifacts, ReadArtifact};
 pub use config::{Budget, CompactionConfig, Mode, SessionConfig};
 pub use context::{StaticContext, system_prompt};
 pub use dispatch::CallOutcome;
-pub use event::{AgentEvent, EventSender, PlanItem};
+pub use event::{Event, EventSender, PlanItem, SessionStatus};
 pub use headless::{
     AllowAll, BuildHooks, BuiltSession, DenyAll, HeadlessOptions, HeadlessOutcome, WrapEdits,
     build_session, run_headless, test_context, workspace_context,

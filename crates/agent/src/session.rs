@@ -18,7 +18,7 @@ use crate::compaction::{self, Artifacts, ReadArtifact};
 use crate::config::SessionConfig;
 use crate::context::{StaticContext, system_prompt};
 use crate::dispatch::{CallOutcome, Dispatch};
-use crate::event::{AgentEvent, EventSender};
+use crate::event::{Event, EventSender, SessionStatus};
 use crate::metrics::{Metrics, class_name, ms};
 use crate::status::Status;
 use crate::toolset::ToolSet;
@@ -363,7 +363,7 @@ impl Session {
                 "prompt_tokens": input.prompt_tokens,
             }),
         );
-        self.send(AgentEvent::Routed {
+        self.send(Event::Routed {
             model: route.model.clone(),
             reason,
         });
@@ -432,8 +432,8 @@ impl Session {
         }
         let start = Instant::now();
         let wall_before = self.metrics.wall_ms;
-        self.send(AgentEvent::Started {
-            session: self.id.clone(),
+        self.send(Event::Status {
+            status: SessionStatus::Running,
             model: self.provider.name().to_owned(),
         });
         let status = self.run_loop(start, wall_before).await;
@@ -448,10 +448,7 @@ impl Session {
                 "cache_hit_rate": self.metrics.cache_hit_rate(),
             }),
         );
-        self.send(AgentEvent::Finished {
-            status: status.clone(),
-            metrics: Box::new(self.metrics.clone()),
-        });
+        self.send(crate::event::finished(&status, &self.metrics));
         status
     }
 
@@ -481,7 +478,7 @@ impl Session {
             self.maybe_compact().await;
             self.metrics.steps += 1;
             steps_this_run += 1;
-            self.send(AgentEvent::Step { step });
+            self.send(Event::Step { step });
 
             let response = match self.call_model(step).await {
                 Ok(r) => r,
@@ -495,7 +492,7 @@ impl Session {
                     return if e.class == agentls_model::ErrorClass::UserAborted {
                         Status::Cancelled
                     } else {
-                        self.send(AgentEvent::Error {
+                        self.send(Event::Error {
                             class: class.into(),
                             message: e.message.clone(),
                         });
@@ -649,9 +646,9 @@ impl Session {
                 Ok(ev) => {
                     match &ev {
                         StreamEvent::TextDelta(t) if self.events.is_some() => {
-                            self.send(AgentEvent::TextDelta { text: t.clone() });
+                            self.send(Event::TextDelta { text: t.clone() });
                         }
-                        StreamEvent::Usage(u) => self.send(AgentEvent::Usage {
+                        StreamEvent::Usage(u) => self.send(Event::Usage {
                             input: u.input,
                             cached_input: u.cached_input,
                             output: u.output,
@@ -838,11 +835,11 @@ impl Session {
                 json!({"masked": masked, "summarized": summarized,
                        "approx_tokens_after": compaction::estimate_tokens(&self.request)}),
             );
-            self.send(AgentEvent::Compacted { masked, summarized });
+            self.send(Event::Compacted { masked, summarized });
         }
     }
 
-    fn send(&self, ev: AgentEvent) {
+    fn send(&self, ev: Event) {
         if let Some(tx) = &self.events {
             let _ = tx.send(ev);
         }

@@ -1,5 +1,6 @@
 //! How a run ended.
 
+use agentls_protocol::agent::SessionStatus;
 use serde::Serialize;
 
 /// The outcome of [`crate::Session::run`]. Every outcome keeps the transcript, so a
@@ -36,6 +37,22 @@ impl Status {
             Status::BudgetExhausted { .. } => "budget_exhausted",
             Status::Cancelled => "cancelled",
             Status::ProviderError { .. } => "provider_error",
+        }
+    }
+
+    /// The protocol's status for this outcome and the message people are shown.
+    pub fn outcome(&self) -> (SessionStatus, String) {
+        match self {
+            Status::Done { answer } => (SessionStatus::Done, answer.clone()),
+            Status::BudgetExhausted { limit } => (
+                SessionStatus::BudgetExhausted,
+                format!("stopped: the {limit} budget is exhausted"),
+            ),
+            Status::Cancelled => (SessionStatus::Cancelled, "cancelled".to_owned()),
+            Status::ProviderError { class, message } => (
+                SessionStatus::Failed,
+                format!("the model provider failed ({class}): {message}"),
+            ),
         }
     }
 }

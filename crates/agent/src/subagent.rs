@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use crate::config::{Budget, SessionConfig};
 use crate::context::StaticContext;
-use crate::event::AgentEvent;
+use crate::event::Event;
 use crate::session::Session;
 use crate::status::Status;
 use crate::toolset::ToolSet;
@@ -132,32 +132,34 @@ impl SubagentRunner for Subagents {
 /// The subagent's events as lines of the `task` call's output: each tool call with its
 /// outcome, its text line by line.
 async fn forward(
-    mut events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<Event>,
     progress: Arc<dyn ToolProgress>,
 ) {
     let out = |text: &str| progress.output(OutputStream::Stdout, text);
     let mut line = String::new();
     while let Some(ev) = events.recv().await {
         match ev {
-            AgentEvent::TextDelta { text } => {
+            Event::TextDelta { text } => {
                 line.push_str(&text);
                 if let Some(end) = line.rfind('\n') {
                     out(&line[..=end]);
                     line.drain(..=end);
                 }
             }
-            AgentEvent::ToolStarted { name, args, .. } => {
+            Event::ToolStarted {
+                name, arguments, ..
+            } => {
                 if !line.is_empty() {
                     out(&format!("{}\n", std::mem::take(&mut line)));
                 }
                 let what = ["path", "command", "pattern", "name", "query"]
                     .iter()
-                    .find_map(|k| args.get(*k).and_then(serde_json::Value::as_str))
+                    .find_map(|k| arguments.get(*k).and_then(serde_json::Value::as_str))
                     .map(|a| format!(" {}", a.chars().take(80).collect::<String>()))
                     .unwrap_or_default();
                 out(&format!("▸ {name}{what}\n"));
             }
-            AgentEvent::ToolFinished { summary, error, .. } => match error {
+            Event::ToolFinished { summary, error, .. } => match error {
                 Some(class) => out(&format!("  ✗ {class}: {summary}\n")),
                 None => out(&format!("  {summary}\n")),
             },

@@ -5,7 +5,7 @@
 
 mod common;
 
-use agentls_agent::{AgentEvent, HeadlessOptions, SessionConfig, Status, ToolSet, run_headless};
+use agentls_agent::{Event, HeadlessOptions, SessionConfig, Status, ToolSet, run_headless};
 use agentls_model::{CancellationToken, ModelProfile, ModelsConfig, WireFormat};
 use agentls_testkit::model_server::{ModelServer, Turn};
 use common::{call, provider, workspace};
@@ -75,7 +75,7 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
     let streamed: String = events
         .iter()
         .filter_map(|ev| match ev {
-            AgentEvent::ToolOutput { id, text, .. } if id == "t1" => Some(text.as_str()),
+            Event::ToolOutput { id, text, .. } if id == "t1" => Some(text.as_str()),
             _ => None,
         })
         .collect();
@@ -86,8 +86,13 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
     );
     // The subagent started fresh: one user message, no parent history.
     assert!(!reqs[1].body.to_string().contains("Fix add."));
-    assert!(matches!(events.first(), Some(AgentEvent::Started { .. })));
-    assert!(matches!(events.last(), Some(AgentEvent::Finished { .. })));
+    assert!(matches!(events.first(), Some(Event::Status { .. })));
+    assert!(
+        matches!(events.last(), Some(Event::Finished { status, steps, .. })
+            if *status == agentls_agent::SessionStatus::Done && *steps == outcome.metrics.steps),
+        "{:?}",
+        events.last()
+    );
     assert_eq!(outcome.metrics.calls_by_tool["task"], 1);
     // Every event serialises as a JSON line with a type.
     for ev in &events {

@@ -168,7 +168,7 @@ async fn a_failed_real_edit_is_reported_and_retried() {
 /// plan comes out when the todo tool changes it.
 #[tokio::test]
 async fn command_output_and_the_plan_stream_out_as_events() {
-    use agentls_agent::{AgentEvent, PlanItem};
+    use agentls_agent::{Event, PlanItem};
     use std::time::{Duration, Instant};
 
     let server = ModelServer::start().await.unwrap();
@@ -222,7 +222,7 @@ async fn command_output_and_the_plan_stream_out_as_events() {
     );
 
     let plan = seen.iter().find_map(|(_, e)| match e {
-        AgentEvent::Plan { items } => Some(items.clone()),
+        Event::Plan { items } => Some(items.clone()),
         _ => None,
     });
     assert_eq!(
@@ -235,7 +235,7 @@ async fn command_output_and_the_plan_stream_out_as_events() {
     let output: Vec<(Duration, String, String)> = seen
         .iter()
         .filter_map(|(at, e)| match e {
-            AgentEvent::ToolOutput { id, stream, text } if id == "r1" => {
+            Event::ToolOutput { id, stream, text } if id == "r1" => {
                 Some((*at, stream.clone(), text.clone()))
             }
             _ => None,
@@ -244,7 +244,7 @@ async fn command_output_and_the_plan_stream_out_as_events() {
     let finished_at = seen
         .iter()
         .find_map(|(at, e)| match e {
-            AgentEvent::ToolFinished { id, .. } if id == "r1" => Some(*at),
+            Event::ToolFinished { id, .. } if id == "r1" => Some(*at),
             _ => None,
         })
         .unwrap();

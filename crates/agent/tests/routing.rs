@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use agentls_agent::{
-    AgentEvent, Session, SessionConfig, StaticContext, Status, Trajectory, test_context,
+    Event, Session, SessionConfig, StaticContext, Status, Trajectory, test_context,
 };
 use agentls_model::{
     ClientOptions, HttpProvider, ModelProfile, ProviderSpec, RetryPolicy, Router, RouterConfig,
@@ -96,7 +96,7 @@ async fn each_call_is_routed_and_failures_escalate_to_the_strong_model() {
 
     let mut routes = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let AgentEvent::Routed { model, reason } = ev {
+        if let Event::Routed { model, reason } = ev {
             routes.push((model, reason));
         }
     }

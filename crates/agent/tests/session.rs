@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentls_agent::{AgentEvent, Budget, Mode, SessionConfig, Status, ToolSet, Trajectory};
+use agentls_agent::{Budget, Event, Mode, SessionConfig, Status, ToolSet, Trajectory};
 use agentls_model::ModelProfile;
 use agentls_testkit::model_server::{Fault, ModelServer, Turn};
 use common::*;
@@ -95,19 +95,21 @@ async fn greps_reads_edits_fails_retries_runs_tests_and_finishes() {
     }
     let started = events
         .iter()
-        .filter(|e| matches!(e, AgentEvent::ToolStarted { .. }))
+        .filter(|e| matches!(e, Event::ToolStarted { .. }))
         .count();
     let finished = events
         .iter()
-        .filter(|e| matches!(e, AgentEvent::ToolFinished { .. }))
+        .filter(|e| matches!(e, Event::ToolFinished { .. }))
         .count();
     assert_eq!((started, finished), (6, 6));
     let first_args = events.iter().find_map(|e| match e {
-        AgentEvent::ToolStarted { name, args, .. } if name == "grep" => Some(args.clone()),
+        Event::ToolStarted {
+            name, arguments, ..
+        } if name == "grep" => Some(arguments.clone()),
         _ => None,
     });
     assert_eq!(first_args, Some(json!({"pattern": "fn add"})));
-    assert!(matches!(events.last(), Some(AgentEvent::Finished { .. })));
+    assert!(matches!(events.last(), Some(Event::Finished { .. })));
 
     // The trajectory has every kind of record, in order.
     let text = std::fs::read_to_string(s.trajectory().unwrap().path()).unwrap();
@@ -328,11 +330,11 @@ async fn a_provider_outage_mid_session_loses_nothing() {
     let n = events.len();
     assert!(n >= 2, "{events:?}");
     assert!(
-        matches!(&events[n - 2], AgentEvent::Error { class, message } if class == "ProviderError" && message.contains("503")),
+        matches!(&events[n - 2], Event::Error { class, message } if class == "ProviderError" && message.contains("503")),
         "{:?}",
         events[n - 2]
     );
-    assert!(matches!(events[n - 1], AgentEvent::Finished { .. }));
+    assert!(matches!(events[n - 1], Event::Finished { .. }));
     let Status::ProviderError { class, message } = &status else {
         panic!("{status:?}")
     };

@@ -133,7 +133,7 @@ async fn a_headless_run_reaches_the_configured_local_model() {
         if let Some(line) = agentls_agent::headless::render_event(ev) {
             eprintln!("{line}");
         }
-        if let agentls_agent::AgentEvent::Started { model, .. } = ev {
+        if let agentls_agent::Event::Status { model, .. } = ev {
             started_on = Some(model.clone());
         }
     })

@@ -1,7 +1,7 @@
 //! What every agent run measured, kept for `agentls stats`: an embedded SQLite database
 //! (`rusqlite`, SQLite compiled in) under the user's data directory.
 //!
-//! - [`RunRecorder`] watches one run's [`agentls_agent::AgentEvent`]s (time to first
+//! - [`RunRecorder`] watches one run's [`agentls_agent::Event`]s (time to first
 //!   token, time to first landed edit, edits landed) and turns them, with the session's
 //!   [`agentls_agent::Metrics`] before and after the run, into a [`RunRecord`].
 //! - [`StatsDb`] stores records ([`StatsDb::record`]) and reads them back

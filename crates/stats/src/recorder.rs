@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use agentls_agent::{AgentEvent, Metrics, Status};
+use agentls_agent::{Event, Metrics, Status};
 
 use crate::{RunRecord, cut};
 
@@ -52,19 +52,19 @@ impl RunRecorder {
     }
 
     /// Notes what `ev` says about first token, first edit and tool calls.
-    pub fn observe(&mut self, ev: &AgentEvent) {
+    pub fn observe(&mut self, ev: &Event) {
         let now = self.started.elapsed().as_secs_f64() * 1000.0;
         let r = &mut self.record;
         match ev {
-            AgentEvent::TextDelta { .. } | AgentEvent::ToolStarted { .. } => {
+            Event::TextDelta { .. } | Event::ToolStarted { .. } => {
                 r.first_token_ms.get_or_insert(now);
             }
             _ => {}
         }
-        if let AgentEvent::ToolStarted { name, .. } = ev {
+        if let Event::ToolStarted { name, .. } = ev {
             *r.calls.entry(name.clone()).or_default() += 1;
         }
-        if let AgentEvent::ToolFinished {
+        if let Event::ToolFinished {
             name,
             error,
             summary,
@@ -135,12 +135,12 @@ mod tests {
             ..Metrics::default()
         };
         let mut rec = RunRecorder::start("s1", "editor", "small", &before);
-        let started = |name: &str| AgentEvent::ToolStarted {
+        let started = |name: &str| Event::ToolStarted {
             id: "c".into(),
             name: name.into(),
-            args: serde_json::json!({}),
+            arguments: serde_json::json!({}),
         };
-        let finished = |name: &str, error: Option<&str>| AgentEvent::ToolFinished {
+        let finished = |name: &str, error: Option<&str>| Event::ToolFinished {
             id: "c".into(),
             name: name.into(),
             summary: String::new(),
@@ -186,7 +186,7 @@ mod tests {
         let mut rec = RunRecorder::start("s1", "run", "m", &Metrics::default());
         let long = format!("{}\nsecond line", "x".repeat(400));
         for summary in ["no match for old_string", long.as_str(), "c", "d"] {
-            rec.observe(&AgentEvent::ToolFinished {
+            rec.observe(&Event::ToolFinished {
                 id: "c".into(),
                 name: "str_replace".into(),
                 summary: summary.into(),

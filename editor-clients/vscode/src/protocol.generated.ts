@@ -243,6 +243,10 @@ export type Event =
     }
   | {
       /**
+       * Cost of the session so far in US dollars, where the model's prices are known.
+       */
+      costUsd?: number | null;
+      /**
        * The model's final answer, or why it stopped.
        */
       message: string;
@@ -585,6 +589,10 @@ export interface EventParams {
         type: "error";
       }
     | {
+        /**
+         * Cost of the session so far in US dollars, where the model's prices are known.
+         */
+        costUsd?: number | null;
         /**
          * The model's final answer, or why it stopped.
          */

@@ -49,7 +49,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio};
 use agentls_agent::{
-    AgentEvent, BuildHooks, BuiltSession, HeadlessOptions, SavedSession, Session, SessionConfig,
+    BuildHooks, BuiltSession, Event, HeadlessOptions, SavedSession, Session, SessionConfig,
     SessionStore, Status, ToolSet, VerifyConfig,
 };
 use agentls_model::{CancellationToken, ModelsConfig};
@@ -638,10 +638,10 @@ async fn prompt(
         live.session.model_name(),
         live.session.metrics(),
     );
-    let send = |ev: &AgentEvent| {
+    let send = |ev: &Event| {
         recorder.observe(ev);
         let landed = match ev {
-            AgentEvent::ToolFinished { .. } => slot.recorded.take(),
+            Event::ToolFinished { .. } => slot.recorded.take(),
             _ => Vec::new(),
         };
         for update in updates.of(ev, landed) {

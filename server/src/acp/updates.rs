@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use agent_client_protocol::v1::schema::SessionUpdate;
-use agentls_agent::AgentEvent;
+use agentls_agent::Event;
 use serde_json::{Value, json};
 
 use super::edits::Landed;
@@ -44,13 +44,17 @@ impl Updates {
     }
 
     /// The updates `ev` makes; `landed` holds the edits a finishing call made.
-    pub fn of(&mut self, ev: &AgentEvent, landed: Vec<Landed>) -> Vec<SessionUpdate> {
+    pub fn of(&mut self, ev: &Event, landed: Vec<Landed>) -> Vec<SessionUpdate> {
         let json = match ev {
-            AgentEvent::TextDelta { text } => vec![json!({
+            Event::TextDelta { text } => vec![json!({
                 "sessionUpdate": "agent_message_chunk",
                 "content": { "type": "text", "text": text },
             })],
-            AgentEvent::ToolStarted { id, name, args } => {
+            Event::ToolStarted {
+                id,
+                name,
+                arguments: args,
+            } => {
                 self.output.insert(id.clone(), String::new());
                 let locations: Vec<Value> = ["path", "file", "from", "to"]
                     .iter()
@@ -67,7 +71,7 @@ impl Updates {
                     "locations": locations,
                 })]
             }
-            AgentEvent::ToolOutput { id, text, .. } => {
+            Event::ToolOutput { id, text, .. } => {
                 let out = self.output.entry(id.clone()).or_default();
                 out.push_str(text);
                 let excess = out.chars().count().saturating_sub(OUTPUT_CHARS);
@@ -81,7 +85,7 @@ impl Updates {
                     "content": [text_content(out)],
                 })]
             }
-            AgentEvent::ToolFinished {
+            Event::ToolFinished {
                 id, summary, error, ..
             } => {
                 let output = self.output.remove(id).unwrap_or_default();
@@ -104,7 +108,7 @@ impl Updates {
                     "content": content,
                 })]
             }
-            AgentEvent::Plan { items } => vec![json!({
+            Event::Plan { items } => vec![json!({
                 "sessionUpdate": "plan",
                 "entries": items.iter().map(|i| json!({
                     "content": i.text,
@@ -113,7 +117,7 @@ impl Updates {
                 })).collect::<Vec<_>>(),
             })],
             // The context in use after each model call: its prompt and its answer.
-            AgentEvent::Usage { input, output, .. } => {
+            Event::Usage { input, output, .. } => {
                 self.used = input.saturating_add(*output);
                 vec![json!({
                     "sessionUpdate": "usage_update",
@@ -122,16 +126,16 @@ impl Updates {
                 })]
             }
             // The session's cost, where the model's prices are known.
-            AgentEvent::Finished { metrics, .. } => match metrics.cost_usd {
-                Some(cost) => vec![json!({
-                    "sessionUpdate": "usage_update",
-                    "used": self.used,
-                    "size": self.window,
-                    "cost": { "amount": cost, "currency": "USD" },
-                })],
-                None => Vec::new(),
-            },
-            AgentEvent::Error { class, message } => vec![json!({
+            Event::Finished {
+                cost_usd: Some(cost),
+                ..
+            } => vec![json!({
+                "sessionUpdate": "usage_update",
+                "used": self.used,
+                "size": self.window,
+                "cost": { "amount": cost, "currency": "USD" },
+            })],
+            Event::Error { class, message } => vec![json!({
                 "sessionUpdate": "agent_message_chunk",
                 "content": { "type": "text", "text": format!("\n[{class}] {message}\n") },
             })],
@@ -247,10 +251,10 @@ mod tests {
     fn a_tool_call_reads_back_through_the_schema_with_its_diff() {
         let mut up = Updates::new("/ws".into());
         let started = up.of(
-            &AgentEvent::ToolStarted {
+            &Event::ToolStarted {
                 id: "c1".into(),
                 name: "str_replace".into(),
-                args: json!({ "path": "a.py", "old_string": "x", "new_string": "y" }),
+                arguments: json!({ "path": "a.py", "old_string": "x", "new_string": "y" }),
             },
             Vec::new(),
         );
@@ -260,7 +264,7 @@ mod tests {
         assert_eq!(v["locations"][0]["path"], "/ws/a.py");
         assert_eq!(v["title"], "str_replace a.py");
         let done = up.of(
-            &AgentEvent::ToolFinished {
+            &Event::ToolFinished {
                 id: "c1".into(),
                 name: "str_replace".into(),
                 summary: "edited a.py".into(),
@@ -284,7 +288,7 @@ mod tests {
     fn usage_says_how_full_the_context_is_and_the_cost_when_known() {
         let mut up = Updates::new("/ws".into()).with_window(8000);
         let usage = up.of(
-            &AgentEvent::Usage {
+            &Event::Usage {
                 input: 1000,
                 cached_input: 800,
                 output: 50,
@@ -297,12 +301,14 @@ mod tests {
             (v["used"].as_u64(), v["size"].as_u64()),
             (Some(1050), Some(8000))
         );
-        let finished = |cost| AgentEvent::Finished {
-            status: agentls_agent::Status::Cancelled,
-            metrics: Box::new(agentls_agent::Metrics {
-                cost_usd: cost,
-                ..Default::default()
-            }),
+        let finished = |cost| {
+            agentls_agent::event::finished(
+                &agentls_agent::Status::Cancelled,
+                &agentls_agent::Metrics {
+                    cost_usd: cost,
+                    ..Default::default()
+                },
+            )
         };
         assert!(up.of(&finished(None), Vec::new()).is_empty());
         let v = ser(&up.of(&finished(Some(0.25)), Vec::new())[0]);
@@ -315,7 +321,7 @@ mod tests {
         let mut up = Updates::default();
         for _ in 0..3 {
             up.of(
-                &AgentEvent::ToolOutput {
+                &Event::ToolOutput {
                     id: "c".into(),
                     stream: "stdout".into(),
                     text: "é".repeat(3000),

@@ -4,9 +4,8 @@
 
 use std::sync::Arc;
 
-use agentls_agent::{AgentEvent, Status};
 use agentls_model::{Message, Part, Role};
-use agentls_protocol::agent::{Event, EventParams, PlanItem, SessionStatus, get_transcript};
+use agentls_protocol::agent::{Event, EventParams, SessionStatus, get_transcript};
 use tower_lsp::Client;
 use tower_lsp::lsp_types as lsp;
 
@@ -22,88 +21,6 @@ impl lsp::notification::Notification for AgentEventNotification {
 
 /// Longest outcome shown in `window/showMessage` (chars); the log has all of it.
 const MAX_SHOWN: usize = 400;
-
-/// The protocol's form of an agent event (`None` for those the server reports itself).
-pub fn convert(ev: &AgentEvent) -> Option<Event> {
-    Some(match ev {
-        AgentEvent::Started { model, .. } => Event::Status {
-            status: SessionStatus::Running,
-            model: model.clone(),
-        },
-        AgentEvent::Step { step } => Event::Step { step: *step },
-        AgentEvent::TextDelta { text } => Event::TextDelta { text: text.clone() },
-        AgentEvent::ToolStarted { id, name, args } => Event::ToolStarted {
-            id: id.clone(),
-            name: name.clone(),
-            arguments: args.clone(),
-        },
-        AgentEvent::ToolOutput { id, stream, text } => Event::ToolOutput {
-            id: id.clone(),
-            stream: stream.clone(),
-            text: text.clone(),
-        },
-        AgentEvent::Plan { items } => Event::Plan {
-            items: items
-                .iter()
-                .map(|i| PlanItem {
-                    text: i.text.clone(),
-                    status: i.status.clone(),
-                })
-                .collect(),
-        },
-        AgentEvent::Error { class, message } => Event::Error {
-            class: class.clone(),
-            message: message.clone(),
-        },
-        AgentEvent::Routed { model, reason } => Event::Routed {
-            model: model.clone(),
-            reason: reason.clone(),
-        },
-        AgentEvent::ToolFinished {
-            id,
-            name,
-            summary,
-            error,
-            ms,
-        } => Event::ToolFinished {
-            id: id.clone(),
-            name: name.clone(),
-            summary: summary.clone(),
-            error: error.clone(),
-            ms: *ms,
-        },
-        AgentEvent::Usage {
-            input,
-            cached_input,
-            output,
-        } => Event::Usage {
-            input: *input,
-            cached_input: *cached_input,
-            output: *output,
-        },
-        AgentEvent::Compacted { masked, summarized } => Event::Compacted {
-            masked: *masked,
-            summarized: *summarized,
-        },
-        AgentEvent::Finished { .. } => return None,
-    })
-}
-
-/// How a run ended, for the protocol and for people.
-pub fn outcome(status: &Status) -> (SessionStatus, String) {
-    match status {
-        Status::Done { answer } => (SessionStatus::Done, answer.clone()),
-        Status::BudgetExhausted { limit } => (
-            SessionStatus::BudgetExhausted,
-            format!("stopped: the {limit} budget is exhausted"),
-        ),
-        Status::Cancelled => (SessionStatus::Cancelled, "cancelled".to_owned()),
-        Status::ProviderError { class, message } => (
-            SessionStatus::Failed,
-            format!("the model provider failed ({class}): {message}"),
-        ),
-    }
-}
 
 /// The transcript in the protocol's terms.
 pub fn transcript(messages: &[Message]) -> Vec<get_transcript::Message> {
@@ -294,32 +211,22 @@ impl Reporter {
         }
     }
 
-    /// Sends an agent event.
-    pub async fn agent_event(&mut self, ev: &AgentEvent) {
-        if let Some(event) = convert(ev) {
-            self.send(event).await;
-        }
-    }
-
-    /// Ends the run: a `finished` event, the progress `end`, the outcome as a message
-    /// (not for a panel's own prompts) and, for clients without a panel, the whole answer
-    /// in the log.
-    pub async fn finish(
-        &mut self,
-        status: SessionStatus,
-        message: String,
-        steps: u32,
-        wall_ms: f64,
-        tokens: [u64; 3],
-    ) {
-        self.send(Event::Finished {
+    /// Ends the run with its `finished` event: the event, the progress `end`, the
+    /// outcome as a message (not for a panel's own prompts) and, for clients without a
+    /// panel, the whole answer in the log.
+    pub async fn finish(&mut self, finished: Event) {
+        let Event::Finished {
             status,
-            message: message.clone(),
-            steps,
-            wall_ms,
-            tokens,
-        })
-        .await;
+            ref message,
+            ..
+        } = finished
+        else {
+            // Only a `finished` event ends a run; anything else goes out as it is.
+            self.send(finished).await;
+            return;
+        };
+        let message = message.clone();
+        self.send(finished).await;
         let short = first_chars(&message, MAX_SHOWN);
         self.progress(lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd {
             message: Some(short.clone()),

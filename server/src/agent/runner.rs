@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use agentls_agent::{Budget, SessionConfig, ToolSet};
 use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
-use agentls_protocol::agent::{Mode, SessionStatus};
+use agentls_protocol::agent::{Event, Mode, SessionStatus};
 use agentls_tools::{Registry, ToolContext};
 use tower_lsp::Client;
 
 use super::approver::LspApprover;
-use super::events::{Reporter, outcome};
+use super::events::Reporter;
 use super::sessions::{Entry, Live};
 use super::sink::SessionSink;
 use crate::config::ReviewMode;
@@ -213,9 +213,15 @@ async fn run(
             Ok(live) => *guard = Some(live),
             Err(message) => {
                 entry.set_status(SessionStatus::Failed);
-                reporter
-                    .finish(SessionStatus::Failed, message, 0, 0.0, [0; 3])
-                    .await;
+                let failed = Event::Finished {
+                    status: SessionStatus::Failed,
+                    message,
+                    steps: 0,
+                    wall_ms: 0.0,
+                    tokens: [0; 3],
+                    cost_usd: None,
+                };
+                reporter.finish(failed).await;
                 return;
             }
         }
@@ -266,6 +272,8 @@ async fn run(
         session.model_name(),
         session.metrics(),
     );
+    // The core's `finished` waits until the server's own events of the run are out.
+    let mut finished = None;
     let status = {
         let run = session.run(prompt);
         tokio::pin!(run);
@@ -273,7 +281,10 @@ async fn run(
             tokio::select! {
                 Some(ev) = events.recv() => {
                     recorder.observe(&ev);
-                    reporter.agent_event(&ev).await;
+                    match ev {
+                        Event::Finished { .. } => finished = Some(ev),
+                        ev => reporter.send(ev).await,
+                    }
                 }
                 Some(ev) = server_events.recv() => reporter.send(ev).await,
                 status = &mut run => break status,
@@ -282,7 +293,10 @@ async fn run(
     };
     while let Ok(ev) = events.try_recv() {
         recorder.observe(&ev);
-        reporter.agent_event(&ev).await;
+        match ev {
+            Event::Finished { .. } => finished = Some(ev),
+            ev => reporter.send(ev).await,
+        }
     }
     let stats_db = state.config().config.stats.db_path(None);
     let examples = recorder.error_examples().clone();
@@ -294,13 +308,10 @@ async fn run(
     }
     entry.set_messages(session.transcript().to_vec());
     persist(&state, &entry);
-    let (status, message) = outcome(&status);
-    entry.set_status(status);
-    let m = session.metrics();
-    let tokens = [m.input_tokens, m.cached_input_tokens, m.output_tokens];
-    reporter
-        .finish(status, message, m.steps, m.wall_ms, tokens)
-        .await;
+    entry.set_status(status.outcome().0);
+    let finished =
+        finished.unwrap_or_else(|| agentls_agent::event::finished(&status, session.metrics()));
+    reporter.finish(finished).await;
 }
 
 /// Tells the user, once per server process for each model and tool, that the tool's

@@ -129,7 +129,7 @@ pub struct Live {
     /// The agent session.
     pub session: Session,
     /// Its events.
-    pub events: UnboundedReceiver<agentls_agent::AgentEvent>,
+    pub events: UnboundedReceiver<agentls_agent::Event>,
     /// Events from the server's side of the run (edits landed, approvals).
     pub server_events: UnboundedReceiver<Event>,
 }

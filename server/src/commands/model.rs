@@ -45,7 +45,7 @@ mod with_local {
     use std::process::ExitCode;
     use std::sync::Arc;
 
-    use agentls_agent::{AgentEvent, HeadlessOptions, SessionConfig, Status, ToolSet};
+    use agentls_agent::{Event, HeadlessOptions, SessionConfig, Status, ToolSet};
     use agentls_local::{
         BenchOptions, CATALOG, LocalProvider, Progress, bench_model, catalog_entry,
         default_data_dir, fetch, installed_path,
@@ -244,13 +244,13 @@ mod with_local {
             approver: None,
             verify: Default::default(),
         };
-        let outcome =
-            runtime.block_on(agentls_agent::run_headless(options, |ev: &AgentEvent| {
-                if let Some(line) = agentls_agent::headless::render_event(ev) {
-                    let _ = writeln!(std::io::stdout().lock(), "{line}");
-                }
-            }))?;
+        let outcome = runtime.block_on(agentls_agent::run_headless(options, |ev: &Event| {
+            if let Some(line) = agentls_agent::headless::render_event(ev) {
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
+            }
+        }))?;
         runtime.shutdown_background();
+        writeln!(std::io::stdout().lock(), "{}", outcome.metrics.render())?;
         let lib = std::fs::read_to_string(workspace.join("src/lib.rs"))?;
         let landed = lib.contains("MAX_SHAPES: usize = 128");
         writeln!(

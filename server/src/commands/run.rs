@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use agentls_agent::headless::render_event;
 use agentls_agent::{
-    AgentEvent, AllowAll, DenyAll, HeadlessOptions, SessionConfig, Status, ToolSet, VerifyConfig,
+    AllowAll, DenyAll, Event, HeadlessOptions, SessionConfig, Status, ToolSet, VerifyConfig,
 };
 use agentls_model::{CancellationToken, ModelsConfig};
 use agentls_tools::Approver;
@@ -117,12 +117,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             &model,
             built.session.metrics(),
         );
+        printer.begin(built.session.id());
         let outcome = built
             .run(task, |ev| {
                 recorder.observe(ev);
                 printer.print(ev);
             })
             .await;
+        printer.end(built.session.id(), &outcome);
         config::record_run(stats_db, recorder.finish(&outcome.metrics, &outcome.status)).await;
         let root = workspace.canonicalize().unwrap_or(workspace);
         if let Some(store) = &store {
@@ -164,8 +166,36 @@ struct Printer {
 }
 
 impl Printer {
-    fn print(&mut self, ev: &AgentEvent) {
-        if let AgentEvent::Routed { model, .. } = ev
+    /// The session's id, for people (JSON lines are the protocol's events only, until
+    /// the summary).
+    fn begin(&self, id: &str) {
+        if !self.json {
+            let _ = writeln!(std::io::stdout().lock(), "session {id}");
+        }
+    }
+
+    /// The run's totals: the metrics line, or with `--json` a last line
+    /// `{"type": "summary", "session", "outcome", "metrics"}` (the events themselves
+    /// are `agent/event`'s, which carry no metrics).
+    fn end(&self, id: &str, outcome: &agentls_agent::HeadlessOutcome) {
+        let line = if self.json {
+            serde_json::json!({
+                "type": "summary",
+                "session": id,
+                "outcome": outcome.status,
+                "metrics": outcome.metrics,
+            })
+            .to_string()
+        } else {
+            outcome.metrics.render()
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+
+    fn print(&mut self, ev: &Event) {
+        if let Event::Routed { model, .. } = ev
             && !self.json
         {
             if *model == self.model {
@@ -181,12 +211,12 @@ impl Printer {
                 .and_then(|line| writeln!(out, "{line}"))
         } else if self.live {
             match ev {
-                AgentEvent::Step { step } => write!(out, "\r\x1b[Kstep {step}…"),
-                AgentEvent::ToolStarted { name, .. } => {
+                Event::Step { step } => write!(out, "\r\x1b[Kstep {step}…"),
+                Event::ToolStarted { name, .. } => {
                     self.tool.clone_from(name);
                     write!(out, "\r\x1b[K{name}…")
                 }
-                AgentEvent::ToolOutput { text, .. } => {
+                Event::ToolOutput { text, .. } => {
                     match text.lines().rev().find(|l| !l.trim().is_empty()) {
                         Some(last) => {
                             let last: String = last.trim_end().chars().take(100).collect();
