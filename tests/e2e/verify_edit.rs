@@ -30,6 +30,21 @@ fn pylsp_available() -> bool {
     ok
 }
 
+/// Whether rust-analyzer runs here (the rustup proxy exists without the component);
+/// under CI its absence fails the test.
+fn rust_analyzer_available() -> bool {
+    let ok = std::process::Command::new("rust-analyzer")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok && std::env::var_os("CI").is_some() {
+        panic!("rust-analyzer is required in CI (rustup component add rust-analyzer)");
+    }
+    ok
+}
+
 /// The milliseconds in `pylsp: ... (N ms)` / `pylsp reports ... (N ms)`.
 fn took_ms(result: &str) -> u64 {
     let start = result.find(" ms)").unwrap();
@@ -104,6 +119,77 @@ async fn an_edit_that_breaks_python_shows_pylsps_error_and_the_fix_shows_none() 
         "verify on edit, pylsp: first edit {a} ms (start included) = {:.2} x the default 2 s wait; warm edit {b} ms = {:.2} x",
         a as f64 / default_ms,
         b as f64 / default_ms
+    );
+}
+
+/// rust-analyzer, enabled as a user would: the type error of an edit reaches its tool
+/// result, and the fix gets "no errors" (rust-analyzer publishes nothing when a file's
+/// diagnostics go back to what they were; the check pulls them).
+#[tokio::test]
+async fn rust_analyzer_shows_a_type_error_and_answers_for_the_fix() {
+    if !rust_analyzer_available() {
+        eprintln!("SKIPPED: rust-analyzer is not installed (rustup component add rust-analyzer)");
+        return;
+    }
+    let server = ModelServer::start().await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("Cargo.toml"),
+        "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("src/lib.rs"),
+        "pub fn total(items: &[u32]) -> u32 {\n    items.iter().sum()\n}\n",
+    )
+    .unwrap();
+    let cfg = ws.path().join("models.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[verify]\nwait_ms = {WAIT_MS}\n[language_servers.rust-analyzer]\nenabled = true\n[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{}\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    // `len()` is a usize where the signature says u32.
+    let (good, bad) = ("items.iter().sum()", "items.len()");
+    server.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": good, "new_string": bad}),
+    ));
+    server.push_turn(Turn::default().tool_call(
+        "c2",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": bad, "new_string": good}),
+    ));
+    server.push_turn(Turn::text("Done."));
+    let out = agentls_run(ws.path(), &cfg, &["Break and fix"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = server.requests();
+    let broke = tool_results(&reqs[1].body).pop().unwrap();
+    assert!(
+        broke.contains("rust-analyzer reports 1 error in src/lib.rs")
+            && broke.contains("src/lib.rs:2: error: expected u32, found usize"),
+        "the edit's result shows the type error it made: {broke}"
+    );
+    let fixed = tool_results(&reqs[2].body).pop().unwrap();
+    assert!(
+        fixed.contains("rust-analyzer: no errors in src/lib.rs after this edit"),
+        "the fix's result shows none: {fixed}"
+    );
+    let (a, b) = (took_ms(&broke), took_ms(&fixed));
+    eprintln!(
+        "verify on edit, rust-analyzer: first edit {a} ms (start and crate load included) = {:.2} x the default 2 s wait; warm edit {b} ms = {:.2} x",
+        a as f64 / 2000.0,
+        b as f64 / 2000.0
     );
 }
 

@@ -39,9 +39,17 @@ struct Published {
 struct Shared {
     published: Mutex<HashMap<PathBuf, Published>>,
     pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
-    /// Fires on every publish and when the child's output ends.
+    /// Fires on every publish, every change of `loading`, and when the child's output
+    /// ends.
     changed: Notify,
     dead: AtomicBool,
+    /// The server said it is still loading the workspace (rust-analyzer's
+    /// `experimental/serverStatus` with `quiescent: false`): its diagnostics until then
+    /// speak of a half-loaded project.
+    loading: AtomicBool,
+    /// What the server said when it reported its health as `error`, until it reports
+    /// otherwise.
+    failed: Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -61,6 +69,10 @@ pub struct Child {
     next_id: AtomicI64,
     /// The version sent last per open file.
     open: tokio::sync::Mutex<HashMap<PathBuf, i32>>,
+    /// The server answers `textDocument/diagnostic` (LSP 3.17 pull diagnostics): a check
+    /// asks for the text's diagnostics instead of waiting for a publish, which a server
+    /// may skip when nothing changed (rust-analyzer does).
+    pull: AtomicBool,
 }
 
 impl std::fmt::Debug for Child {
@@ -93,6 +105,10 @@ pub enum Outcome {
     TimedOut,
     /// The server is gone.
     Dead,
+    /// The server was still loading the workspace for the whole wait.
+    Loading,
+    /// The server says it is broken (rust-analyzer's health `error`), in its words.
+    Unhealthy(String),
 }
 
 impl Child {
@@ -139,6 +155,7 @@ impl Child {
             shared: shared.clone(),
             next_id: AtomicI64::new(1),
             open: tokio::sync::Mutex::new(HashMap::new()),
+            pull: AtomicBool::new(false),
         });
         tokio::spawn(read_loop(
             spec.name.clone(),
@@ -156,12 +173,15 @@ impl Child {
                 "textDocument": {
                     "synchronization": {"dynamicRegistration": false},
                     "publishDiagnostics": {"versionSupport": true},
+                    "diagnostic": {"dynamicRegistration": false},
                     "definition": {"linkSupport": true},
                     "references": {},
                     "hover": {"contentFormat": ["plaintext", "markdown"]},
                     "documentSymbol": {"hierarchicalDocumentSymbolSupport": true}
                 },
-                "workspace": {"configuration": false, "workspaceFolders": true}
+                "workspace": {"configuration": false, "workspaceFolders": true},
+                // rust-analyzer says when it is done loading the workspace.
+                "experimental": {"serverStatusNotification": true}
             },
             // rust-analyzer: the repository is untrusted; build scripts, proc macros and
             // `cargo check` would run its code outside the sandbox.
@@ -173,7 +193,18 @@ impl Child {
         });
         let answer = tokio::time::timeout(wait, child.request("initialize", params)).await;
         match answer {
-            Ok(Some(_)) => {}
+            Ok(Some(result)) => {
+                // rust-analyzer's first status may come after our first check: until it
+                // says it is quiescent, it is loading.
+                if result["serverInfo"]["name"] == "rust-analyzer" {
+                    child.shared.loading.store(true, Ordering::Release);
+                }
+                let offers = &result["capabilities"]["diagnosticProvider"];
+                child.pull.store(
+                    offers.is_object() || offers == &json!(true),
+                    Ordering::Release,
+                );
+            }
             Ok(None) => return Err(std::io::Error::other("exited during initialize")),
             Err(_) => {
                 return Err(std::io::Error::other(format!(
@@ -236,9 +267,9 @@ impl Child {
     /// Sends `text` as the content of `path` (opening it the first time) and waits at
     /// most `wait` for the diagnostics of that text.
     pub async fn check(&self, path: &Path, text: &str, wait: Duration) -> Outcome {
-        if url::Url::from_file_path(path).is_err() {
+        let Ok(uri) = url::Url::from_file_path(path) else {
             return Outcome::Published(Vec::new());
-        }
+        };
         let deadline = tokio::time::Instant::now() + wait;
         let before = self
             .shared
@@ -248,6 +279,40 @@ impl Child {
         let Ok(version) = self.sync(path, text).await else {
             return Outcome::Dead;
         };
+        if !self.settled(deadline).await {
+            return if self.shared.dead.load(Ordering::Acquire) {
+                Outcome::Dead
+            } else {
+                Outcome::Loading
+            };
+        }
+        if let Some(why) = self.unhealthy() {
+            return Outcome::Unhealthy(why);
+        }
+        if self.pull.load(Ordering::Acquire) {
+            let ask = self.request(
+                "textDocument/diagnostic",
+                json!({"textDocument": {"uri": uri}}),
+            );
+            match tokio::time::timeout_at(deadline, ask).await {
+                Err(_) => return Outcome::TimedOut,
+                Ok(None) => return Outcome::Dead,
+                Ok(Some(report)) => {
+                    // Answered after the text was sent, so about that text. An error
+                    // or a report we cannot read: wait for a publish instead.
+                    if let Some(problems) = pulled(&report) {
+                        store(
+                            &self.shared,
+                            path.to_path_buf(),
+                            Some(version),
+                            problems.clone(),
+                        );
+                        return Outcome::Published(problems);
+                    }
+                    tracing::debug!("{}: unreadable diagnostic report: {report}", self.name);
+                }
+            }
+        }
         loop {
             // Registered before looking, so a publish in between is not missed.
             let changed = self.shared.changed.notified();
@@ -271,6 +336,39 @@ impl Child {
                 return Outcome::TimedOut;
             }
         }
+    }
+
+    /// Waits until the server is not loading the workspace, at most until `deadline`:
+    /// whether it got there (alive).
+    async fn settled(&self, deadline: tokio::time::Instant) -> bool {
+        loop {
+            let changed = self.shared.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.shared.dead.load(Ordering::Acquire) {
+                return false;
+            }
+            if !self.shared.loading.load(Ordering::Acquire) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return false;
+            }
+        }
+    }
+
+    /// What the server said when it reported itself broken, if it did last.
+    pub fn unhealthy(&self) -> Option<String> {
+        self.shared
+            .failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Whether the server is still loading the workspace, by its own word.
+    pub fn is_loading(&self) -> bool {
+        self.shared.loading.load(Ordering::Acquire)
     }
 
     /// Sends `text` as the content of `path`, opening it the first time; the version
@@ -394,6 +492,23 @@ async fn read_loop(
                     let _ = tx.send(msg.get("result").cloned().unwrap_or(Value::Null));
                 }
             }
+            (None, Some("experimental/serverStatus")) => {
+                let params = &msg["params"];
+                if let Some(quiescent) = params["quiescent"].as_bool() {
+                    shared.loading.store(!quiescent, Ordering::Release);
+                }
+                // `error`: the workspace did not load (a broken Cargo.toml, say), so "no
+                // errors" from it would be a false all-clear.
+                let failed = (params["health"] == "error").then(|| {
+                    params["message"]
+                        .as_str()
+                        .unwrap_or("its health is `error`")
+                        .trim()
+                        .to_owned()
+                });
+                *shared.failed.lock().unwrap_or_else(|p| p.into_inner()) = failed;
+                shared.changed.notify_waiters();
+            }
             (None, Some("textDocument/publishDiagnostics")) => {
                 if let Ok(p) =
                     serde_json::from_value::<lsp::PublishDiagnosticsParams>(msg["params"].clone())
@@ -419,8 +534,21 @@ fn record(shared: &Shared, p: lsp::PublishDiagnosticsParams) {
     let Ok(path) = p.uri.to_file_path() else {
         return;
     };
-    let problems = p
-        .diagnostics
+    store(shared, path, p.version, problems(p.diagnostics));
+}
+
+/// The problems of a pull report (`textDocument/diagnostic`'s answer); `None` when it is
+/// not a full report we can read (an error answer comes as `null`).
+fn pulled(report: &Value) -> Option<Vec<Problem>> {
+    if report["kind"] != "full" {
+        return None;
+    }
+    let items = serde_json::from_value::<Vec<lsp::Diagnostic>>(report["items"].clone()).ok()?;
+    Some(problems(items))
+}
+
+fn problems(diagnostics: Vec<lsp::Diagnostic>) -> Vec<Problem> {
+    diagnostics
         .into_iter()
         .map(|d| Problem {
             // LSP lines are 0-based and need no encoding; columns are left out so that
@@ -436,11 +564,15 @@ fn record(shared: &Shared, p: lsp::PublishDiagnosticsParams) {
             message: d.message,
             source: d.source,
         })
-        .collect();
+        .collect()
+}
+
+/// Keeps `problems` as the latest for `path` and wakes the waiters.
+fn store(shared: &Shared, path: PathBuf, version: Option<i32>, problems: Vec<Problem>) {
     {
         let mut published = shared.lock_published();
         let entry = published.entry(path).or_default();
-        entry.version = p.version;
+        entry.version = version;
         entry.count += 1;
         entry.problems = problems;
     }

@@ -305,11 +305,28 @@ impl LanguageServers {
                 why: format!("{server} exited while checking"),
                 server,
             },
-            Ok((server, Err(why))) => Checked::Unavailable { server, why },
-            Err(_) => Checked::Unavailable {
-                why: format!("{name} was still starting after {wait:?}"),
-                server: name,
+            Ok((server, Ok(Outcome::Unhealthy(said)))) => Checked::Unavailable {
+                why: format!(
+                    "{server} reports it is broken (\"{said}\"), so its diagnostics cannot be trusted"
+                ),
+                server,
             },
+            Ok((server, Ok(Outcome::Loading))) => Checked::Unavailable {
+                why: loading(&server, wait),
+                server,
+            },
+            Ok((server, Err(why))) => Checked::Unavailable { server, why },
+            // The outer bound fired first (by a hair, when the server was running): say
+            // what the server was doing.
+            Err(_) => {
+                let child = slot.try_lock().ok().and_then(|s| s.child.clone());
+                let why = match child {
+                    Some(c) if c.is_loading() => loading(&name, wait),
+                    Some(_) => format!("{name} gave no diagnostics within {wait:?}"),
+                    None => format!("{name} was still starting after {wait:?}"),
+                };
+                Checked::Unavailable { why, server: name }
+            }
         }
     }
 
@@ -358,4 +375,11 @@ impl LanguageServers {
         }
         out
     }
+}
+
+/// Why a check has no answer while `server` loads the workspace.
+fn loading(server: &str, wait: Duration) -> String {
+    format!(
+        "{server} was still loading the workspace after {wait:?}; its diagnostics would speak of a half-loaded project"
+    )
 }

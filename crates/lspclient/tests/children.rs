@@ -9,6 +9,11 @@ use std::time::Duration;
 use agentls_lspclient::{Checked, Found, LanguageServers, ServerSpec, Severity};
 
 fn fake(root: &Path) -> LanguageServers {
+    fake_with(root, &[])
+}
+
+/// The fake server with its flags (`--pull`, `--loading-ms N`).
+fn fake_with(root: &Path, flags: &[&str]) -> LanguageServers {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fake_server.py");
     let python = agentls_lspclient::config::which("python3", std::env::var_os("PATH").as_deref())
         .expect("python3 on PATH runs the fake language server");
@@ -18,7 +23,9 @@ fn fake(root: &Path) -> LanguageServers {
             spec: ServerSpec {
                 name: "fake".into(),
                 command: python.display().to_string(),
-                args: vec![script.display().to_string()],
+                args: std::iter::once(script.display().to_string())
+                    .chain(flags.iter().map(|f| (*f).to_owned()))
+                    .collect(),
                 filetypes: vec!["fk".into()],
                 language_id: "fake".into(),
             },
@@ -57,6 +64,55 @@ async fn diagnostics_follow_each_text_sent() {
     let children = servers.children().await;
     assert_eq!(children.len(), 1);
     assert!(children[0].2.is_some_and(|kib| kib > 0), "{children:?}");
+}
+
+/// A server that offers pull diagnostics is asked for them: every text gets its answer,
+/// also when it would publish nothing new (this one never publishes at all).
+#[tokio::test]
+async fn pull_diagnostics_answer_every_text_even_when_nothing_changed() {
+    let ws = tempfile::tempdir().unwrap();
+    let servers = fake_with(ws.path(), &["--pull"]);
+    let file = ws.path().join("a.fk");
+    assert_eq!(errors(&servers.check(&file, "ok\nBAD\n", WAIT).await), [2]);
+    assert!(errors(&servers.check(&file, "ok\n", WAIT).await).is_empty());
+    // Same diagnostics as the text before: still an answer, not a timeout.
+    assert!(errors(&servers.check(&file, "ok\nok\n", WAIT).await).is_empty());
+    // A hung answer still costs only the bound.
+    let wait = Duration::from_millis(300);
+    let got = servers.check(&file, "HANG", wait).await;
+    assert!(matches!(got, Checked::Unavailable { .. }), "{got:?}");
+}
+
+/// While the server says it is loading the workspace, its diagnostics are not taken:
+/// a short wait says so; a check after it settled gets the answer.
+#[tokio::test]
+async fn a_server_still_loading_is_not_believed_until_it_settles() {
+    let ws = tempfile::tempdir().unwrap();
+    let servers = fake_with(ws.path(), &["--pull", "--loading-ms", "1500"]);
+    let file = ws.path().join("a.fk");
+    let early = servers
+        .check(&file, "BAD\n", Duration::from_millis(400))
+        .await;
+    assert!(
+        matches!(&early, Checked::Unavailable { why, .. } if why.contains("still loading the workspace")),
+        "{early:?}"
+    );
+    // The bound covers the rest of the loading, then the answer comes.
+    assert_eq!(errors(&servers.check(&file, "BAD\n", WAIT).await), [1]);
+}
+
+/// A server that says it is broken (rust-analyzer when the workspace did not load) is
+/// not taken at its word that there are no errors.
+#[tokio::test]
+async fn a_server_reporting_itself_broken_gives_no_all_clear() {
+    let ws = tempfile::tempdir().unwrap();
+    let servers = fake_with(ws.path(), &["--pull", "--unhealthy"]);
+    let got = servers.check(&ws.path().join("a.fk"), "ok\n", WAIT).await;
+    assert!(
+        matches!(&got, Checked::Unavailable { why, .. }
+            if why.contains("Failed to load workspaces.") && why.contains("cannot be trusted")),
+        "{got:?}"
+    );
 }
 
 #[tokio::test]
