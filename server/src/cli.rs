@@ -196,7 +196,12 @@ pub enum EvalCommand {
         /// The results to judge against it.
         #[arg(value_name = "B.jsonl")]
         b: PathBuf,
-        /// Print the comparison as one JSON object.
+        /// Only this model's attempts from each file. Without it, a file of one model is
+        /// compared with a file of one model (a model against another), and files of
+        /// several models model by model.
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+        /// Print each comparison as one JSON object per line (with its `model`).
         #[arg(long)]
         json: bool,
     },

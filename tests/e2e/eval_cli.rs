@@ -386,8 +386,8 @@ fn report_writes_one_self_contained_html_page() {
 }
 
 /// Two models in one run: each runs every task, each line names its model, the summary
-/// is per model, `eval report` reads the file back per model, and `eval compare` refuses
-/// a file that mixes models rather than pairing one model's tasks with another's.
+/// is per model, `eval report` reads the file back per model, and `eval compare` pairs
+/// each model with itself rather than one model's tasks with another's.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_models_in_one_run_are_scored_apart() {
     let model = ModelServer::start().await.unwrap();
@@ -428,17 +428,45 @@ async fn two_models_in_one_run_are_scored_apart() {
         printed.contains("good: pass@1 1.00") && printed.contains("weak: pass@1 0.00"),
         "{printed}"
     );
-    let compare = std::process::Command::new(bin())
-        .arg("eval")
-        .arg("compare")
+    // Compared model by model, never one model's tasks against another's.
+    let said = agentls_ok([
+        "eval".as_ref(),
+        "compare".as_ref(),
+        jsonl.as_os_str(),
+        jsonl.as_os_str(),
+    ])
+    .await;
+    assert!(
+        said.contains("model good:\n") && said.contains("model weak:\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains("A 1.00 (95% CI") && said.contains("A 0.00 (95% CI"),
+        "{said}"
+    );
+    let json = agentls_ok([
+        "eval".as_ref(),
+        "compare".as_ref(),
+        jsonl.as_os_str(),
+        jsonl.as_os_str(),
+        "--model".as_ref(),
+        "weak".as_ref(),
+        "--json".as_ref(),
+    ])
+    .await;
+    let v: Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["model"], "weak");
+    assert_eq!(v["a"]["pass_at_1"], 0.0);
+    let missing = std::process::Command::new(bin())
+        .args(["eval", "compare", "--model", "nobody"])
         .args([&jsonl, &jsonl])
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&compare.stderr);
-    assert!(!compare.status.success());
+    assert!(!missing.status.success());
     assert!(
-        said.contains("holds the attempts of 2 models (good, weak)"),
-        "{said}"
+        String::from_utf8_lossy(&missing.stderr).contains("model `nobody` is not in both files"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
     );
 }
 

@@ -52,8 +52,8 @@ struct Task {
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
     match &args.command {
-        Some(EvalCommand::Compare { a, b, json }) => {
-            return super::eval_results::compare(a, b, *json);
+        Some(EvalCommand::Compare { a, b, model, json }) => {
+            return super::eval_results::compare(a, b, model.as_deref(), *json);
         }
         Some(EvalCommand::Merge { out, inputs }) => return super::eval_results::merge(out, inputs),
         Some(EvalCommand::Report { inputs, html }) => {

@@ -126,7 +126,8 @@ pub fn summary(results: &BTreeMap<String, TaskResult>) -> String {
     let share = |x: f64| if n == 0.0 { 0.0 } else { x / n };
     // With one attempt per task pass@k is pass@1: said once.
     let at_k = if k > 1 {
-        format!(" · pass@{k} {:.2}", share(any))
+        let (lo, hi) = wilson(any, n);
+        format!(" · pass@{k} {:.2} (95% CI {lo:.2}-{hi:.2})", share(any))
     } else {
         String::new()
     };
@@ -307,34 +308,91 @@ pub fn compare_value(a: &[Attempt], b: &[Attempt]) -> Value {
     })
 }
 
-/// `agentls eval compare A B [--json]`.
-/// Compare pairs tasks of one model with tasks of another: a file holding several
-/// models' attempts (`agentls eval --model x,y`) would mix them.
-fn one_model(path: &Path, attempts: &[Attempt]) -> anyhow::Result<()> {
-    let models: BTreeSet<&str> = attempts.iter().filter_map(|a| a.model.as_deref()).collect();
-    anyhow::ensure!(
-        models.len() <= 1,
-        "{} holds the attempts of {} models ({}): compare takes one model's run per file \
-         (`agentls eval report {}` shows each model's)",
-        path.display(),
-        models.len(),
-        models.into_iter().collect::<Vec<_>>().join(", "),
-        path.display()
-    );
-    Ok(())
+/// The attempts of each model in a file (`""` for lines without a model).
+fn by_model(attempts: Vec<Attempt>) -> BTreeMap<String, Vec<Attempt>> {
+    let mut out: BTreeMap<String, Vec<Attempt>> = BTreeMap::new();
+    for a in attempts {
+        out.entry(a.model.clone().unwrap_or_default())
+            .or_default()
+            .push(a);
+    }
+    out
 }
 
-pub fn compare(a: &Path, b: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+/// One comparison to make: its name, A's attempts, B's.
+type Pair = (String, Vec<Attempt>, Vec<Attempt>);
+
+/// The pairs to compare: a file of one model against a file of one model, whatever
+/// their names (a model against another); otherwise each model named in both files
+/// against itself (a change judged per model), or only `model`. The models left out
+/// are named.
+fn pairs(
+    a: Vec<Attempt>,
+    b: Vec<Attempt>,
+    model: Option<&str>,
+) -> anyhow::Result<(Vec<Pair>, Vec<String>)> {
+    let (mut ma, mut mb) = (by_model(a), by_model(b));
+    if let Some(name) = model {
+        let (Some(x), Some(y)) = (ma.remove(name), mb.remove(name)) else {
+            anyhow::bail!("model `{name}` is not in both files");
+        };
+        return Ok((vec![(name.to_owned(), x, y)], Vec::new()));
+    }
+    if ma.len() == 1 && mb.len() == 1 {
+        let (na, x) = ma.pop_first().unwrap_or_default();
+        let (nb, y) = mb.pop_first().unwrap_or_default();
+        let name = if na == nb {
+            na
+        } else {
+            format!("{na} vs {nb}")
+        };
+        return Ok((vec![(name, x, y)], Vec::new()));
+    }
+    let mut out = Vec::new();
+    let mut left = Vec::new();
+    for (name, x) in ma {
+        match mb.remove(&name) {
+            Some(y) => out.push((name, x, y)),
+            None => left.push(format!("{name} (only in A)")),
+        }
+    }
+    left.extend(mb.into_keys().map(|name| format!("{name} (only in B)")));
+    anyhow::ensure!(
+        !out.is_empty(),
+        "no model is in both files ({}): name one with --model",
+        left.join(", ")
+    );
+    Ok((out, left))
+}
+
+/// `agentls eval compare A B [--model NAME] [--json]`: per model (see [`pairs`]), the
+/// comparison; with `--json` one object per line, each with its `model`.
+pub fn compare(a: &Path, b: &Path, model: Option<&str>, as_json: bool) -> anyhow::Result<ExitCode> {
     let xs: Vec<Attempt> = read(a)?.into_iter().map(|(x, _)| x).collect();
     let ys: Vec<Attempt> = read(b)?.into_iter().map(|(x, _)| x).collect();
-    one_model(a, &xs)?;
-    one_model(b, &ys)?;
-    let v = compare_value(&xs, &ys);
+    let (pairs, left) = pairs(xs, ys, model)?;
+    let several = pairs.len() > 1;
     let mut out = std::io::stdout().lock();
-    if as_json {
-        writeln!(out, "{v}")?;
-        return Ok(ExitCode::SUCCESS);
+    for (name, xs, ys) in pairs {
+        let mut v = compare_value(&xs, &ys);
+        v["model"] = json!(name);
+        if as_json {
+            writeln!(out, "{v}")?;
+            continue;
+        }
+        if several {
+            writeln!(out, "model {name}:")?;
+        }
+        print_comparison(&mut out, &v)?;
     }
+    if !left.is_empty() && !as_json {
+        writeln!(out, "not compared: {}", left.join(", "))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One comparison ([`compare_value`]) for people.
+fn print_comparison(out: &mut impl Write, v: &Value) -> std::io::Result<()> {
     writeln!(out, "{:<28} {:>7} {:>7} {:>7}", "task", "A", "B", "change")?;
     for t in v["tasks"].as_array().into_iter().flatten() {
         let frac = |s: &Value| format!("{}/{}", s["passed"], s["attempts"]);
@@ -405,7 +463,7 @@ pub fn compare(a: &Path, b: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             writeln!(out, "only in {side} (not compared): {}", names.join(", "))?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -570,7 +628,7 @@ mod tests {
         ]);
         assert_eq!(
             summary(&r),
-            "pass@1 0.50 (95% CI 0.09-0.91) · pass@2 1.00 · 2 task(s)"
+            "pass@1 0.50 (95% CI 0.09-0.91) · pass@2 1.00 (95% CI 0.34-1.00) · 2 task(s)"
         );
     }
 
