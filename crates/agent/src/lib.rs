@@ -66,7 +66,7 @@ pub mod saved;
 mod session;
 pub mod status;
 mod subagent;
-mod toolset;
+pub mod toolset;
 pub mod trajectory;
 pub mod verify;
 

@@ -400,6 +400,9 @@ impl Session {
         self.tools = self
             .all_tools
             .offered(self.config.mode, profile.edit_format);
+        if profile.lean_tools {
+            self.tools = self.tools.lean();
+        }
         self.request.system = Some(system_prompt(profile, self.config.mode, &self.static_ctx));
         self.request.tools = self.tools.defs();
     }

@@ -7,6 +7,16 @@ use agentls_tools::Tool;
 
 use crate::config::Mode;
 
+/// The tools a model with the compact prompt is offered: find, read, edit, run.
+pub const LEAN: &[&str] = &[
+    "find_files",
+    "grep",
+    "read_file",
+    "str_replace",
+    "write_file",
+    "run_command",
+];
+
 /// An ordered set of tools. The order is the order the model sees them in, so it stays
 /// fixed for the session (a stable prompt prefix).
 #[derive(Clone, Default)]
@@ -86,6 +96,20 @@ impl ToolSet {
                 .iter()
                 .filter(|t| mode.allows_writes() || !t.is_mutating())
                 .filter(|t| !(both && dropped.contains(&t.spec().name)))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Only the tools of [`LEAN`] (in this set's order): what small models get. Every
+    /// tool in their prompt costs prompt-processing time on each run, and the 0.5B model
+    /// called the ones it did not need (`todo`, `task`, `repo_map`) in loops.
+    pub fn lean(&self) -> ToolSet {
+        ToolSet {
+            tools: self
+                .tools
+                .iter()
+                .filter(|t| LEAN.contains(&t.spec().name))
                 .cloned()
                 .collect(),
         }

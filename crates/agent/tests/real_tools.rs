@@ -18,6 +18,14 @@ use serde_json::{Value, json};
 const CHECK: &str = "grep -q 'a + b' src/lib.rs && echo 'test tests::adds ... ok' || { echo 'test tests::adds ... FAILED'; exit 1; }\n";
 
 async fn run(format: EditFormat, fix: Turn) -> (ModelServer, tempfile::TempDir, Status) {
+    let profile = ModelProfile {
+        edit_format: format,
+        ..ModelProfile::default()
+    };
+    run_as(profile, fix).await
+}
+
+async fn run_as(profile: ModelProfile, fix: Turn) -> (ModelServer, tempfile::TempDir, Status) {
     let server = ModelServer::start().await.unwrap();
     let ws = workspace();
     std::fs::write(ws.path().join("check.sh"), CHECK).unwrap();
@@ -33,10 +41,6 @@ async fn run(format: EditFormat, fix: Turn) -> (ModelServer, tempfile::TempDir, 
         Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
     ));
     ctx.policy = Arc::new(Policy::new(Decision::Allow));
-    let profile = ModelProfile {
-        edit_format: format,
-        ..ModelProfile::default()
-    };
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
     let mut s = Session::new(
@@ -102,6 +106,32 @@ async fn str_replace_model_fixes_the_crate() {
         names.contains(&"str_replace".to_owned()) && !names.contains(&"apply_patch".to_owned()),
         "{names:?}"
     );
+    check_run(&server, &ws, status);
+}
+
+/// An embedded model's profile offers the lean tools only (and the compact prompt lists
+/// the files), and they do the whole job: find, read, run, edit, run.
+#[tokio::test]
+async fn compact_model_gets_the_lean_tools_and_fixes_the_crate() {
+    let fix = call(
+        "c4",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+    );
+    let profile = agentls_model::local::profile(4096);
+    assert!(profile.lean_tools);
+    let (server, ws, status) = run_as(profile, fix).await;
+    let body = &server.requests()[0].body;
+    let mut names = offered(body);
+    names.sort();
+    let mut lean: Vec<String> = agentls_agent::toolset::LEAN
+        .iter()
+        .map(|n| (*n).to_owned())
+        .collect();
+    lean.sort();
+    assert_eq!(names, lean);
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("- src/lib.rs\n"), "{system}");
     check_run(&server, &ws, status);
 }
 

@@ -76,6 +76,10 @@ pub struct ModelProfile {
     /// Chat completions: send `max_completion_tokens` instead of `max_tokens`
     /// (OpenAI reasoning models refuse the latter).
     pub max_completion_tokens: bool,
+    /// Offer only the lean tools (find, grep, read, edit, write, run): the embedded
+    /// models', which pay for every tool in their prompt on two cores and looped on the
+    /// tools they did not need.
+    pub lean_tools: bool,
 }
 
 impl Default for ModelProfile {
@@ -91,6 +95,7 @@ impl Default for ModelProfile {
             native_tools: true,
             parallel_tool_calls: true,
             max_completion_tokens: false,
+            lean_tools: false,
         }
     }
 }
@@ -110,6 +115,7 @@ pub struct ProfileOverrides {
     pub native_tools: Option<bool>,
     pub parallel_tool_calls: Option<bool>,
     pub max_completion_tokens: Option<bool>,
+    pub lean_tools: Option<bool>,
 }
 
 impl ModelProfile {
@@ -151,7 +157,8 @@ impl ModelProfile {
             supports_prediction,
             native_tools,
             parallel_tool_calls,
-            max_completion_tokens
+            max_completion_tokens,
+            lean_tools
         );
         if o.price.is_some() {
             self.price = o.price;
