@@ -56,13 +56,27 @@ async fn whole_file_write(setup: &str) {
             .frame_delay(Duration::from_millis(150)),
     );
     model.push_turn(Turn::text("Done."));
-    let (results, _dir) = nvim(
-        &model,
-        setup,
-        "whole",
-        &[("KEYS", "1"), ("FIRST_KEY_MS", "300")],
-    )
-    .await;
+    // The line is typed once the model has the file's text (its second request carries
+    // the read's result), while the write streams: typed earlier, the model's write
+    // would drop a line it never saw, which is the model's edit, not a lost keystroke.
+    let go = tempfile::tempdir().unwrap();
+    let go_file = go.path().join("go");
+    let read_done = async {
+        for _ in 0..3000 {
+            if model.requests().len() >= 2 {
+                std::fs::write(&go_file, "").unwrap();
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let go_env = go_file.display().to_string();
+    let env = [
+        ("KEYS", "1"),
+        ("FIRST_KEY_MS", "5"),
+        ("GO_FILE", go_env.as_str()),
+    ];
+    let ((results, _dir), ()) = tokio::join!(nvim(&model, setup, "whole", &env), read_done);
     let text = results["text"].replace('|', "\n") + "\n";
     assert_eq!(text, format!("// mine\n{rewritten}"), "{results:?}");
     let last = model.requests().last().map(|r| r.body.clone()).unwrap();

@@ -85,6 +85,10 @@ local ok, err = pcall(function()
         timer:stop()
         return
       end
+      -- GO_FILE: the test says when (it appears once the model has read the file).
+      if vim.env.GO_FILE and not vim.uv.fs_stat(vim.env.GO_FILE) then
+        return
+      end
       typed = typed + 1
       if vim.env.SCENARIO == 'whole' then
         -- One line, typed while the model is writing the whole file it read.
