@@ -175,6 +175,8 @@ pub async fn agentls_run_logged(
         .arg(logs)
         // Saved sessions stay with the test, never in the user's data directory.
         .env("XDG_DATA_HOME", logs.join("data"))
+        // Words only, whether or not this machine fetched the embedding model.
+        .env("AGENTLS_EMBEDDER", "none")
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()

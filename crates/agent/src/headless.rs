@@ -310,6 +310,9 @@ pub struct BuildHooks {
     pub context: Option<ToolContext>,
     /// Files open in the editor: they lead the system prompt's context.
     pub open_files: Vec<PathBuf>,
+    /// The embedding model for `semantic_search` in a context built here (a front end's
+    /// own `context` brings its own); words only when `None`.
+    pub embedder: Option<Arc<dyn agentls_semantic::Embedder>>,
 }
 
 impl std::fmt::Debug for BuildHooks {
@@ -368,7 +371,13 @@ pub async fn build_session(
     let mut ctx = match hooks.context {
         Some(ctx) => ctx,
         None => {
-            workspace_context(&root, &options.verify, options.session.mode.allows_writes()).await
+            let ctx =
+                workspace_context(&root, &options.verify, options.session.mode.allows_writes())
+                    .await;
+            if let Some(embedder) = hooks.embedder {
+                ctx.semantic.set_embedder(embedder);
+            }
+            ctx
         }
     };
     if let Some(wrap) = hooks.wrap_edits {
@@ -429,11 +438,20 @@ pub async fn build_session(
 /// Runs one session on `options.task` to completion, calling `print` with every event
 /// as it happens.
 pub async fn run_headless(
+    options: HeadlessOptions,
+    print: impl FnMut(&Event) + Send,
+) -> Result<HeadlessOutcome, HeadlessError> {
+    run_headless_with(options, BuildHooks::default(), print).await
+}
+
+/// [`run_headless`] with the front end's `hooks` (an embedding model, say).
+pub async fn run_headless_with(
     mut options: HeadlessOptions,
+    hooks: BuildHooks,
     print: impl FnMut(&Event) + Send,
 ) -> Result<HeadlessOutcome, HeadlessError> {
     let task = std::mem::take(&mut options.task);
-    let mut built = build_session(options, BuildHooks::default()).await?;
+    let mut built = build_session(options, hooks).await?;
     Ok(built.run(task, print).await)
 }
 

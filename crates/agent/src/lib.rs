@@ -77,7 +77,7 @@ pub use dispatch::CallOutcome;
 pub use event::{Event, EventSender, PlanItem, SessionStatus};
 pub use headless::{
     AllowAll, BuildHooks, BuiltSession, DenyAll, HeadlessOptions, HeadlessOutcome, WrapEdits,
-    build_session, run_headless, test_context, workspace_context,
+    build_session, run_headless, run_headless_with, test_context, workspace_context,
 };
 pub use metrics::Metrics;
 pub use saved::{Pruned, Retention, SavedSession, SessionStore, StoreError};

@@ -132,7 +132,11 @@ fn summary_line(ctx: &ToolContext, plan: &Plan) -> String {
 fn describe(ctx: &ToolContext, plan: &Plan) -> String {
     let mut out = String::new();
     if plan.changes.is_empty() {
-        out.push_str("The edit changes nothing (the files already have this content).\n");
+        // Small models resend a write that already landed, believing it still to do:
+        // say what the next step is.
+        out.push_str(
+            "The edit changes nothing (the files already have this content). Do not repeat it: if this was the change the task needs, run the tests, or answer.\n",
+        );
     }
     for c in &plan.changes {
         match c {

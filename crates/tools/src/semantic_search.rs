@@ -10,6 +10,12 @@ use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
 
 const DEFAULT_K: usize = 10;
 const MAX_K: usize = 50;
+
+/// Longest a call spends embedding what is pending before it searches.
+const EMBED_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+/// Chunks per embedding call.
+const EMBED_BATCH: usize = 64;
+
 /// Lines of each hit shown.
 const SNIPPET_LINES: usize = 6;
 
@@ -65,6 +71,11 @@ impl Tool for SemanticSearch {
         let root = ctx.root.clone();
         blocking(move || {
             let accept = |p: &std::path::Path| filter.as_ref().is_none_or(|g| g.matches(p));
+            // What is not embedded yet gets a vector now, within a bound: a headless
+            // session has no background task doing it, and the server's first build
+            // gets a hand.
+            semantic.sync(&index);
+            semantic.embed_some(EMBED_BUDGET, EMBED_BATCH);
             let answer = semantic.search(&index, &query, k, Some(&accept));
             let (hits, stats, how) = (&answer.hits, answer.stats, answer.ranking());
             let mut out = format!(

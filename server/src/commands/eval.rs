@@ -245,8 +245,10 @@ async fn verify_tasks(tasks: &[Task]) -> anyhow::Result<ExitCode> {
 
 async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     use futures::StreamExt;
-    let super::run::UserConfig { models, verify, .. } =
-        super::run::load_config(args.config.as_deref())?;
+    let user = super::run::load_config(args.config.as_deref())?;
+    // Loaded once (the static vectors: 47 MB), shared by every attempt.
+    let embedder = user.embedder();
+    let super::run::UserConfig { models, verify, .. } = user;
     let attempts = args.attempts.max(1);
     // The names the sessions resolve: `--model`, else the first configured.
     let model_names: Vec<Option<String>> = if args.model.is_empty() {
@@ -281,9 +283,14 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.set_message("0 passed");
-    let runs = plan
-        .iter()
-        .map(|&(task, model, attempt)| run_attempt(args, task, attempt, &models, &verify, model));
+    let runs = plan.iter().map(|&(task, model, attempt)| {
+        let setup = Setup {
+            models: &models,
+            verify: &verify,
+            embedder: embedder.clone(),
+        };
+        run_attempt(args, task, attempt, setup, model)
+    });
     // Each attempt has its own copy and sandbox: up to `--jobs` run at once, each
     // reported as it finishes.
     let mut finished = futures::stream::iter(runs).buffer_unordered(args.jobs.max(1));
@@ -340,14 +347,25 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
 
 /// One attempt at `task` on a fresh copy of its repository: the attempt, its JSON
 /// line, and the session's status.
+/// What every attempt of a run shares.
+struct Setup<'a> {
+    models: &'a agentls_model::ModelsConfig,
+    verify: &'a agentls_agent::VerifyConfig,
+    embedder: Option<Arc<dyn agentls_semantic::Embedder>>,
+}
+
 async fn run_attempt(
     args: &EvalArgs,
     task: &Task,
     attempt: u32,
-    models: &agentls_model::ModelsConfig,
-    verify: &agentls_agent::VerifyConfig,
+    setup: Setup<'_>,
     model_name: Option<&str>,
 ) -> anyhow::Result<(Attempt, serde_json::Value, String)> {
+    let Setup {
+        models,
+        verify,
+        embedder,
+    } = setup;
     let scratch = tempfile::tempdir()?;
     let ws = scratch.path().join("ws");
     let start = Instant::now();
@@ -400,7 +418,11 @@ async fn run_attempt(
         approver: Some(Arc::new(DenyAll)),
         verify: verify.clone(),
     };
-    let outcome = agentls_agent::run_headless(options, |ev| recorder.observe(ev)).await;
+    let hooks = agentls_agent::BuildHooks {
+        embedder,
+        ..Default::default()
+    };
+    let outcome = agentls_agent::run_headless_with(options, hooks, |ev| recorder.observe(ev)).await;
     let agent_ms = ms(t0.elapsed());
     timer.abort();
     let (status, metrics, trajectory) = match outcome {

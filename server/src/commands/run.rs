@@ -27,6 +27,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let user = load_config(args.config.as_deref())?;
     let store = user.session_store(args.sessions_dir.clone());
     let stats_db = user.stats.db_path(args.stats_db.as_deref());
+    let user_embedder = user.embedder();
     let UserConfig {
         models,
         approve: configured,
@@ -90,6 +91,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let hooks = agentls_agent::BuildHooks {
         id: saved.as_ref().map(|s| s.id.clone()),
+        embedder: user_embedder,
         ..Default::default()
     };
     let task = args.task.join(" ");
@@ -290,6 +292,16 @@ pub(crate) struct UserConfig {
     pub sessions: config::SessionsSettings,
     /// `[stats]`: whether and where runs are recorded.
     pub stats: config::StatsSettings,
+    /// `[semantic]`: the embedding model of `semantic_search`.
+    pub semantic: config::SemanticSettings,
+}
+
+impl UserConfig {
+    /// The embedding model sessions search with (see [`crate::embedding::for_server`]):
+    /// `$AGENTLS_EMBEDDER`, `[semantic] embedder`, else the static vectors once fetched.
+    pub fn embedder(&self) -> Option<Arc<dyn agentls_semantic::Embedder>> {
+        crate::embedding::for_server(self.semantic.embedder.as_deref())
+    }
 }
 
 impl UserConfig {
@@ -346,6 +358,13 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
             .with_context(|| format!("{}: [sessions]", path.display()))?,
         None => config::SessionsSettings::default(),
     };
+    let semantic = match table.get("semantic") {
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [semantic]", path.display()))?,
+        None => config::SemanticSettings::default(),
+    };
     let stats = match table.get("stats") {
         Some(v) => v
             .clone()
@@ -363,6 +382,7 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
         mcp,
         sessions,
         stats,
+        semantic,
     })
 }
 
