@@ -155,17 +155,9 @@ async fn an_http_mcp_server_is_used_and_a_hung_call_times_out() {
     )
     .unwrap();
     let started = std::time::Instant::now();
-    let out = tokio::process::Command::new(bin())
-        .arg("run")
-        .arg("--workspace")
-        .arg(&ws)
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--trajectory-dir")
-        .arg(dir.path().join("traj"))
+    let out = crate::support::run_command(&ws, &cfg, &dir.path().join("traj"))
         .args(["--approve", "always", "--no-final-check", "Deploy day?"])
         .env("AGENTLS_TEST_MCP_TOKEN", "secret")
-        .stdin(std::process::Stdio::null())
         .output()
         .await
         .unwrap();

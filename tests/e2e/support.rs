@@ -165,21 +165,28 @@ pub async fn agentls_run_logged(
     logs: &Path,
     args: &[&str],
 ) -> std::process::Output {
-    tokio::process::Command::new(bin())
-        .arg("run")
+    run_command(ws, cfg, logs)
+        // Saved sessions stay with the test, never in the user's data directory.
+        .env("XDG_DATA_HOME", logs.join("data"))
+        // Words only, whether or not this machine fetched the embedding model.
+        .env("AGENTLS_EMBEDDER", "none")
+        .args(args)
+        .output()
+        .await
+        .unwrap()
+}
+
+/// `agentls run --workspace WS --config CFG --trajectory-dir LOGS` with stdin closed,
+/// for the caller's own arguments and environment.
+pub fn run_command(ws: &Path, cfg: &Path, logs: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(bin());
+    cmd.arg("run")
         .arg("--workspace")
         .arg(ws)
         .arg("--config")
         .arg(cfg)
         .arg("--trajectory-dir")
         .arg(logs)
-        // Saved sessions stay with the test, never in the user's data directory.
-        .env("XDG_DATA_HOME", logs.join("data"))
-        // Words only, whether or not this machine fetched the embedding model.
-        .env("AGENTLS_EMBEDDER", "none")
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap()
+        .stdin(std::process::Stdio::null());
+    cmd
 }

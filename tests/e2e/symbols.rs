@@ -519,14 +519,7 @@ async fn a_headless_session_searches_by_meaning() {
     .unwrap();
     let cfg = dir.path().join("models.toml");
     crate::support::fixture_config(&cfg, &model.url());
-    let out = tokio::process::Command::new(crate::support::bin())
-        .arg("run")
-        .arg("--workspace")
-        .arg(&ws)
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--trajectory-dir")
-        .arg(dir.path().join("logs"))
+    let out = crate::support::run_command(&ws, &cfg, &dir.path().join("logs"))
         // The model lives in the user data directory; the session is saved beside the test.
         .arg("--sessions-dir")
         .arg(dir.path().join("sessions"))
@@ -534,7 +527,6 @@ async fn a_headless_session_searches_by_meaning() {
         .arg(dir.path().join("stats.sqlite3"))
         .env("AGENTLS_EMBEDDER", "static")
         .arg("Where is the point at the origin made?")
-        .stdin(std::process::Stdio::null())
         .output()
         .await
         .unwrap();

@@ -45,6 +45,37 @@ fn rust_analyzer_available() -> bool {
     ok
 }
 
+/// `agentls run` with a scripted model that replaces `good` by `bad` in `path`, then
+/// back: the two edits' tool results.
+async fn break_and_fix(
+    server: &ModelServer,
+    ws: &std::path::Path,
+    cfg: &std::path::Path,
+    path: &str,
+    good: &str,
+    bad: &str,
+) -> (String, String) {
+    for (id, from, to) in [("c1", good, bad), ("c2", bad, good)] {
+        server.push_turn(Turn::default().tool_call(
+            id,
+            "str_replace",
+            json!({"path": path, "old_string": from, "new_string": to}),
+        ));
+    }
+    server.push_turn(Turn::text("Done."));
+    let out = agentls_run(ws, cfg, &["Break and fix"]).await;
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = server.requests();
+    let broke = tool_results(&reqs[1].body).pop().unwrap();
+    let fixed = tool_results(&reqs[2].body).pop().unwrap();
+    (broke, fixed)
+}
+
 /// The milliseconds in `pylsp: ... (N ms)` / `pylsp reports ... (N ms)`.
 fn took_ms(result: &str) -> u64 {
     let start = result.find(" ms)").unwrap();
@@ -81,32 +112,20 @@ async fn an_edit_that_breaks_python_shows_pylsps_error_and_the_fix_shows_none() 
         ),
     )
     .unwrap();
-    server.push_turn(Turn::default().tool_call(
-        "c1",
-        "str_replace",
-        json!({"path": "shop.py", "old_string": "sum(items)", "new_string": "sum(itemz)"}),
-    ));
-    server.push_turn(Turn::default().tool_call(
-        "c2",
-        "str_replace",
-        json!({"path": "shop.py", "old_string": "sum(itemz)", "new_string": "sum(items)"}),
-    ));
-    server.push_turn(Turn::text("Done."));
-    let out = agentls_run(ws.path(), &cfg, &["Break and fix"]).await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let reqs = server.requests();
-    let broke = tool_results(&reqs[1].body).pop().unwrap();
+    let (broke, fixed) = break_and_fix(
+        &server,
+        ws.path(),
+        &cfg,
+        "shop.py",
+        "sum(items)",
+        "sum(itemz)",
+    )
+    .await;
     assert!(
         broke.contains("pylsp reports 1 error in shop.py")
             && broke.contains("shop.py:2: error: undefined name 'itemz'"),
         "the edit's result shows the error it made: {broke}"
     );
-    let fixed = tool_results(&reqs[2].body).pop().unwrap();
     assert!(
         fixed.contains("pylsp: no errors in shop.py after this edit"),
         "the fix's result shows none: {fixed}"
@@ -154,33 +173,20 @@ async fn rust_analyzer_shows_a_type_error_and_answers_for_the_fix() {
     )
     .unwrap();
     // `len()` is a usize where the signature says u32.
-    let (good, bad) = ("items.iter().sum()", "items.len()");
-    server.push_turn(Turn::default().tool_call(
-        "c1",
-        "str_replace",
-        json!({"path": "src/lib.rs", "old_string": good, "new_string": bad}),
-    ));
-    server.push_turn(Turn::default().tool_call(
-        "c2",
-        "str_replace",
-        json!({"path": "src/lib.rs", "old_string": bad, "new_string": good}),
-    ));
-    server.push_turn(Turn::text("Done."));
-    let out = agentls_run(ws.path(), &cfg, &["Break and fix"]).await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let reqs = server.requests();
-    let broke = tool_results(&reqs[1].body).pop().unwrap();
+    let (broke, fixed) = break_and_fix(
+        &server,
+        ws.path(),
+        &cfg,
+        "src/lib.rs",
+        "items.iter().sum()",
+        "items.len()",
+    )
+    .await;
     assert!(
         broke.contains("rust-analyzer reports 1 error in src/lib.rs")
             && broke.contains("src/lib.rs:2: error: expected u32, found usize"),
         "the edit's result shows the type error it made: {broke}"
     );
-    let fixed = tool_results(&reqs[2].body).pop().unwrap();
     assert!(
         fixed.contains("rust-analyzer: no errors in src/lib.rs after this edit"),
         "the fix's result shows none: {fixed}"

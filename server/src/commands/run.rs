@@ -344,34 +344,10 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
             None => None,
         };
     let verify = verify_config(&table).with_context(|| path.display().to_string())?;
-    let mcp = match table.get("mcp") {
-        Some(v) => v
-            .clone()
-            .try_into()
-            .with_context(|| format!("{}: [mcp]", path.display()))?,
-        None => agentls_mcp::McpConfig::default(),
-    };
-    let sessions = match table.get("sessions") {
-        Some(v) => v
-            .clone()
-            .try_into()
-            .with_context(|| format!("{}: [sessions]", path.display()))?,
-        None => config::SessionsSettings::default(),
-    };
-    let semantic = match table.get("semantic") {
-        Some(v) => v
-            .clone()
-            .try_into()
-            .with_context(|| format!("{}: [semantic]", path.display()))?,
-        None => config::SemanticSettings::default(),
-    };
-    let stats = match table.get("stats") {
-        Some(v) => v
-            .clone()
-            .try_into()
-            .with_context(|| format!("{}: [stats]", path.display()))?,
-        None => config::StatsSettings::default(),
-    };
+    let mcp: agentls_mcp::McpConfig = section(&table, "mcp", &path)?;
+    let sessions: config::SessionsSettings = section(&table, "sessions", &path)?;
+    let semantic: config::SemanticSettings = section(&table, "semantic", &path)?;
+    let stats: config::StatsSettings = section(&table, "stats", &path)?;
     table.retain(|k, _| matches!(k, "models" | "router" | "summarizer"));
     let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
     models.reject_inline_keys()?;
@@ -384,6 +360,21 @@ pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
         stats,
         semantic,
     })
+}
+
+/// The `[key]` table of the config file at `path`, or its default when absent.
+fn section<T: serde::de::DeserializeOwned + Default>(
+    table: &toml::Table,
+    key: &str,
+    path: &Path,
+) -> anyhow::Result<T> {
+    match table.get(key) {
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [{key}]", path.display())),
+        None => Ok(T::default()),
+    }
 }
 
 /// The standard tools and those of the configured MCP servers (each connected within
