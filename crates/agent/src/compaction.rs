@@ -104,8 +104,12 @@ impl Tool for ReadArtifact {
 
 /// Rough token count of a request (4 bytes a token), for the threshold check.
 pub fn estimate_tokens(req: &ChatRequest) -> usize {
-    req.approx_chars() / 4
+    req.approx_chars() / CHARS_PER_TOKEN as usize
 }
+
+/// Characters per token assumed before a provider has counted a prompt (English prose;
+/// code and JSON run denser).
+pub const CHARS_PER_TOKEN: f64 = 4.0;
 
 /// Masks tool outputs of at least `min_bytes` outside the last `keep_recent`
 /// messages. Returns how many were masked.

@@ -50,6 +50,11 @@ pub struct Session {
     repeats: crate::repeats::RepeatGuard,
     /// Whether this run already asked the model to answer without template text.
     echo_nudged: bool,
+    /// Characters of the request per token, as the provider counted the last prompt
+    /// (4 until it has): compaction's estimate is calibrated by it, since code and JSON
+    /// tokenize denser than prose (a 0.5B model's prompt was 1.5x the 4-chars guess and
+    /// overran its 8k window before compaction ever fired).
+    chars_per_token: f64,
     /// A tool changed the workspace and no command ran after it.
     edited_since_command: bool,
     /// The final check already ran in this run (it runs at most once).
@@ -149,6 +154,7 @@ impl Session {
             failures: 0,
             repeats: crate::repeats::RepeatGuard::default(),
             echo_nudged: false,
+            chars_per_token: compaction::CHARS_PER_TOKEN,
             edited_since_command: false,
             final_checked: false,
             request_chars: 0,
@@ -641,6 +647,7 @@ impl Session {
             );
         }
         let t0 = Instant::now();
+        let sent_chars = self.request.approx_chars();
         let mut stream = self.provider.stream(&self.request, self.ctx.cancel.clone());
         let mut acc = Accumulator::default();
         let mut failure = None;
@@ -651,11 +658,17 @@ impl Session {
                         StreamEvent::TextDelta(t) if self.events.is_some() => {
                             self.send(Event::TextDelta { text: t.clone() });
                         }
-                        StreamEvent::Usage(u) => self.send(Event::Usage {
-                            input: u.input,
-                            cached_input: u.cached_input,
-                            output: u.output,
-                        }),
+                        StreamEvent::Usage(u) => {
+                            if u.input > 0 {
+                                self.chars_per_token = (sent_chars as f64 / u.input as f64)
+                                    .clamp(1.0, compaction::CHARS_PER_TOKEN);
+                            }
+                            self.send(Event::Usage {
+                                input: u.input,
+                                cached_input: u.cached_input,
+                                output: u.output,
+                            })
+                        }
                         _ => {}
                     }
                     acc.push(&ev);
@@ -800,8 +813,9 @@ impl Session {
     async fn maybe_compact(&mut self) {
         let cfg = &self.config.compaction;
         let window = self.provider.profile().context_window as f64;
-        let limit = (window * f64::from(cfg.threshold)) as usize;
-        if compaction::estimate_tokens(&self.request) <= limit {
+        // In characters, calibrated by the provider's count of the last prompt.
+        let limit = (window * f64::from(cfg.threshold) * self.chars_per_token) as usize;
+        if self.request.approx_chars() <= limit {
             return;
         }
         let masked = compaction::mask_old_outputs(
@@ -811,7 +825,7 @@ impl Session {
             &self.artifacts,
         );
         let mut summarized = 0;
-        if compaction::estimate_tokens(&self.request) > limit {
+        if self.request.approx_chars() > limit {
             let summarizer = self.summarizer.as_deref();
             summarized = compaction::summarize(
                 &mut self.request.messages,
@@ -822,7 +836,7 @@ impl Session {
             .await;
         }
         let mut masked = masked;
-        if compaction::estimate_tokens(&self.request) > limit {
+        if self.request.approx_chars() > limit {
             // Still too big: only the newest turn keeps its outputs whole.
             masked += compaction::mask_old_outputs(
                 &mut self.request.messages,

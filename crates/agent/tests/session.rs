@@ -446,6 +446,51 @@ async fn the_step_budget_stops_the_loop() {
     assert_eq!(server.remaining_turns(), 1);
 }
 
+/// Compaction's estimate follows the provider's own count of the prompt: the same
+/// transcript compacts when the model reports its prompts far denser than 4 characters
+/// a token (code and JSON on a small model's tokenizer), and does not without a count.
+#[tokio::test]
+async fn compaction_is_calibrated_by_the_providers_token_count() {
+    async fn compactions(reported_input: u64) -> u32 {
+        let server = ModelServer::start().await.unwrap();
+        let ws = workspace();
+        std::fs::write(
+            ws.path().join("big.txt"),
+            "filler line of a file\n".repeat(60),
+        )
+        .unwrap();
+        for i in 1..=2 {
+            server.push_turn(
+                call(&format!("c{i}"), "read_file", json!({"path": "big.txt"})).usage(
+                    reported_input,
+                    0,
+                    5,
+                ),
+            );
+        }
+        server.push_turn(Turn::text("done").usage(reported_input, 0, 1));
+        let profile = ModelProfile {
+            context_window: 4_000,
+            ..ModelProfile::default()
+        };
+        let spans = Spans::default();
+        let mut s = session(
+            &server,
+            ws.path(),
+            tools(&spans, 0),
+            SessionConfig::default(),
+            profile,
+        )
+        .await;
+        assert!(matches!(s.run("read it").await, Status::Done { .. }));
+        s.metrics().compactions
+    }
+    // A few thousand characters in all: under 0.7 of 4k tokens at 4 characters a token.
+    assert_eq!(compactions(0).await, 0);
+    // The provider says each prompt was 3.9k tokens: the window is nearly full.
+    assert!(compactions(3_900).await > 0);
+}
+
 #[tokio::test]
 async fn compaction_keeps_the_goal_the_user_and_the_failing_tests() {
     let server = ModelServer::start().await.unwrap();
