@@ -36,14 +36,14 @@ pub struct StaticContext {
     /// with several hard links), so the user and the model know they were left out.
     pub skipped_rules: Vec<(String, String)>,
     /// The workspace's first files (git-ignored and hidden ones left out, in walk order),
-    /// at most [`LISTED_FILES`]: the compact prompt lists them, so a small model starts
+    /// at most [`LISTED_FILES`]: the lean prompt lists them, so a small model starts
     /// from real paths rather than guessing.
     pub files: Vec<String>,
     /// Files seen beyond `files` (counted up to [`WALKED_FILES`]).
     pub more_files: usize,
 }
 
-/// Files the compact prompt lists.
+/// Files the lean prompt lists.
 pub const LISTED_FILES: usize = 40;
 /// Files walked at most to list and count them: a huge tree costs no more than this.
 pub const WALKED_FILES: usize = 5_000;
@@ -101,7 +101,7 @@ impl StaticContext {
         }
     }
 
-    /// The workspace's files as prompt text (the compact prompt's).
+    /// The workspace's files as prompt text (the lean prompt's).
     pub fn render_files(&self) -> String {
         if self.files.is_empty() {
             return String::new();
@@ -271,13 +271,12 @@ pub fn system_prompt(profile: &ModelProfile, mode: Mode, context: &StaticContext
         Mode::Plan => PLAN_MODE,
     });
     out.push('\n');
-    let compact = profile.prompt_variant == PromptVariant::Compact;
-    if compact && mode == Mode::Agent {
-        out.push_str(COMPACT_WORKFLOW);
+    if profile.lean_tools && mode == Mode::Agent {
+        out.push_str(LEAN_WORKFLOW);
         out.push('\n');
     }
     out.push_str(&context.render());
-    if compact {
+    if profile.lean_tools {
         out.push_str(&context.render_files());
     }
     out
@@ -290,13 +289,14 @@ that cover the change and fix what fails. Tool errors are messages for you: read
 correct the call. Paths are relative to the workspace root. Keep answers short; end with \
 what you changed and how you verified it.";
 
-const COMPACT: &str = "You are a coding agent. Call one tool at a time. Paths are relative \
-to the workspace root; use the real names listed below, never placeholders. When done, \
-answer in one or two sentences without calling tools.";
+const COMPACT: &str = "You are a coding agent. Use the tools to read, search, edit and \
+run code. Call one tool at a time when unsure. Paths are relative to the workspace root. \
+When done, answer briefly without calling tools.";
 
-/// The compact prompt's workflow in agent mode: small models that were not told it never
+/// The lean profile's workflow in agent mode: small models that were not told it never
 /// ran the tests and rarely edited.
-const COMPACT_WORKFLOW: &str = "Work in steps:
+const LEAN_WORKFLOW: &str =
+    "Paths: use the real names listed below, never placeholders. Work in steps:
 1. Read the files the task is about (read_file; find_files or grep to find them).
 2. Change them with str_replace, old_string copied exactly from what you read.
 3. Run the project's tests with run_command and fix what fails.
@@ -312,7 +312,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn the_compact_prompt_lists_the_workspace_files_and_the_workflow() {
+    async fn the_lean_prompt_lists_the_workspace_files_and_the_workflow() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/calc.py"), "").unwrap();
@@ -325,6 +325,7 @@ mod tests {
         let ctx = StaticContext::gather(dir.path(), &[]).await;
         let compact = ModelProfile {
             prompt_variant: PromptVariant::Compact,
+            lean_tools: true,
             ..ModelProfile::default()
         };
         let prompt = system_prompt(&compact, Mode::Agent, &ctx);

@@ -810,12 +810,17 @@ impl Session {
         }
     }
 
+    /// The request's size in tokens, estimated from its characters at the rate the
+    /// provider last counted.
+    fn estimated_tokens(&self) -> usize {
+        (self.request.approx_chars() as f64 / self.chars_per_token) as usize
+    }
+
     async fn maybe_compact(&mut self) {
         let cfg = &self.config.compaction;
         let window = self.provider.profile().context_window as f64;
-        // In characters, calibrated by the provider's count of the last prompt.
-        let limit = (window * f64::from(cfg.threshold) * self.chars_per_token) as usize;
-        if self.request.approx_chars() <= limit {
+        let limit = (window * f64::from(cfg.threshold)) as usize;
+        if self.estimated_tokens() <= limit {
             return;
         }
         let masked = compaction::mask_old_outputs(
@@ -825,7 +830,7 @@ impl Session {
             &self.artifacts,
         );
         let mut summarized = 0;
-        if self.request.approx_chars() > limit {
+        if self.estimated_tokens() > limit {
             let summarizer = self.summarizer.as_deref();
             summarized = compaction::summarize(
                 &mut self.request.messages,
@@ -836,7 +841,7 @@ impl Session {
             .await;
         }
         let mut masked = masked;
-        if self.request.approx_chars() > limit {
+        if self.estimated_tokens() > limit {
             // Still too big: only the newest turn keeps its outputs whole.
             masked += compaction::mask_old_outputs(
                 &mut self.request.messages,

@@ -7,7 +7,7 @@ use agentls_tools::Tool;
 
 use crate::config::Mode;
 
-/// The tools a model with the compact prompt is offered: find, read, edit, run.
+/// The tools of the lean profile (`lean_tools`): find, read, edit, run.
 pub const LEAN: &[&str] = &[
     "find_files",
     "grep",

@@ -109,8 +109,8 @@ async fn str_replace_model_fixes_the_crate() {
     check_run(&server, &ws, status);
 }
 
-/// An embedded model's profile offers the lean tools only (and the compact prompt lists
-/// the files), and they do the whole job: find, read, run, edit, run.
+/// The lean profile offers the lean tools only (and the prompt lists the files), and
+/// they do the whole job: find, read, run, edit, run.
 #[tokio::test]
 async fn compact_model_gets_the_lean_tools_and_fixes_the_crate() {
     let fix = call(
@@ -118,8 +118,10 @@ async fn compact_model_gets_the_lean_tools_and_fixes_the_crate() {
         "str_replace",
         json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
     );
-    let profile = agentls_model::local::profile(4096);
-    assert!(profile.lean_tools);
+    let profile = ModelProfile {
+        lean_tools: true,
+        ..agentls_model::local::profile(4096)
+    };
     let (server, ws, status) = run_as(profile, fix).await;
     let body = &server.requests()[0].body;
     let mut names = offered(body);

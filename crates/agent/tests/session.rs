@@ -554,9 +554,11 @@ async fn long_sessions_are_summarised_by_the_cheap_model_and_keep_the_goal() {
     let ws = workspace();
     std::fs::write(ws.path().join("small.txt"), "x".repeat(300)).unwrap();
     let spans = Spans::default();
-    server.push_turn(call("t0", "run_tests", json!({})));
+    // No token counts in the turns: compaction follows the 4-characters-a-token guess,
+    // which the made-up counts of `call` would calibrate away.
+    server.push_turn(Turn::default().tool_call("t0", "run_tests", json!({})));
     for i in 1..=30 {
-        server.push_turn(call(
+        server.push_turn(Turn::default().tool_call(
             &format!("c{i}"),
             "read_file",
             json!({"path": "small.txt"}),

@@ -80,8 +80,6 @@ impl LocalProvider {
             max_output: 2_048,
             // Tools go into the template and calls come back as events.
             native_tools: true,
-            // Every tool in the prompt costs prompt processing on each run.
-            lean_tools: true,
             ..ModelProfile::builtin("qwen2.5-coder")
         };
         Self {

@@ -76,9 +76,10 @@ pub struct ModelProfile {
     /// Chat completions: send `max_completion_tokens` instead of `max_tokens`
     /// (OpenAI reasoning models refuse the latter).
     pub max_completion_tokens: bool,
-    /// Offer only the lean tools (find, grep, read, edit, write, run): the embedded
-    /// models', which pay for every tool in their prompt on two cores and looped on the
-    /// tools they did not need.
+    /// The lean profile: only the lean tools (find, grep, read, edit, write, run), a
+    /// four-step workflow in the prompt and the workspace's files listed. For small
+    /// models, which pay for every tool in their prompt; off by default, since the 0.5B
+    /// embedded model then looped on `read_file` after its edit landed.
     pub lean_tools: bool,
 }
 
