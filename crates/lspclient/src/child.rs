@@ -313,46 +313,52 @@ impl Child {
                 }
             }
         }
-        loop {
-            // Registered before looking, so a publish in between is not missed.
-            let changed = self.shared.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if let Some(p) = self.shared.lock_published().get(path) {
-                // A versioned publish names the text it checked; an unversioned one
-                // counts if it came after the text was sent.
-                let fresh = match p.version {
-                    Some(v) => v >= version,
-                    None => p.count > before,
-                };
-                if fresh {
-                    return Outcome::Published(p.problems.clone());
-                }
-            }
-            if self.shared.dead.load(Ordering::Acquire) {
-                return Outcome::Dead;
-            }
-            if tokio::time::timeout_at(deadline, changed).await.is_err() {
-                return Outcome::TimedOut;
-            }
+        let published = self.until(deadline, || {
+            let published = self.shared.lock_published();
+            let p = published.get(path)?;
+            // A versioned publish names the text it checked; an unversioned one counts
+            // if it came after the text was sent.
+            let fresh = match p.version {
+                Some(v) => v >= version,
+                None => p.count > before,
+            };
+            fresh.then(|| p.problems.clone())
+        });
+        match published.await {
+            Some(problems) => Outcome::Published(problems),
+            None if self.shared.dead.load(Ordering::Acquire) => Outcome::Dead,
+            None => Outcome::TimedOut,
         }
     }
 
     /// Waits until the server is not loading the workspace, at most until `deadline`:
     /// whether it got there (alive).
     async fn settled(&self, deadline: tokio::time::Instant) -> bool {
+        let quiet = || (!self.shared.loading.load(Ordering::Acquire)).then_some(());
+        self.until(deadline, quiet).await.is_some()
+    }
+
+    /// Waits until `ready` gives a value, looking again at each change the child
+    /// signals (a publish, a status, its end), at most until `deadline`; `None` on
+    /// timeout or when the child is gone.
+    async fn until<T>(
+        &self,
+        deadline: tokio::time::Instant,
+        ready: impl Fn() -> Option<T>,
+    ) -> Option<T> {
         loop {
+            // Registered before looking, so a change in between is not missed.
             let changed = self.shared.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            if self.shared.dead.load(Ordering::Acquire) {
-                return false;
+            if let Some(v) = ready() {
+                return Some(v);
             }
-            if !self.shared.loading.load(Ordering::Acquire) {
-                return true;
+            if self.shared.dead.load(Ordering::Acquire) {
+                return None;
             }
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
-                return false;
+                return None;
             }
         }
     }
