@@ -69,6 +69,7 @@ mod subagent;
 pub mod toolset;
 pub mod trajectory;
 pub mod verify;
+pub mod workspace_paths;
 
 pub use compaction::{Artifacts, ReadArtifact};
 pub use config::{Budget, CompactionConfig, Mode, SessionConfig};

@@ -646,6 +646,10 @@ impl Session {
                 }),
             );
         }
+        if self.provider.constrains_arguments() {
+            self.request.paths =
+                crate::workspace_paths::constraint_async(&self.ctx.root, &self.tools).await;
+        }
         let t0 = Instant::now();
         let sent_chars = self.request.approx_chars();
         let mut stream = self.provider.stream(&self.request, self.ctx.cancel.clone());

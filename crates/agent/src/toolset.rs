@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agentls_model::{EditFormat, ToolDef};
+use agentls_model::{EditFormat, PathKind, ToolDef};
 use agentls_tools::Tool;
 
 use crate::config::Mode;
@@ -113,6 +113,19 @@ impl ToolSet {
                 .cloned()
                 .collect(),
         }
+    }
+
+    /// `(tool, argument, kind)` for every argument of these tools that names a path.
+    pub fn path_args(&self) -> Vec<(String, String, PathKind)> {
+        self.tools
+            .iter()
+            .flat_map(|t| {
+                let name = t.spec().name;
+                t.path_args()
+                    .iter()
+                    .map(move |(arg, kind)| (name.to_owned(), (*arg).to_owned(), *kind))
+            })
+            .collect()
     }
 
     /// The definitions the model sees.

@@ -485,3 +485,72 @@ async fn a_checked_edit_is_not_checked_again() {
     // The model's own run counted; the harness ran nothing more.
     assert_eq!(s.metrics().calls_by_tool.get("run_command"), Some(&1));
 }
+
+/// A provider that constrains its calls: the fixture server's answers, with each
+/// request's paths kept for the test to read.
+#[derive(Debug)]
+struct Constraining {
+    inner: Arc<agentls_model::HttpProvider>,
+    seen: Arc<std::sync::Mutex<Vec<Option<Arc<agentls_model::PathConstraint>>>>>,
+}
+
+impl agentls_model::Provider for Constraining {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn profile(&self) -> &ModelProfile {
+        self.inner.profile()
+    }
+    fn constrains_arguments(&self) -> bool {
+        true
+    }
+    fn stream(
+        &self,
+        req: &agentls_model::ChatRequest,
+        cancel: agentls_model::CancellationToken,
+    ) -> agentls_model::EventStream {
+        self.seen.lock().unwrap().push(req.paths.clone());
+        self.inner.stream(req, cancel)
+    }
+}
+
+#[tokio::test]
+async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_step() {
+    use agentls_model::{PathCheck, PathKind};
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    server.push_turn(call(
+        "c1",
+        "write_file",
+        json!({"path": "src/extra.rs", "content": "pub fn extra() {}\n"}),
+    ));
+    server.push_turn(Turn::text("Added src/extra.rs."));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let provider = Arc::new(Constraining {
+        inner: provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
+        seen: Arc::clone(&seen),
+    });
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let mut s = Session::new(
+        provider,
+        tools,
+        test_context(ws.path()),
+        SessionConfig::default(),
+        static_ctx,
+    );
+    let status = s.run("Add src/extra.rs.").await;
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "two requests");
+    let first = seen[0].as_ref().expect("the first request holds the paths");
+    let second = seen[1].as_ref().expect("the second request holds the paths");
+    assert_eq!(first.kind("read_file", "path"), Some(PathKind::File));
+    assert_eq!(first.kind("write_file", "path"), Some(PathKind::NewFile));
+    assert_eq!(first.kind("run_command", "cwd"), Some(PathKind::Dir));
+    assert_eq!(first.check(PathKind::File, "src/lib.rs"), PathCheck::Complete);
+    assert_eq!(first.check(PathKind::File, "<path>"), PathCheck::Invalid);
+    // The file the first step wrote can be read in the second.
+    assert_eq!(first.check(PathKind::File, "src/extra.rs"), PathCheck::Invalid);
+    assert_eq!(second.check(PathKind::File, "src/extra.rs"), PathCheck::Complete);
+}

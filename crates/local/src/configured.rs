@@ -156,6 +156,10 @@ impl Provider for Configured {
         &self.profile
     }
 
+    fn constrains_arguments(&self) -> bool {
+        self.engine.constrains_arguments()
+    }
+
     fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
         // The engine's own limit is its default profile's; a `max_output` override
         // reaches it through the request.

@@ -12,6 +12,9 @@
 //! default here: only named properties), `items`, string `enum`. Anything else
 //! (`anyOf`, `$ref` …) accepts any JSON value.
 
+use std::sync::Arc;
+
+use agentls_model::{PathCheck, PathConstraint, PathKind};
 use serde_json::Value;
 
 use crate::template::TOOL_CALL_CLOSE;
@@ -30,7 +33,18 @@ pub enum Check {
 /// The calls the model may make: tool names and their argument schemas.
 #[derive(Clone, Debug)]
 pub struct CallGrammar {
+    /// Each tool's schema, its path arguments marked with [`PATH_KEY`].
     tools: Vec<(String, Value)>,
+    paths: Option<Arc<PathConstraint>>,
+}
+
+/// The keyword marking a string property as a path of a [`PathKind`] in the grammar's
+/// own copy of a schema (never in what the model is shown).
+const PATH_KEY: &str = "x-agentls-path";
+
+/// What the parse functions share: the workspace's paths, when calls are held to them.
+struct Cx<'a> {
+    paths: Option<&'a PathConstraint>,
 }
 
 /// Result of a prefix parse: the position after the parsed item, or why not.
@@ -71,7 +85,31 @@ macro_rules! step {
 impl CallGrammar {
     /// A grammar over `(name, parameters schema)` pairs.
     pub fn new(tools: Vec<(String, Value)>) -> Self {
-        Self { tools }
+        Self { tools, paths: None }
+    }
+
+    /// The same grammar with the path arguments `paths` names held to its paths: an
+    /// existing file or directory, or a plain new name where the tool creates files.
+    pub fn with_paths(mut self, paths: Option<Arc<PathConstraint>>) -> Self {
+        if let Some(p) = &paths {
+            for (tool, schema) in &mut self.tools {
+                let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut)
+                else {
+                    continue;
+                };
+                for (arg, sub) in props.iter_mut() {
+                    // With no file at all, a file argument cannot be held to one.
+                    let kind = p
+                        .kind(tool, arg)
+                        .filter(|k| *k != PathKind::File || !p.files().is_empty());
+                    if let (Some(kind), Some(sub)) = (kind, sub.as_object_mut()) {
+                        sub.insert(PATH_KEY.to_owned(), Value::String(kind_name(kind).into()));
+                    }
+                }
+            }
+        }
+        self.paths = paths;
+        self
     }
 
     /// Checks the text written after `<tool_call>`.
@@ -111,9 +149,12 @@ impl CallGrammar {
     }
 
     fn call(&self, s: &[char]) -> P {
+        let cx = &Cx {
+            paths: self.paths.as_deref(),
+        };
         let names: Vec<String> = self.tools.iter().map(|(n, _)| json_str(n)).collect();
         let first = names.first().cloned().unwrap_or_default();
-        let args = |which: usize| min_value(&self.tools[which].1);
+        let args = |which: usize| min_value(cx, &self.tools[which].1);
         let after_name = |which: usize| format!(", \"arguments\": {}}}", args(which));
         let mut i = ws(s, 0);
         i = step!(lit(s, i, "{"), || format!(
@@ -153,7 +194,7 @@ impl CallGrammar {
         i = ws(s, i);
         i = step!(lit(s, i, ":"), || format!(" {}}}", args(which)));
         i = ws(s, i);
-        i = step!(value(s, i, &self.tools[which].1), || "}".to_owned());
+        i = step!(value(cx, s, i, &self.tools[which].1), || "}".to_owned());
         i = ws(s, i);
         lit(s, i, "}")
     }
@@ -163,8 +204,18 @@ fn json_str(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
 }
 
+/// Whitespace allowed in one run. JSON allows any amount, and a small model held back
+/// from what it wanted to write (an empty path) wrote 2,000 tokens of it; past this the
+/// next character must be JSON.
+const MAX_WS: usize = 16;
+
+/// Digits allowed in a number: more overflow every integer a tool takes, and a model
+/// could write them forever.
+const MAX_DIGITS: usize = 18;
+
 fn ws(s: &[char], mut i: usize) -> usize {
-    while i < s.len() && matches!(s[i], ' ' | '\n' | '\r' | '\t') {
+    let start = i;
+    while i < s.len() && i - start < MAX_WS && matches!(s[i], ' ' | '\n' | '\r' | '\t') {
         i += 1;
     }
     i
@@ -215,7 +266,10 @@ fn required_of(schema: &Value) -> Vec<&str> {
 }
 
 /// The shortest JSON text valid against `schema`.
-fn min_value(schema: &Value) -> String {
+fn min_value(cx: &Cx, schema: &Value) -> String {
+    if let Some((kind, paths)) = path_kind(cx, schema) {
+        return json_str(&paths.completion(kind, "").unwrap_or_default());
+    }
     if let Some(first) = schema
         .get("enum")
         .and_then(Value::as_array)
@@ -235,14 +289,14 @@ fn min_value(schema: &Value) -> String {
         Some("boolean") => "false".into(),
         Some("string") => "\"\"".into(),
         Some("array") => "[]".into(),
-        Some("object") => format!("{{{}}}", missing_members(schema, &[], true)),
+        Some("object") => format!("{{{}}}", missing_members(cx, schema, &[], true)),
         _ => "null".into(),
     }
 }
 
 /// `"key": value` for every required key not yet `seen`, comma separated; with a
 /// leading comma unless `first`.
-fn missing_members(schema: &Value, seen: &[String], first: bool) -> String {
+fn missing_members(cx: &Cx, schema: &Value, seen: &[String], first: bool) -> String {
     let any = Value::Object(Default::default());
     let props = schema.get("properties").and_then(Value::as_object);
     let mut out = String::new();
@@ -256,14 +310,14 @@ fn missing_members(schema: &Value, seen: &[String], first: bool) -> String {
         }
         first = false;
         let sub = props.and_then(|p| p.get(key)).unwrap_or(&any);
-        out.push_str(&format!("{}: {}", json_str(key), min_value(sub)));
+        out.push_str(&format!("{}: {}", json_str(key), min_value(cx, sub)));
     }
     out
 }
 
-fn value(s: &[char], i: usize, schema: &Value) -> P {
+fn value(cx: &Cx, s: &[char], i: usize, schema: &Value) -> P {
     if i >= s.len() {
-        return P::Eof(min_value(schema));
+        return P::Eof(min_value(cx, schema));
     }
     if let Some(Value::Array(options)) = schema.get("enum") {
         let lits: Vec<String> = options.iter().map(Value::to_string).collect();
@@ -272,11 +326,14 @@ fn value(s: &[char], i: usize, schema: &Value) -> P {
             Err(p) => p,
         };
     }
+    if let Some((kind, paths)) = path_kind(cx, schema) {
+        return path(s, i, kind, paths);
+    }
     let types = types_of(schema);
     let allows = |t: &str| types.is_empty() || types.contains(&t);
     match s[i] {
-        '{' if allows("object") => object(s, i, schema, types.is_empty()),
-        '[' if allows("array") => array(s, i, schema),
+        '{' if allows("object") => object(cx, s, i, schema, types.is_empty()),
+        '[' if allows("array") => array(cx, s, i, schema),
         '"' if allows("string") => string(s, i),
         't' if allows("boolean") => lit(s, i, "true"),
         'f' if allows("boolean") => lit(s, i, "false"),
@@ -287,7 +344,7 @@ fn value(s: &[char], i: usize, schema: &Value) -> P {
     }
 }
 
-fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
+fn object(cx: &Cx, s: &[char], i: usize, schema: &Value, free: bool) -> P {
     let props = schema.get("properties").and_then(Value::as_object);
     let required = required_of(schema);
     // Without `properties`, or with `additionalProperties` allowed, keys are free.
@@ -300,16 +357,16 @@ fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
     let mut seen: Vec<String> = Vec::new();
     let mut i = step!(lit(s, i, "{"), || format!(
         "{}}}",
-        missing_members(schema, &[], true)
+        missing_members(cx, schema, &[], true)
     ));
     loop {
         i = ws(s, i);
         // What closes the object once the member being read is done.
-        let close = |seen: &[String]| format!("{}}}", missing_members(schema, seen, false));
+        let close = |seen: &[String]| format!("{}}}", missing_members(cx, schema, seen, false));
         let Some(&c) = s.get(i) else {
             return P::Eof(format!(
                 "{}}}",
-                missing_members(schema, &seen, seen.is_empty())
+                missing_members(cx, schema, &seen, seen.is_empty())
             ));
         };
         if c == '}' {
@@ -327,13 +384,13 @@ fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
             if i >= s.len() {
                 // After a comma a member must follow: the first missing required
                 // one, else any allowed one.
-                let member = missing_members(schema, &seen, true);
+                let member = missing_members(cx, schema, &seen, true);
                 if !member.is_empty() {
                     return P::Eof(format!("{member}}}"));
                 }
                 let key = props
                     .and_then(|p| p.iter().find(|(k, _)| !seen.contains(k)))
-                    .map(|(k, v)| format!("{}: {}", json_str(k), min_value(v)))
+                    .map(|(k, v)| format!("{}: {}", json_str(k), min_value(cx, v)))
                     .or_else(|| open.then(|| "\"_\": null".to_owned()));
                 return key.map_or(P::Bad, |m| P::Eof(format!("{m}}}")));
             }
@@ -355,7 +412,7 @@ fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
                     let sub = props.and_then(|p| p.get(&key)).unwrap_or(&any);
                     let mut seen = seen.clone();
                     seen.push(key);
-                    return P::Eof(format!("{c}: {}{}", min_value(sub), close(&seen)));
+                    return P::Eof(format!("{c}: {}{}", min_value(cx, sub), close(&seen)));
                 }
                 P::Bad => return P::Bad,
             };
@@ -389,7 +446,7 @@ fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
                     let sub = props.and_then(|p| p.get(&key)).unwrap_or(&any);
                     let mut seen = seen.clone();
                     seen.push(key);
-                    return P::Eof(format!("{c}: {}{}", min_value(sub), close(&seen)));
+                    return P::Eof(format!("{c}: {}{}", min_value(cx, sub), close(&seen)));
                 }
                 Err(p) => return p,
             }
@@ -402,15 +459,15 @@ fn object(s: &[char], i: usize, schema: &Value, free: bool) -> P {
         i = ws(s, j);
         i = step!(lit(s, i, ":"), || format!(
             " {}{}",
-            min_value(sub),
+            min_value(cx, sub),
             close(&seen)
         ));
         i = ws(s, i);
-        i = step!(value(s, i, sub), || close(&seen));
+        i = step!(value(cx, s, i, sub), || close(&seen));
     }
 }
 
-fn array(s: &[char], i: usize, schema: &Value) -> P {
+fn array(cx: &Cx, s: &[char], i: usize, schema: &Value) -> P {
     let any = Value::Object(Default::default());
     let items = schema.get("items").unwrap_or(&any);
     let mut i = step!(lit(s, i, "["), || "]".to_owned());
@@ -427,8 +484,59 @@ fn array(s: &[char], i: usize, schema: &Value) -> P {
             i = step!(lit(s, i, ","), || "]".to_owned());
             i = ws(s, i);
         }
-        i = step!(value(s, i, items), || "]".to_owned());
+        i = step!(value(cx, s, i, items), || "]".to_owned());
         first = false;
+    }
+}
+
+fn kind_name(kind: PathKind) -> &'static str {
+    match kind {
+        PathKind::File => "file",
+        PathKind::Dir => "dir",
+        PathKind::Entry => "entry",
+        PathKind::NewFile => "new-file",
+    }
+}
+
+/// The path kind a schema is marked with, when the grammar holds paths.
+fn path_kind<'a>(cx: &Cx<'a>, schema: &Value) -> Option<(PathKind, &'a PathConstraint)> {
+    let kind = match schema.get(PATH_KEY)?.as_str()? {
+        "file" => PathKind::File,
+        "dir" => PathKind::Dir,
+        "entry" => PathKind::Entry,
+        "new-file" => PathKind::NewFile,
+        _ => return None,
+    };
+    Some((kind, cx.paths?))
+}
+
+/// A JSON string naming a path of `kind`. The workspace's paths hold no quotes,
+/// backslashes or control characters, so no escape is needed or allowed.
+fn path(s: &[char], i: usize, kind: PathKind, paths: &PathConstraint) -> P {
+    let start = step!(lit(s, i, "\""), || format!(
+        "{}\"",
+        paths.completion(kind, "").unwrap_or_default()
+    ));
+    let mut j = start;
+    while let Some(&c) = s.get(j) {
+        match c {
+            '"' => {
+                let text: String = s[start..j].iter().collect();
+                return if paths.check(kind, &text) == PathCheck::Complete {
+                    P::Ok(j + 1)
+                } else {
+                    P::Bad
+                };
+            }
+            '\\' => return P::Bad,
+            c if (c as u32) < 0x20 => return P::Bad,
+            _ => j += 1,
+        }
+    }
+    let text: String = s[start..].iter().collect();
+    match paths.completion(kind, &text) {
+        Some(rest) => P::Eof(format!("{rest}\"")),
+        None => P::Bad,
     }
 }
 
@@ -482,7 +590,13 @@ fn number(s: &[char], mut i: usize, integer: bool) -> P {
     match s.get(i) {
         None => return need_digit(),
         Some('0') => i += 1,
-        Some(c) if c.is_ascii_digit() => i = digits(i).0,
+        Some(c) if c.is_ascii_digit() => {
+            let (j, n) = digits(i);
+            if n > MAX_DIGITS {
+                return P::Bad;
+            }
+            i = j;
+        }
         Some(_) => return P::Bad,
     }
     if !integer && s.get(i) == Some(&'.') {
@@ -682,5 +796,93 @@ mod tests {
             Check::Invalid,
         );
         check("{\"name\": \"run\", \"arguments\": {}} x", Check::Invalid);
+    }
+
+    fn with_paths() -> CallGrammar {
+        let paths = PathConstraint::new(
+            vec!["src/lib.rs".into(), "tests/t.rs".into()],
+            vec!["src".into(), "tests".into()],
+            vec![
+                ("read_file".into(), "path".into(), PathKind::File),
+                ("write".into(), "path".into(), PathKind::NewFile),
+                ("run".into(), "cwd".into(), PathKind::Dir),
+            ],
+        );
+        let path = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        CallGrammar::new(vec![
+            ("read_file".into(), path.clone()),
+            ("write".into(), path),
+            (
+                "run".into(),
+                json!({"type": "object", "properties": {"command": {"type": "string"}, "cwd": {"type": "string"}}, "required": ["command"]}),
+            ),
+        ])
+        .with_paths(Some(Arc::new(paths)))
+    }
+
+    #[test]
+    fn path_arguments_name_real_paths_only() {
+        let g = with_paths();
+        let call = |name: &str, args: &str| {
+            format!("\n{{\"name\": \"{name}\", \"arguments\": {args}}}\n</tool_call>")
+        };
+        for ok in [
+            call("read_file", r#"{"path": "src/lib.rs"}"#),
+            call("write", r#"{"path": "src/new_mod.rs"}"#),
+            call("write", r#"{"path": "docs/guide.md"}"#),
+            call("run", r#"{"command": "<anything>", "cwd": "tests"}"#),
+            call("run", r#"{"command": "ls", "cwd": "."}"#),
+        ] {
+            assert_eq!(g.check(&ok), Check::Complete, "{ok}");
+            completes_every_prefix(&g, &ok);
+        }
+        // The placeholders and empty paths small models wrote, and escapes out of the
+        // tree, cannot even be begun.
+        for bad in [
+            r#"{"path": "<"#,
+            r#"{"path": ""}"#,
+            r#"{"path": "src/main.rs"}"#,
+            r#"{"path": "/etc/passwd"}"#,
+            r#"{"path": "../x"#,
+            r#"{"path": "src\\"#,
+        ] {
+            let text = format!("\n{{\"name\": \"read_file\", \"arguments\": {bad}");
+            assert_eq!(g.check(&text), Check::Invalid, "{text}");
+        }
+        let write = |path: &str| format!("\n{{\"name\": \"write\", \"arguments\": {{\"path\": \"{path}");
+        assert_eq!(g.check(&write("<path>")), Check::Invalid);
+        assert_eq!(g.check(&write("../up")), Check::Invalid);
+        assert_eq!(g.check(&write("new dir")), Check::Invalid);
+        let run_in = |cwd: &str| format!("\n{{\"name\": \"run\", \"arguments\": {{\"command\": \"ls\", \"cwd\": \"{cwd}\"}}");
+        assert_eq!(g.check(&run_in("<cwd>")), Check::Invalid);
+        assert_eq!(g.check(&run_in("nowhere")), Check::Invalid);
+        // Cut short, a path completes to a real one.
+        let cut = "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"te";
+        assert_eq!(g.completion(cut).as_deref(), Some("sts/t.rs\"}}</tool_call>"));
+        let empty = "\n{\"name\": \"read_file\", \"arguments\": ";
+        assert_eq!(
+            g.completion(empty).as_deref(),
+            Some("{\"path\": \"src/lib.rs\"}}</tool_call>")
+        );
+    }
+
+    #[test]
+    fn without_paths_a_path_is_any_string() {
+        let g = grammar();
+        let call = "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"<path>\"}}\n</tool_call>";
+        assert_eq!(g.check(call), Check::Complete);
+    }
+
+    #[test]
+    fn whitespace_and_digits_cannot_run_on() {
+        let g = grammar();
+        let open = "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"";
+        assert_eq!(g.check(&format!("{open}{}", " ".repeat(MAX_WS))), Check::Partial);
+        assert_eq!(g.check(&format!("{open}{}", " ".repeat(MAX_WS + 1))), Check::Invalid);
+        let after = "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}";
+        assert_eq!(g.check(&format!("{after}{}", "\n".repeat(MAX_WS + 1))), Check::Invalid);
+        let offset = |n: usize| format!("{open}, \"offset\": {}", "1".repeat(n));
+        assert_eq!(g.check(&offset(MAX_DIGITS)), Check::Partial);
+        assert_eq!(g.check(&offset(MAX_DIGITS + 1)), Check::Invalid);
     }
 }

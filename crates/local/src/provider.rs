@@ -129,6 +129,10 @@ impl Provider for LocalProvider {
         &self.profile
     }
 
+    fn constrains_arguments(&self) -> bool {
+        self.constrain
+    }
+
     fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
         let (tx, rx) = mpsc::channel(256);
         let job = Job {
@@ -261,6 +265,7 @@ impl Job {
                     .map(|t| (t.name.clone(), t.parameters.clone()))
                     .collect(),
             )
+            .with_paths(self.req.paths.clone())
         });
         // Drafts are verified against greedy choices only: sampling would change the
         // output's distribution.
@@ -468,6 +473,19 @@ fn choose(
                 next.push_str(tail);
                 next.push_str(&String::from_utf8_lossy(&bytes));
                 g.check(&next) != Check::Invalid
+            })
+        }
+        // An answer opening with template text (`<tool_response>`, an invented tool
+        // result) is what small models write after a tool result when they have
+        // nothing to add; held off the `<`, they answer in words or call a tool.
+        (Some(_), None) if out.text.trim().is_empty() => {
+            let call_open = engine.tokenizer.token_id(TOOL_CALL_OPEN);
+            sampler.sample_constrained(logits, &mut |id| {
+                Some(id) == call_open
+                    || engine.info.end_ids.contains(&id)
+                    || !String::from_utf8_lossy(&engine.tokenizer.token_bytes(id))
+                        .trim_start()
+                        .starts_with('<')
             })
         }
         _ => sampler.sample(logits),

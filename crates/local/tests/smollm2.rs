@@ -270,3 +270,78 @@ async fn a_call_cut_short_by_the_budget_still_ends_valid() {
         }
     }
 }
+
+fn read_file_request(user: &str) -> ChatRequest {
+    use agentls_model::{PathConstraint, PathKind};
+    let mut req = ChatRequest::new(Some("You are a coding agent. Use the tools.".into()), user);
+    req.tools = vec![agentls_model::ToolDef {
+        name: "read_file".into(),
+        description: "Read a file. Arguments: {\"path\": \"<path>\"}".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {
+            "path": {"type": "string"}}, "required": ["path"]}),
+    }];
+    req.paths = Some(std::sync::Arc::new(PathConstraint::new(
+        vec!["src/main.rs".into(), "README.md".into()],
+        vec!["src".into()],
+        vec![("read_file".into(), "path".into(), PathKind::File)],
+    )));
+    req.max_tokens = Some(48);
+    req
+}
+
+#[tokio::test]
+async fn a_path_argument_names_a_workspace_file_whatever_the_model_prefers() {
+    let Some(p) = provider("a_path_argument_names_a_workspace_file_whatever_the_model_prefers")
+    else {
+        return;
+    };
+    // Asked outright for the placeholder and for a file that does not exist; the call
+    // (opened for the model: a new message with tools) can only name a real file.
+    for user in [
+        "Call read_file with the path <path>.",
+        "Call read_file with an empty path \"\".",
+        "Read the file lib/missing.py.",
+    ] {
+        let r = collect(p.stream(&read_file_request(user), CancellationToken::new()))
+            .await
+            .unwrap();
+        assert_eq!(r.tool_calls.len(), 1, "{user}: {r:?}");
+        let args = r.tool_calls[0].parse_arguments().unwrap();
+        let path = args["path"].as_str().unwrap_or_default();
+        assert!(
+            ["src/main.rs", "README.md"].contains(&path),
+            "{user}: {path:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_answer_after_a_tool_result_never_opens_with_template_text() {
+    use agentls_model::{Message, Part, Role, ToolCall, ToolResult};
+    let Some(p) = provider("an_answer_after_a_tool_result_never_opens_with_template_text")
+    else {
+        return;
+    };
+    let mut req = read_file_request("Read src/main.rs and tell me what it prints.");
+    req.messages.push(Message {
+        role: Role::Assistant,
+        parts: vec![Part::ToolCall(ToolCall {
+            id: "call_0".into(),
+            name: "read_file".into(),
+            arguments: "{\"path\": \"src/main.rs\"}".into(),
+        })],
+    });
+    req.messages.push(Message::tool_results(vec![ToolResult {
+        call_id: "call_0".into(),
+        content: "     1\tfn main() {\n     2\t    println!(\"hello\");\n     3\t}\n".into(),
+        is_error: false,
+    }]));
+    let r = collect(p.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert!(
+        !r.text.trim_start().starts_with('<'),
+        "the answer opens with template text: {:?}",
+        r.text
+    );
+}

@@ -32,6 +32,11 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Starts a request. Cancelling `cancel` ends the stream with a
     /// [`ErrorClass::UserAborted`] error; dropping the stream stops the request too.
     fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream;
+    /// Whether the provider limits tool arguments to what [`ChatRequest::paths`]
+    /// allows (so the session should fill it in).
+    fn constrains_arguments(&self) -> bool {
+        false
+    }
 }
 
 /// Timeouts and retries of the HTTP client.

@@ -154,6 +154,9 @@ pub struct ChatRequest {
     /// Predicted output (OpenAI "predicted outputs"), sent only where the profile
     /// says the model supports it.
     pub prediction: Option<String>,
+    /// The workspace's paths, for providers that constrain tool arguments to them
+    /// ([`Provider::constrains_arguments`](crate::Provider::constrains_arguments)).
+    pub paths: Option<std::sync::Arc<crate::PathConstraint>>,
 }
 
 impl ChatRequest {

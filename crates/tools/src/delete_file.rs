@@ -1,6 +1,7 @@
 //! `delete_file`: remove a file.
 
 use agentls_edit::FileOp;
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -31,6 +32,10 @@ impl Tool for DeleteFile {
 
     fn is_mutating(&self) -> bool {
         true
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::File)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use agentls_index::{Language, SyntaxErrorKind};
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -37,6 +38,10 @@ impl Tool for Diagnostics {
 
     fn is_mutating(&self) -> bool {
         false
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::File)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -1,5 +1,6 @@
 //! `find_files`: paths matching a glob, gitignore respected.
 
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -41,6 +42,10 @@ impl Tool for FindFiles {
 
     fn is_mutating(&self) -> bool {
         false
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::Dir)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -1,6 +1,7 @@
 //! `grep`: regex or literal search over the workspace, open buffers included.
 
 use agentls_search::{CaseMode, GrepError, GrepOptions, Overlay};
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -58,6 +59,10 @@ impl Tool for Grep {
 
     fn is_mutating(&self) -> bool {
         false
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::Entry)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -1,6 +1,7 @@
 //! `insert`: add lines after a given line, without matching any text.
 
 use agentls_edit::Format;
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -23,6 +24,10 @@ impl Tool for Insert {
 
     fn is_mutating(&self) -> bool {
         true
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::File)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

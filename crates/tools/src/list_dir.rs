@@ -1,5 +1,6 @@
 //! `list_dir`: a directory's entries, gitignore respected.
 
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -39,6 +40,10 @@ impl Tool for ListDir {
 
     fn is_mutating(&self) -> bool {
         false
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::Dir)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

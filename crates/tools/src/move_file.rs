@@ -1,6 +1,7 @@
 //! `move_file`: rename or move a file.
 
 use agentls_edit::FileOp;
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -33,6 +34,10 @@ impl Tool for MoveFile {
 
     fn is_mutating(&self) -> bool {
         true
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("from", PathKind::File), ("to", PathKind::NewFile)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

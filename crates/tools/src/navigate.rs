@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use agentls_text::PositionEncoding;
 use agentls_text::position::to_position;
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -59,6 +60,10 @@ impl Tool for Navigate {
 
     fn is_mutating(&self) -> bool {
         false
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::File)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -8,6 +8,7 @@ use agentls_edit::FileOp;
 use agentls_sandbox::{
     Decision, DirtyBuffer, Limits, RunOutcome, RunRequest, SandboxError, Termination,
 };
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -51,6 +52,10 @@ impl Tool for RunCommand {
 
     fn is_mutating(&self) -> bool {
         true
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("cwd", PathKind::Dir)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -1,6 +1,7 @@
 //! `str_replace`: replace one exact occurrence of a text in a file.
 
 use agentls_edit::{FileOp, Format, Hunk, SubstringHunk};
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -23,6 +24,10 @@ impl Tool for StrReplace {
 
     fn is_mutating(&self) -> bool {
         true
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::NewFile)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -84,6 +84,13 @@ pub trait Tool: Send + Sync {
     /// read-only ones in parallel. Answer `true` when unsure.
     fn is_mutating(&self) -> bool;
 
+    /// The arguments that name workspace paths, and what they may name: a model whose
+    /// output is constrained (the embedded ones) can then only write paths that exist,
+    /// or new ones where the tool creates files.
+    fn path_args(&self) -> &'static [(&'static str, agentls_model::PathKind)] {
+        &[]
+    }
+
     /// Runs the call. Must return promptly once `ctx.cancel` fires.
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError>;
 }

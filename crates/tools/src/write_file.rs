@@ -3,6 +3,7 @@
 //! the write is merged three-way so the other change is kept, or refused.
 
 use agentls_edit::{FileOp, Format};
+use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -27,6 +28,10 @@ impl Tool for WriteFile {
 
     fn is_mutating(&self) -> bool {
         true
+    }
+
+    fn path_args(&self) -> &'static [(&'static str, PathKind)] {
+        &[("path", PathKind::NewFile)]
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

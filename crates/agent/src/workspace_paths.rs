@@ -1,0 +1,105 @@
+//! The workspace's paths for a provider that constrains tool arguments to them (the
+//! embedded models): walked before each of its requests, so files the session created
+//! are in and deleted ones out.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agentls_model::PathConstraint;
+
+use crate::toolset::ToolSet;
+
+/// Entries walked at most. A bigger tree gets no constraint rather than one that
+/// leaves real files out.
+pub const MAX_PATHS: usize = 20_000;
+
+/// The constraint for `tools` over the files and directories under `root`: git-ignored
+/// entries and `.git` left out, hidden ones kept, links not followed. `None` when the
+/// tree has more than [`MAX_PATHS`] entries or no tool names a path.
+pub fn constraint(root: &Path, tools: &ToolSet) -> Option<PathConstraint> {
+    let args = tools.path_args();
+    if args.is_empty() {
+        return None;
+    }
+    let (files, dirs) = walk(root, MAX_PATHS)?;
+    Some(PathConstraint::new(files, dirs, args))
+}
+
+/// Files and directories under `root` (relative, `/`-separated), or `None` past
+/// `limit` entries. Names a constrained call could not write plainly (control
+/// characters, quotes, backslashes) are left out.
+fn walk(root: &Path, limit: usize) -> Option<(Vec<String>, Vec<String>)> {
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    let walk = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for (n, entry) in walk.flatten().enumerate() {
+        if n > limit {
+            tracing::debug!(limit, "workspace too big to constrain paths");
+            return None;
+        }
+        let Some(kind) = entry.file_type() else {
+            continue;
+        };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(name) = rel.to_str().filter(|n| {
+            !n.is_empty() && !n.chars().any(|c| c.is_control() || c == '"' || c == '\\')
+        }) else {
+            continue;
+        };
+        if kind.is_file() {
+            files.push(name.to_owned());
+        } else if kind.is_dir() {
+            dirs.push(name.to_owned());
+        }
+    }
+    Some((files, dirs))
+}
+
+/// [`constraint`] off the async runtime.
+pub async fn constraint_async(root: &Path, tools: &ToolSet) -> Option<Arc<PathConstraint>> {
+    let root = root.to_path_buf();
+    let tools = tools.clone();
+    tokio::task::spawn_blocking(move || constraint(&root, &tools))
+        .await
+        .ok()
+        .flatten()
+        .map(Arc::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentls_model::{PathCheck, PathKind};
+
+    #[test]
+    fn the_walk_keeps_hidden_files_and_leaves_git_and_ignored_ones_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for f in ["src/lib.rs", ".github/ci.yml", ".git/config", "target/x.o", "a\"b.txt"] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, "x").expect("write");
+        }
+        std::fs::write(root.join(".gitignore"), "target/\n").expect("write");
+        let (files, dirs) = walk(root, 100).expect("small tree");
+        let mut files = files;
+        files.sort();
+        assert_eq!(files, [".github/ci.yml", ".gitignore", "src/lib.rs"]);
+        let mut dirs = dirs;
+        dirs.sort();
+        assert_eq!(dirs, [".github", "src"]);
+        assert!(walk(root, 3).is_none(), "past the limit there is no constraint");
+
+        let tools = ToolSet::new(vec![Arc::new(agentls_tools::ReadFile)]);
+        let c = constraint(root, &tools).expect("read_file names a path");
+        assert_eq!(c.kind("read_file", "path"), Some(PathKind::File));
+        assert_eq!(c.check(PathKind::File, "src/lib.rs"), PathCheck::Complete);
+        assert_eq!(c.check(PathKind::File, "target/x.o"), PathCheck::Invalid);
+    }
+}

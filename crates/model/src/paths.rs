@@ -1,0 +1,238 @@
+//! The workspace's paths as a limit on what a model may write into a tool's path
+//! arguments.
+//!
+//! Small models fill a `path` with the tool description's placeholder (`"<path>"`), an
+//! empty string, or a name they made up, and then repeat the failing call. A provider
+//! that constrains its output (the embedded models) can rule that out while the call is
+//! written: a path argument is then a file or directory that exists, or, for the tools
+//! that create files, a new name under the workspace made of plain characters. The
+//! session walks the workspace before each request to such a provider and sends the
+//! result as [`ChatRequest::paths`](crate::ChatRequest::paths); other providers ignore
+//! it.
+
+/// What a tool's path argument may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    /// An existing file.
+    File,
+    /// An existing directory (`.` is the root).
+    Dir,
+    /// An existing file or directory.
+    Entry,
+    /// An existing file, or a new one: plain characters (letters, digits, `._+@-`)
+    /// separated by `/`, no `.` or `..` segment.
+    NewFile,
+}
+
+/// The workspace's files and directories (relative, `/`-separated) and which tool
+/// arguments name them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PathConstraint {
+    files: Vec<String>,
+    dirs: Vec<String>,
+    args: Vec<(String, String, PathKind)>,
+}
+
+impl PathConstraint {
+    /// A constraint over `files` and `dirs` (relative to the root, `/`-separated; the
+    /// root itself is always a directory, `.`) for the `(tool, argument, kind)` triples
+    /// of `args`.
+    pub fn new(
+        mut files: Vec<String>,
+        mut dirs: Vec<String>,
+        args: Vec<(String, String, PathKind)>,
+    ) -> Self {
+        files.sort();
+        files.dedup();
+        dirs.push(".".to_owned());
+        dirs.sort();
+        dirs.dedup();
+        Self { files, dirs, args }
+    }
+
+    /// The kind of `tool`'s argument `arg`, when it names a path.
+    pub fn kind(&self, tool: &str, arg: &str) -> Option<PathKind> {
+        self.args
+            .iter()
+            .find(|(t, a, _)| t == tool && a == arg)
+            .map(|(_, _, k)| *k)
+    }
+
+    /// The files, sorted.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// What `text`, a path argument's value written so far (the string's content,
+    /// unescaped), can still become as a path of `kind`.
+    pub fn check(&self, kind: PathKind, text: &str) -> PathCheck {
+        let complete = match kind {
+            PathKind::File => self.is_file(text),
+            PathKind::Dir => self.is_dir(text),
+            PathKind::Entry => self.is_file(text) || self.is_dir(text),
+            PathKind::NewFile => self.is_file(text) || self.new_file(text, false),
+        };
+        let partial = complete
+            || match kind {
+                PathKind::File => prefix_in(&self.files, text),
+                PathKind::Dir => prefix_in(&self.dirs, text),
+                PathKind::Entry => prefix_in(&self.files, text) || prefix_in(&self.dirs, text),
+                PathKind::NewFile => {
+                    prefix_in(&self.files, text)
+                        || prefix_in(&self.dirs, text)
+                        || self.new_file(text, true)
+                }
+            };
+        match (complete, partial) {
+            (true, _) => PathCheck::Complete,
+            (false, true) => PathCheck::Partial,
+            (false, false) => PathCheck::Invalid,
+        }
+    }
+
+    /// The shortest text that makes `text` a path of `kind`: `None` when nothing can.
+    pub fn completion(&self, kind: PathKind, text: &str) -> Option<String> {
+        if self.check(kind, text) == PathCheck::Complete {
+            return Some(String::new());
+        }
+        let rest = |list: &[String]| first_with_prefix(list, text).map(|p| p[text.len()..].to_owned());
+        match kind {
+            PathKind::File => rest(&self.files),
+            PathKind::Dir => rest(&self.dirs),
+            PathKind::Entry => rest(&self.files).or_else(|| rest(&self.dirs)),
+            PathKind::NewFile => rest(&self.files)
+                .or_else(|| {
+                    // A partial new name ends in `/` or is empty: name a file there.
+                    self.new_file(text, true).then(|| "new".to_owned())
+                })
+                .or_else(|| rest(&self.dirs).map(|d| format!("{d}/new"))),
+        }
+    }
+
+    fn is_file(&self, p: &str) -> bool {
+        self.files.binary_search_by(|f| f.as_str().cmp(p)).is_ok()
+    }
+
+    fn is_dir(&self, p: &str) -> bool {
+        let p = match p.strip_suffix('/') {
+            Some(d) if !d.is_empty() => d,
+            _ => p,
+        };
+        self.dirs.binary_search_by(|d| d.as_str().cmp(p)).is_ok()
+    }
+
+    /// Whether `p` is (or, when `partial`, can become) a new file's path: plain
+    /// segments under the root or under an existing directory.
+    fn new_file(&self, p: &str, partial: bool) -> bool {
+        if plain_segments(p, partial) {
+            return true;
+        }
+        // Under an existing directory whose own name has other characters.
+        p.match_indices('/').any(|(k, _)| {
+            self.is_dir(&p[..k]) && &p[..k] != "." && plain_segments(&p[k + 1..], partial)
+        })
+    }
+}
+
+/// What a path written so far can still become.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathCheck {
+    /// Nothing it can become is a valid path.
+    Invalid,
+    /// The beginning of a valid path.
+    Partial,
+    /// A valid path (which may also go on to a longer one).
+    Complete,
+}
+
+/// Whether a sorted `list` holds an item starting with `p`.
+fn prefix_in(list: &[String], p: &str) -> bool {
+    first_with_prefix(list, p).is_some()
+}
+
+fn first_with_prefix<'a>(list: &'a [String], p: &str) -> Option<&'a String> {
+    let at = list.partition_point(|x| x.as_str() < p);
+    list.get(at).filter(|x| x.starts_with(p))
+}
+
+/// `a/b.rs`: segments of letters, digits and `._+@-`, none `.` or `..`, none empty
+/// but (when `partial`) the last, which is still being written.
+fn plain_segments(p: &str, partial: bool) -> bool {
+    let segments: Vec<&str> = p.split('/').collect();
+    let last = segments.len() - 1;
+    segments.iter().enumerate().all(|(i, s)| {
+        let plain = s
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '@' | '-'));
+        let whole = !s.is_empty() && *s != "." && *s != "..";
+        // A segment being written may be empty or `.`/`..` on its way to `.github`.
+        plain && (whole || (partial && i == last && (s.is_empty() || s.chars().all(|c| c == '.'))))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> PathConstraint {
+        PathConstraint::new(
+            vec!["src/lib.rs".into(), "README.md".into(), "my dir/a.txt".into()],
+            vec!["src".into(), "my dir".into()],
+            vec![
+                ("read_file".into(), "path".into(), PathKind::File),
+                ("write_file".into(), "path".into(), PathKind::NewFile),
+            ],
+        )
+    }
+
+    #[test]
+    fn an_existing_file_is_the_only_file() {
+        let p = paths();
+        assert_eq!(p.check(PathKind::File, "src/lib.rs"), PathCheck::Complete);
+        assert_eq!(p.check(PathKind::File, "src/l"), PathCheck::Partial);
+        assert_eq!(p.check(PathKind::File, ""), PathCheck::Partial);
+        assert_eq!(p.check(PathKind::File, "<path>"), PathCheck::Invalid);
+        assert_eq!(p.check(PathKind::File, "src/main.rs"), PathCheck::Invalid);
+        assert_eq!(p.check(PathKind::File, "src"), PathCheck::Partial);
+        assert_eq!(p.completion(PathKind::File, ""), Some("README.md".into()));
+        assert_eq!(p.completion(PathKind::File, "src/"), Some("lib.rs".into()));
+        assert_eq!(p.completion(PathKind::File, "x"), None);
+    }
+
+    #[test]
+    fn directories_include_the_root_and_a_trailing_slash() {
+        let p = paths();
+        for ok in [".", "src", "src/", "my dir"] {
+            assert_eq!(p.check(PathKind::Dir, ok), PathCheck::Complete, "{ok}");
+        }
+        assert_eq!(p.check(PathKind::Dir, ""), PathCheck::Partial);
+        assert_eq!(p.check(PathKind::Dir, "/"), PathCheck::Invalid);
+        assert_eq!(p.check(PathKind::Dir, "src/lib.rs"), PathCheck::Invalid);
+        assert_eq!(p.check(PathKind::Entry, "src/lib.rs"), PathCheck::Complete);
+        assert_eq!(p.check(PathKind::Entry, "src"), PathCheck::Complete);
+    }
+
+    #[test]
+    fn new_files_are_plain_names_under_the_workspace() {
+        let p = paths();
+        for ok in ["new.py", "src/new.rs", "tests/test_x.py", ".github/ci.yml", "my dir/b.txt"] {
+            assert_eq!(p.check(PathKind::NewFile, ok), PathCheck::Complete, "{ok}");
+        }
+        for partial in ["", "src/", "tests/", ".", "my dir/"] {
+            assert_eq!(p.check(PathKind::NewFile, partial), PathCheck::Partial, "{partial}");
+        }
+        for bad in ["<path>", "/etc/passwd", "../x", "src/../x", "a//b", "a b/c"] {
+            assert_eq!(p.check(PathKind::NewFile, bad), PathCheck::Invalid, "{bad}");
+        }
+        assert_eq!(p.completion(PathKind::NewFile, "tests/"), Some("new".into()));
+    }
+
+    #[test]
+    fn arguments_are_looked_up_by_tool_and_name() {
+        let p = paths();
+        assert_eq!(p.kind("read_file", "path"), Some(PathKind::File));
+        assert_eq!(p.kind("write_file", "path"), Some(PathKind::NewFile));
+        assert_eq!(p.kind("grep", "path"), None);
+        assert_eq!(p.kind("read_file", "offset"), None);
+    }
+}
