@@ -259,6 +259,17 @@ async fn git_status(root: &Path) -> Option<String> {
 /// The system prompt: instructions for the profile's prompt variant and the mode, then
 /// the static context. Deterministic for equal inputs.
 pub fn system_prompt(profile: &ModelProfile, mode: Mode, context: &StaticContext) -> String {
+    let mut out = fixed_prompt(profile, mode);
+    out.push_str(&context.render());
+    if profile.lean_tools {
+        out.push_str(&context.render_files());
+    }
+    out
+}
+
+/// The start of [`system_prompt`] that is the same in every workspace: the
+/// instructions for the profile and mode, before the workspace's context.
+pub fn fixed_prompt(profile: &ModelProfile, mode: Mode) -> String {
     let mut out = String::new();
     out.push_str(match profile.prompt_variant {
         PromptVariant::Compact => COMPACT,
@@ -274,10 +285,6 @@ pub fn system_prompt(profile: &ModelProfile, mode: Mode, context: &StaticContext
     if profile.lean_tools && mode == Mode::Agent {
         out.push_str(LEAN_WORKFLOW);
         out.push('\n');
-    }
-    out.push_str(&context.render());
-    if profile.lean_tools {
-        out.push_str(&context.render_files());
     }
     out
 }

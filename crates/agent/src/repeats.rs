@@ -190,6 +190,27 @@ pub fn before_template(answer: &str) -> &str {
     answer[..cut].trim()
 }
 
+/// `answer` without a code fence opened on its last line and never closed
+/// ("done.\n```json"): small models start a block as their turn ends.
+pub fn without_dangling_fence(answer: &str) -> &str {
+    let trimmed = answer.trim_end();
+    let fences = trimmed
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count();
+    let last_start = trimmed.rfind('\n').map_or(0, |i| i + 1);
+    let last = trimmed[last_start..].trim();
+    let opens = last.starts_with("```")
+        && last[3..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '+');
+    if fences % 2 == 1 && opens {
+        trimmed[..last_start].trim_end()
+    } else {
+        answer
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,5 +282,17 @@ mod tests {
             "done."
         );
         assert!(!is_template_echo("Implemented `add`; the tests pass."));
+    }
+
+    #[test]
+    fn a_fence_opened_at_the_end_is_dropped_and_a_closed_one_kept() {
+        assert_eq!(without_dangling_fence("done.\n```json"), "done.");
+        assert_eq!(without_dangling_fence("done.\n```json\n\n"), "done.");
+        assert_eq!(without_dangling_fence("```"), "");
+        let closed = "Changed:\n```rust\nlet x = 1;\n```";
+        assert_eq!(without_dangling_fence(closed), closed);
+        let open_with_code = "Here:\n```rust\nlet x = 1;";
+        assert_eq!(without_dangling_fence(open_with_code), open_with_code);
+        assert_eq!(without_dangling_fence("plain answer"), "plain answer");
     }
 }

@@ -410,6 +410,8 @@ impl Session {
             self.tools = self.tools.lean();
         }
         self.request.system = Some(system_prompt(profile, self.config.mode, &self.static_ctx));
+        self.request.fixed_system =
+            Some(crate::context::fixed_prompt(profile, self.config.mode).len());
         self.request.tools = self.tools.defs();
     }
 
@@ -531,14 +533,16 @@ impl Session {
                         continue;
                     }
                     tracing::debug!(steps_this_run, "session done (template text cut)");
-                    return Status::Done { answer: clean };
+                    return Status::Done {
+                        answer: crate::repeats::without_dangling_fence(&clean).to_owned(),
+                    };
                 }
                 if self.final_check(step).await {
                     continue;
                 }
                 tracing::debug!(steps_this_run, "session done");
                 return Status::Done {
-                    answer: response.text,
+                    answer: crate::repeats::without_dangling_fence(&response.text).to_owned(),
                 };
             }
             let t0 = Instant::now();

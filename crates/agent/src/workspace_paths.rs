@@ -81,7 +81,13 @@ mod tests {
     fn the_walk_keeps_hidden_files_and_leaves_git_and_ignored_ones_out() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path();
-        for f in ["src/lib.rs", ".github/ci.yml", ".git/config", "target/x.o", "a\"b.txt"] {
+        for f in [
+            "src/lib.rs",
+            ".github/ci.yml",
+            ".git/config",
+            "target/x.o",
+            "a\"b.txt",
+        ] {
             let p = root.join(f);
             std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
             std::fs::write(&p, "x").expect("write");
@@ -94,7 +100,10 @@ mod tests {
         let mut dirs = dirs;
         dirs.sort();
         assert_eq!(dirs, [".github", "src"]);
-        assert!(walk(root, 3).is_none(), "past the limit there is no constraint");
+        assert!(
+            walk(root, 3).is_none(),
+            "past the limit there is no constraint"
+        );
 
         let tools = ToolSet::new(vec![Arc::new(agentls_tools::ReadFile)]);
         let c = constraint(root, &tools).expect("read_file names a path");

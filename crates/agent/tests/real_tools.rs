@@ -109,8 +109,8 @@ async fn str_replace_model_fixes_the_crate() {
     check_run(&server, &ws, status);
 }
 
-/// The lean profile offers the lean tools only (and the prompt lists the files), and
-/// they do the whole job: find, read, run, edit, run.
+/// The lean profile (the embedded models') offers the lean tools only (and the prompt
+/// lists the files), and they do the whole job: find, read, run, edit, run.
 #[tokio::test]
 async fn compact_model_gets_the_lean_tools_and_fixes_the_crate() {
     let fix = call(
@@ -118,10 +118,9 @@ async fn compact_model_gets_the_lean_tools_and_fixes_the_crate() {
         "str_replace",
         json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
     );
-    let profile = ModelProfile {
-        lean_tools: true,
-        ..agentls_model::local::profile(4096)
-    };
+    // The embedded models' profile is the lean one.
+    let profile = agentls_model::local::profile(4096);
+    assert!(profile.lean_tools);
     let (server, ws, status) = run_as(profile, fix).await;
     let body = &server.requests()[0].body;
     let mut names = offered(body);
@@ -544,13 +543,24 @@ async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_st
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "two requests");
     let first = seen[0].as_ref().expect("the first request holds the paths");
-    let second = seen[1].as_ref().expect("the second request holds the paths");
+    let second = seen[1]
+        .as_ref()
+        .expect("the second request holds the paths");
     assert_eq!(first.kind("read_file", "path"), Some(PathKind::File));
     assert_eq!(first.kind("write_file", "path"), Some(PathKind::NewFile));
     assert_eq!(first.kind("run_command", "cwd"), Some(PathKind::Dir));
-    assert_eq!(first.check(PathKind::File, "src/lib.rs"), PathCheck::Complete);
+    assert_eq!(
+        first.check(PathKind::File, "src/lib.rs"),
+        PathCheck::Complete
+    );
     assert_eq!(first.check(PathKind::File, "<path>"), PathCheck::Invalid);
     // The file the first step wrote can be read in the second.
-    assert_eq!(first.check(PathKind::File, "src/extra.rs"), PathCheck::Invalid);
-    assert_eq!(second.check(PathKind::File, "src/extra.rs"), PathCheck::Complete);
+    assert_eq!(
+        first.check(PathKind::File, "src/extra.rs"),
+        PathCheck::Invalid
+    );
+    assert_eq!(
+        second.check(PathKind::File, "src/extra.rs"),
+        PathCheck::Complete
+    );
 }

@@ -20,6 +20,7 @@ use tracing::info;
 
 use crate::engine::EngineOptions;
 use crate::fetch::{CATALOG, catalog_entry, default_data_dir, installed_path};
+use crate::prefix_store::PrefixStore;
 use crate::provider::LocalProvider;
 
 /// Registers [`configured_provider`] with the model layer for this process. Returns
@@ -78,10 +79,12 @@ fn shared_engine(
         return Ok(p.clone());
     }
     info!(model = name, path = %path.display(), threads = opts.threads, context = opts.context, "loading local model");
-    let loaded = LocalProvider::load_with(name, path, opts).map_err(|e| ModelError {
-        message: format!("model {name}: {}", e.message),
-        ..e
-    })?;
+    let loaded = LocalProvider::load_with(name, path, opts)
+        .map_err(|e| ModelError {
+            message: format!("model {name}: {}", e.message),
+            ..e
+        })?
+        .with_prefix_store(PrefixStore::default_dir().map(PrefixStore::new));
     cache.insert(key, loaded.clone());
     Ok(loaded)
 }

@@ -849,16 +849,24 @@ mod tests {
             let text = format!("\n{{\"name\": \"read_file\", \"arguments\": {bad}");
             assert_eq!(g.check(&text), Check::Invalid, "{text}");
         }
-        let write = |path: &str| format!("\n{{\"name\": \"write\", \"arguments\": {{\"path\": \"{path}");
+        let write =
+            |path: &str| format!("\n{{\"name\": \"write\", \"arguments\": {{\"path\": \"{path}");
         assert_eq!(g.check(&write("<path>")), Check::Invalid);
         assert_eq!(g.check(&write("../up")), Check::Invalid);
         assert_eq!(g.check(&write("new dir")), Check::Invalid);
-        let run_in = |cwd: &str| format!("\n{{\"name\": \"run\", \"arguments\": {{\"command\": \"ls\", \"cwd\": \"{cwd}\"}}");
+        let run_in = |cwd: &str| {
+            format!(
+                "\n{{\"name\": \"run\", \"arguments\": {{\"command\": \"ls\", \"cwd\": \"{cwd}\"}}"
+            )
+        };
         assert_eq!(g.check(&run_in("<cwd>")), Check::Invalid);
         assert_eq!(g.check(&run_in("nowhere")), Check::Invalid);
         // Cut short, a path completes to a real one.
         let cut = "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"te";
-        assert_eq!(g.completion(cut).as_deref(), Some("sts/t.rs\"}}</tool_call>"));
+        assert_eq!(
+            g.completion(cut).as_deref(),
+            Some("sts/t.rs\"}}</tool_call>")
+        );
         let empty = "\n{\"name\": \"read_file\", \"arguments\": ";
         assert_eq!(
             g.completion(empty).as_deref(),
@@ -869,7 +877,8 @@ mod tests {
     #[test]
     fn without_paths_a_path_is_any_string() {
         let g = grammar();
-        let call = "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"<path>\"}}\n</tool_call>";
+        let call =
+            "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"<path>\"}}\n</tool_call>";
         assert_eq!(g.check(call), Check::Complete);
     }
 
@@ -877,10 +886,19 @@ mod tests {
     fn whitespace_and_digits_cannot_run_on() {
         let g = grammar();
         let open = "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"";
-        assert_eq!(g.check(&format!("{open}{}", " ".repeat(MAX_WS))), Check::Partial);
-        assert_eq!(g.check(&format!("{open}{}", " ".repeat(MAX_WS + 1))), Check::Invalid);
+        assert_eq!(
+            g.check(&format!("{open}{}", " ".repeat(MAX_WS))),
+            Check::Partial
+        );
+        assert_eq!(
+            g.check(&format!("{open}{}", " ".repeat(MAX_WS + 1))),
+            Check::Invalid
+        );
         let after = "\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}";
-        assert_eq!(g.check(&format!("{after}{}", "\n".repeat(MAX_WS + 1))), Check::Invalid);
+        assert_eq!(
+            g.check(&format!("{after}{}", "\n".repeat(MAX_WS + 1))),
+            Check::Invalid
+        );
         let offset = |n: usize| format!("{open}, \"offset\": {}", "1".repeat(n));
         assert_eq!(g.check(&offset(MAX_DIGITS)), Check::Partial);
         assert_eq!(g.check(&offset(MAX_DIGITS + 1)), Check::Invalid);

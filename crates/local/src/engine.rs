@@ -18,6 +18,7 @@ use llama_cpp_2::token::LlamaToken;
 use tracing::{debug, info};
 
 use crate::gguf;
+use crate::prefix_store::PrefixStore;
 use crate::template::{Piece, Template};
 use crate::tokenizer::{Tokenizer, TokenizerData};
 
@@ -168,6 +169,9 @@ pub struct Engine {
     cached: Vec<u32>,
     /// Whether the last batch computed logits at every position.
     all_logits: bool,
+    /// The model file and the settings a saved KV state depends on (see
+    /// [`PrefixStore`]).
+    identity: String,
 }
 
 // SAFETY: a llama.cpp context is not tied to the thread that made it; it must only
@@ -287,6 +291,14 @@ impl Engine {
             .with_flash_attention_policy(flash_attention_policy(opts.flash_attention));
         let ctx = model_ref.new_context(backend, params).map_err(llama)?;
         info!(%architecture, ?name, context, threads, path = %path.display(), "local model loaded");
+        let stamp = std::fs::metadata(path)
+            .map(|m| format!("{}:{:?}", m.len(), m.modified().ok()))
+            .unwrap_or_default();
+        let identity = format!(
+            "{}:{stamp}:ctx{context}:batch{batch_size}:fa{}",
+            path.display(),
+            opts.flash_attention
+        );
         Ok(Self {
             ctx,
             batch: LlamaBatch::new(batch_size as usize, 1),
@@ -302,6 +314,7 @@ impl Engine {
             batch_size: batch_size as usize,
             cached: Vec::new(),
             all_logits: false,
+            identity,
         })
     }
 
@@ -359,6 +372,92 @@ impl Engine {
             logits = self.feed(chunk)?;
         }
         Ok((logits, common))
+    }
+
+    /// [`Self::prefill`], with the prompt's first `head` tokens (its fixed part: system
+    /// prompt and tools) loaded from `store` when an earlier engine saved them there,
+    /// and saved there when not. The count returned includes tokens loaded from disk.
+    pub fn prefill_with_store(
+        &mut self,
+        prompt: &[u32],
+        head: usize,
+        store: Option<&PrefixStore>,
+    ) -> Result<(Vec<f32>, usize), EngineError> {
+        let head = head.min(prompt.len().saturating_sub(1));
+        let shared = self
+            .cached
+            .iter()
+            .zip(prompt)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let Some(store) = store.filter(|_| head > 0 && shared < head) else {
+            return self.prefill(prompt);
+        };
+        let path = store.path(&self.identity, &prompt[..head]);
+        if self.load_state(&path, &prompt[..head]) {
+            return self.prefill(prompt);
+        }
+        // Read the head alone, save it, then the rest.
+        self.prefill(&prompt[..head])?;
+        self.save_state(store, &path);
+        let (logits, _) = self.prefill(prompt)?;
+        Ok((logits, shared.min(prompt.len() - 1)))
+    }
+
+    /// Loads the state saved at `path` if it holds exactly `head`; on any mismatch
+    /// or failure the cache is left empty (and a file that fails to load removed).
+    fn load_state(&mut self, path: &Path, head: &[u32]) -> bool {
+        if !path.is_file() {
+            return false;
+        }
+        self.reset();
+        match self.ctx.state_load_file(path, head.len()) {
+            Ok(tokens)
+                if tokens.len() == head.len()
+                    && tokens.iter().zip(head).all(|(a, b)| a.0 as u32 == *b) =>
+            {
+                self.cached = head.to_vec();
+                PrefixStore::touch(path);
+                debug!(tokens = head.len(), path = %path.display(), "prompt head loaded from disk");
+                true
+            }
+            Ok(_) => {
+                self.reset();
+                false
+            }
+            Err(e) => {
+                debug!(error = %e, path = %path.display(), "saved prompt head unreadable; removed");
+                self.reset();
+                let _ = std::fs::remove_file(path);
+                false
+            }
+        }
+    }
+
+    /// Saves the cache (exactly the head just read) to `path`, whole or not at all.
+    fn save_state(&self, store: &PrefixStore, path: &Path) {
+        let tokens: Vec<LlamaToken> = self.cached.iter().map(|&t| LlamaToken(t as i32)).collect();
+        let saved = store
+            .temporary(path)
+            .map_err(|e| e.to_string())
+            .and_then(|tmp| {
+                let r = self
+                    .ctx
+                    .state_save_file(&tmp, &tokens)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| e.to_string()));
+                if r.is_err() {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+                r
+            });
+        match saved {
+            Ok(()) => {
+                debug!(tokens = tokens.len(), path = %path.display(), "prompt head saved");
+                store.prune();
+            }
+            Err(e) => debug!(error = %e, "prompt head not saved"),
+        }
     }
 
     /// Feeds one generated token; returns the logits for the next.

@@ -60,6 +60,7 @@ pub mod constrain;
 pub mod engine;
 pub mod fetch;
 pub mod gguf;
+pub mod prefix_store;
 pub mod provider;
 pub mod sampler;
 pub mod speculate;
@@ -74,6 +75,7 @@ pub use fetch::{
     CATALOG, CatalogEntry, DEFAULT_MODEL, FetchError, Progress, catalog_entry, default_data_dir,
     fetch, installed_path,
 };
+pub use prefix_store::PrefixStore;
 pub use provider::LocalProvider;
 pub use sampler::Sampler;
 pub use template::{Piece, Template};

@@ -16,6 +16,7 @@ use tracing::{debug, info_span, warn};
 
 use crate::constrain::{CallGrammar, Check};
 use crate::engine::{Engine, EngineError, EngineOptions};
+use crate::prefix_store::PrefixStore;
 use crate::sampler::Sampler;
 use crate::speculate::{Drafter, Lookup};
 use crate::template::TOOL_CALL_OPEN;
@@ -37,6 +38,7 @@ pub struct LocalProvider {
     constrain: bool,
     speculate: Option<Lookup>,
     call_first: bool,
+    prefix_store: Option<PrefixStore>,
 }
 
 impl std::fmt::Debug for LocalProvider {
@@ -80,6 +82,8 @@ impl LocalProvider {
             max_output: 2_048,
             // Tools go into the template and calls come back as events.
             native_tools: true,
+            // Every tool in the prompt costs prompt processing on each run.
+            lean_tools: true,
             ..ModelProfile::builtin("qwen2.5-coder")
         };
         Self {
@@ -91,6 +95,7 @@ impl LocalProvider {
             // text (see `speculate`'s module doc and `bench model`).
             speculate: Some(Lookup::default()),
             call_first: true,
+            prefix_store: None,
         }
     }
 
@@ -108,6 +113,14 @@ impl LocalProvider {
     /// for what is and is not guaranteed).
     pub fn with_speculation(mut self, lookup: Option<Lookup>) -> Self {
         self.speculate = lookup;
+        self
+    }
+
+    /// Keeps the fixed head of prompts (system prompt and tools, when the request
+    /// says which part is fixed) read once in `store` across processes; off (`None`)
+    /// by default.
+    pub fn with_prefix_store(mut self, store: Option<PrefixStore>) -> Self {
+        self.prefix_store = store;
         self
     }
 
@@ -142,6 +155,7 @@ impl Provider for LocalProvider {
             constrain: self.constrain,
             speculate: self.speculate,
             call_first: self.call_first,
+            prefix_store: self.prefix_store.clone(),
             cancel,
             span: info_span!("local_model_call", model = %self.name),
         };
@@ -173,6 +187,7 @@ struct Job {
     constrain: bool,
     speculate: Option<Lookup>,
     call_first: bool,
+    prefix_store: Option<PrefixStore>,
     cancel: CancellationToken,
     span: tracing::Span,
 }
@@ -239,10 +254,22 @@ impl Job {
         let max_new =
             (self.req.max_tokens.unwrap_or(self.max_output) as usize).min(context - prompt.len());
         let started = Instant::now();
-        let (mut logits, cached) = match engine.prefill(&prompt) {
-            Ok(x) => x,
-            Err(e) => return Ok(Err(engine_error(e))),
+        let head = match (
+            &self.prefix_store,
+            engine.info.template.fixed_head(&self.req),
+        ) {
+            (Some(_), Some(pieces)) => engine
+                .encode_pieces(&pieces)
+                .ok()
+                .filter(|h| prompt.starts_with(h))
+                .map_or(0, |h| h.len()),
+            _ => 0,
         };
+        let (mut logits, cached) =
+            match engine.prefill_with_store(&prompt, head, self.prefix_store.as_ref()) {
+                Ok(x) => x,
+                Err(e) => return Ok(Err(engine_error(e))),
+            };
         debug!(
             prompt = prompt.len(),
             cached,

@@ -62,23 +62,73 @@ impl Template {
 
     /// Renders the request, ending with the opening of the assistant's turn.
     pub fn render(&self, req: &ChatRequest) -> Vec<Piece> {
-        let Self::ChatMl { default_system } = self;
-        let mut out = Vec::new();
-        let mut system = req.system.clone().unwrap_or_else(|| default_system.clone());
-        if !req.tools.is_empty() {
-            system.push_str(&tools_block(req));
-        }
-        turn(&mut out, "system", system);
+        let mut out = self.fixed_part(req);
+        out.push(Piece::Special("<|im_end|>"));
+        out.push(Piece::Text("\n".into()));
+        // The workspace's context, when the system prompt's fixed part is apart, opens
+        // the first user turn (as Codex sends its environment context).
+        let (_, mut context) = self.system_parts(req);
         for msg in &req.messages {
             let (role, body) = match msg.role {
                 Role::User => ("user", user_body(&msg.parts)),
                 Role::Assistant => ("assistant", assistant_body(&msg.parts)),
             };
+            let body = if role == "user" && !context.is_empty() {
+                format!("{}\n\n{body}", std::mem::take(&mut context).trim())
+            } else {
+                body
+            };
             turn(&mut out, role, body);
+        }
+        if !context.is_empty() {
+            turn(&mut out, "user", context.trim().to_owned());
         }
         out.push(Piece::Special("<|im_start|>"));
         out.push(Piece::Text("assistant\n".into()));
         out
+    }
+}
+
+impl Template {
+    /// The opening of the rendered prompt that is the same in every session of the
+    /// model and mode: the system turn up to the workspace's context, the tools
+    /// included. Its pieces begin every [`Self::render`] of `req`; `None` when the
+    /// request does not say which part of its system prompt is fixed.
+    pub fn fixed_head(&self, req: &ChatRequest) -> Option<Vec<Piece>> {
+        req.fixed_system?;
+        Some(self.fixed_part(req))
+    }
+
+    fn fixed_part(&self, req: &ChatRequest) -> Vec<Piece> {
+        let (head, _) = self.system_parts(req);
+        vec![
+            Piece::Special("<|im_start|>"),
+            Piece::Text(format!("system\n{head}")),
+        ]
+    }
+
+    /// The system turn's text with the tools, and the rest of the system prompt (the
+    /// workspace's context) when the request marks the fixed part: that part and the
+    /// tools are then the head of every prompt of the model and mode, and the context
+    /// goes to the first user turn.
+    fn system_parts(&self, req: &ChatRequest) -> (String, String) {
+        let Self::ChatMl { default_system } = self;
+        let system = req.system.clone().unwrap_or_else(|| default_system.clone());
+        let tools = if req.tools.is_empty() {
+            String::new()
+        } else {
+            tools_block(req)
+        };
+        match req
+            .fixed_system
+            .filter(|&n| n < system.len() && system.is_char_boundary(n))
+        {
+            Some(n) => (
+                format!("{}{tools}", system[..n].trim_end()),
+                system[n..].to_owned(),
+            ),
+            None => (format!("{system}{tools}"), String::new()),
+        }
     }
 }
 
@@ -292,5 +342,50 @@ mod tests {
             .count();
         // system (2), user (2), assistant opening (1).
         assert_eq!(specials, 5);
+    }
+
+    #[test]
+    fn the_fixed_head_begins_every_prompt_and_the_context_opens_the_first_user_turn() {
+        let t = Template::ChatMl {
+            default_system: "sys".into(),
+        };
+        let fixed = "You are a coding agent.\n";
+        let mut req = ChatRequest::new(
+            Some(format!("{fixed}# Environment\nWorkspace root: /tmp/a\n")),
+            "fix it",
+        );
+        req.tools.push(ToolDef {
+            name: "read_file".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object"}),
+        });
+        assert_eq!(t.fixed_head(&req), None, "no fixed part marked");
+        req.fixed_system = Some(fixed.len());
+        let head = t.fixed_head(&req).unwrap();
+        let whole = t.render(&req);
+        assert_eq!(&whole[..head.len()], &head[..]);
+        let text = |pieces: &[Piece]| -> String {
+            pieces
+                .iter()
+                .map(|p| match p {
+                    Piece::Special(s) => (*s).to_owned(),
+                    Piece::Text(t) => t.clone(),
+                })
+                .collect()
+        };
+        let out = text(&whole);
+        assert!(
+            !text(&head).contains("/tmp/a"),
+            "the head holds no workspace"
+        );
+        assert!(
+            out.contains(
+                "<|im_start|>user\n# Environment\nWorkspace root: /tmp/a\n\nfix it<|im_end|>"
+            ),
+            "{out}"
+        );
+        // Another workspace: the same head.
+        req.system = Some(format!("{fixed}# Environment\nWorkspace root: /tmp/b\n"));
+        assert_eq!(t.fixed_head(&req).unwrap(), head);
     }
 }

@@ -318,8 +318,7 @@ async fn a_path_argument_names_a_workspace_file_whatever_the_model_prefers() {
 #[tokio::test]
 async fn an_answer_after_a_tool_result_never_opens_with_template_text() {
     use agentls_model::{Message, Part, Role, ToolCall, ToolResult};
-    let Some(p) = provider("an_answer_after_a_tool_result_never_opens_with_template_text")
-    else {
+    let Some(p) = provider("an_answer_after_a_tool_result_never_opens_with_template_text") else {
         return;
     };
     let mut req = read_file_request("Read src/main.rs and tell me what it prints.");
@@ -344,4 +343,70 @@ async fn an_answer_after_a_tool_result_never_opens_with_template_text() {
         "the answer opens with template text: {:?}",
         r.text
     );
+}
+
+#[tokio::test]
+async fn a_fixed_head_read_once_is_loaded_from_disk_by_another_engine() {
+    use agentls_local::PrefixStore;
+    let test = "a_fixed_head_read_once_is_loaded_from_disk_by_another_engine";
+    let (Some(a), Some(b), Some(cold), Some(d)) = (
+        provider(test),
+        provider(test),
+        provider(test),
+        provider(test),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = PrefixStore::new(dir.path().join("prefix"));
+    let a = a.with_prefix_store(Some(store.clone()));
+    let b = b.with_prefix_store(Some(store.clone()));
+    let d = d.with_prefix_store(Some(store.clone()));
+    let fixed = "You are a coding agent. Use the tools.\n";
+    let in_workspace = |root: &str| {
+        let mut req = read_file_request("Read src/main.rs and say what it prints.");
+        req.system = Some(format!("{fixed}# Environment\nWorkspace root: {root}\n"));
+        req.fixed_system = Some(fixed.len());
+        req
+    };
+    let kv_files = || -> Vec<PathBuf> {
+        std::fs::read_dir(dir.path().join("prefix"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+
+    // The first engine reads everything and saves the head.
+    let first = collect(a.stream(&in_workspace("/tmp/one"), CancellationToken::new()))
+        .await
+        .unwrap();
+    assert_eq!(first.usage.cached_input, 0, "{:?}", first.usage);
+    assert_eq!(kv_files().len(), 1, "{:?}", kv_files());
+
+    // Another engine, another workspace: the head comes from disk, and the answer is
+    // the one an engine without the store gives.
+    let req = in_workspace("/tmp/two");
+    let second = collect(b.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    let reference = collect(cold.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert!(
+        second.usage.cached_input > 100 && second.usage.cached_input < second.usage.input,
+        "{:?}",
+        second.usage
+    );
+    assert_eq!(reference.usage.cached_input, 0);
+    assert_eq!(second.text, reference.text);
+    assert_eq!(second.tool_calls, reference.tool_calls);
+
+    // A damaged file is not trusted: it is read from scratch and saved again.
+    let file = &kv_files()[0];
+    std::fs::write(file, b"not a llama.cpp state").unwrap();
+    let third = collect(d.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert_eq!(third.usage.cached_input, 0, "{:?}", third.usage);
+    assert_eq!(third.tool_calls, reference.tool_calls);
+    assert!(std::fs::metadata(file).unwrap().len() > 1000, "saved again");
 }

@@ -49,12 +49,13 @@ pub struct LocalModelSpec {
 }
 
 /// The profile a small embedded model gets at `context` tokens: the compact prompt,
-/// `str_replace` edits, one tool call at a time. The engine's provider reports its
+/// `str_replace` edits, one tool call at a time, the lean tools. The engine's provider reports its
 /// own (with the context it actually runs at); this is the estimate before loading.
 pub fn profile(context: u32) -> ModelProfile {
     ModelProfile {
         context_window: context,
         max_output: 2_048,
+        lean_tools: true,
         ..ModelProfile::builtin("qwen2.5-coder")
     }
 }

@@ -95,7 +95,8 @@ impl PathConstraint {
         if self.check(kind, text) == PathCheck::Complete {
             return Some(String::new());
         }
-        let rest = |list: &[String]| first_with_prefix(list, text).map(|p| p[text.len()..].to_owned());
+        let rest =
+            |list: &[String]| first_with_prefix(list, text).map(|p| p[text.len()..].to_owned());
         match kind {
             PathKind::File => rest(&self.files),
             PathKind::Dir => rest(&self.dirs),
@@ -176,7 +177,11 @@ mod tests {
 
     fn paths() -> PathConstraint {
         PathConstraint::new(
-            vec!["src/lib.rs".into(), "README.md".into(), "my dir/a.txt".into()],
+            vec![
+                "src/lib.rs".into(),
+                "README.md".into(),
+                "my dir/a.txt".into(),
+            ],
             vec!["src".into(), "my dir".into()],
             vec![
                 ("read_file".into(), "path".into(), PathKind::File),
@@ -215,16 +220,29 @@ mod tests {
     #[test]
     fn new_files_are_plain_names_under_the_workspace() {
         let p = paths();
-        for ok in ["new.py", "src/new.rs", "tests/test_x.py", ".github/ci.yml", "my dir/b.txt"] {
+        for ok in [
+            "new.py",
+            "src/new.rs",
+            "tests/test_x.py",
+            ".github/ci.yml",
+            "my dir/b.txt",
+        ] {
             assert_eq!(p.check(PathKind::NewFile, ok), PathCheck::Complete, "{ok}");
         }
         for partial in ["", "src/", "tests/", ".", "my dir/"] {
-            assert_eq!(p.check(PathKind::NewFile, partial), PathCheck::Partial, "{partial}");
+            assert_eq!(
+                p.check(PathKind::NewFile, partial),
+                PathCheck::Partial,
+                "{partial}"
+            );
         }
         for bad in ["<path>", "/etc/passwd", "../x", "src/../x", "a//b", "a b/c"] {
             assert_eq!(p.check(PathKind::NewFile, bad), PathCheck::Invalid, "{bad}");
         }
-        assert_eq!(p.completion(PathKind::NewFile, "tests/"), Some("new".into()));
+        assert_eq!(
+            p.completion(PathKind::NewFile, "tests/"),
+            Some("new".into())
+        );
     }
 
     #[test]

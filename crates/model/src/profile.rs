@@ -77,9 +77,9 @@ pub struct ModelProfile {
     /// (OpenAI reasoning models refuse the latter).
     pub max_completion_tokens: bool,
     /// The lean profile: only the lean tools (find, grep, read, edit, write, run), a
-    /// four-step workflow in the prompt and the workspace's files listed. For small
-    /// models, which pay for every tool in their prompt; off by default, since the 0.5B
-    /// embedded model then looped on `read_file` after its edit landed.
+    /// four-step workflow in the prompt and the workspace's files listed. The embedded
+    /// models' (they pay for every tool in their prompt on two cores); off for the
+    /// others.
     pub lean_tools: bool,
 }
 

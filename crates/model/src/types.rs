@@ -157,6 +157,10 @@ pub struct ChatRequest {
     /// The workspace's paths, for providers that constrain tool arguments to them
     /// ([`Provider::constrains_arguments`](crate::Provider::constrains_arguments)).
     pub paths: Option<std::sync::Arc<crate::PathConstraint>>,
+    /// Bytes at the start of `system` that are the same in every session of this
+    /// model and mode (the instructions before the workspace's context): a provider
+    /// may keep their processing across runs.
+    pub fixed_system: Option<usize>,
 }
 
 impl ChatRequest {

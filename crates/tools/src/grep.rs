@@ -1,7 +1,7 @@
 //! `grep`: regex or literal search over the workspace, open buffers included.
 
-use agentls_search::{CaseMode, GrepError, GrepOptions, Overlay};
 use agentls_model::PathKind;
+use agentls_search::{CaseMode, GrepError, GrepOptions, Overlay};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;

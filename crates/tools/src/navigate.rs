@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
+use agentls_model::PathKind;
 use agentls_text::PositionEncoding;
 use agentls_text::position::to_position;
-use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;

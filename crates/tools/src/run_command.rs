@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use agentls_edit::FileOp;
+use agentls_model::PathKind;
 use agentls_sandbox::{
     Decision, DirtyBuffer, Limits, RunOutcome, RunRequest, SandboxError, Termination,
 };
-use agentls_model::PathKind;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;

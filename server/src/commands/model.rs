@@ -47,7 +47,7 @@ mod with_local {
 
     use agentls_agent::{Event, HeadlessOptions, SessionConfig, Status, ToolSet};
     use agentls_local::{
-        BenchOptions, CATALOG, LocalProvider, Progress, bench_model, catalog_entry,
+        BenchOptions, CATALOG, LocalProvider, PrefixStore, Progress, bench_model, catalog_entry,
         default_data_dir, fetch, installed_path,
     };
     use agentls_model::{CancellationToken, ModelsConfig};
@@ -227,7 +227,8 @@ mod with_local {
         let name = path
             .file_stem()
             .map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
-        let provider = LocalProvider::load(name, &path)?;
+        let provider = LocalProvider::load(name, &path)?
+            .with_prefix_store(PrefixStore::default_dir().map(PrefixStore::new));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
