@@ -364,15 +364,6 @@ mod tests {
         let head = t.fixed_head(&req).unwrap();
         let whole = t.render(&req);
         assert_eq!(&whole[..head.len()], &head[..]);
-        let text = |pieces: &[Piece]| -> String {
-            pieces
-                .iter()
-                .map(|p| match p {
-                    Piece::Special(s) => (*s).to_owned(),
-                    Piece::Text(t) => t.clone(),
-                })
-                .collect()
-        };
         let out = text(&whole);
         assert!(
             !text(&head).contains("/tmp/a"),
