@@ -46,7 +46,11 @@ async fn a_constrained_call_reaches_the_real_tool_and_the_edit_lands() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
+    // A fixed workspace path: the root is in the prompt, and with a random one the
+    // 0.5B model's answer after its edit changed from run to run (it answered, or
+    // repeated the landed edit until its steps ran out).
+    let ws = std::env::temp_dir().join("agentls-agent-edit-test");
+    let _ = std::fs::remove_dir_all(&ws);
     copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/workspaces/rust"),
         &ws,
