@@ -84,7 +84,7 @@ fn shared_engine(
             message: format!("model {name}: {}", e.message),
             ..e
         })?
-        .with_prefix_store(PrefixStore::default_dir().map(PrefixStore::new));
+        .with_prefix_store(PrefixStore::in_default_dir());
     cache.insert(key, loaded.clone());
     Ok(loaded)
 }

@@ -358,13 +358,7 @@ impl Engine {
                 self.info.context_length
             )));
         }
-        let common = self
-            .cached
-            .iter()
-            .zip(prompt)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(prompt.len() - 1);
+        let common = self.shared_prefix(prompt).min(prompt.len() - 1);
         self.truncate(common)?;
         debug!(prompt = prompt.len(), reused = common, "prefill");
         let mut logits = Vec::new();
@@ -384,12 +378,7 @@ impl Engine {
         store: Option<&PrefixStore>,
     ) -> Result<(Vec<f32>, usize), EngineError> {
         let head = head.min(prompt.len().saturating_sub(1));
-        let shared = self
-            .cached
-            .iter()
-            .zip(prompt)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let shared = self.shared_prefix(prompt);
         let Some(store) = store.filter(|_| head > 0 && shared < head) else {
             return self.prefill(prompt);
         };
@@ -402,6 +391,15 @@ impl Engine {
         self.save_state(store, &path);
         let (logits, _) = self.prefill(prompt)?;
         Ok((logits, shared.min(prompt.len() - 1)))
+    }
+
+    /// How many of `prompt`'s first tokens the cache holds.
+    fn shared_prefix(&self, prompt: &[u32]) -> usize {
+        self.cached
+            .iter()
+            .zip(prompt)
+            .take_while(|(a, b)| a == b)
+            .count()
     }
 
     /// Loads the state saved at `path` if it holds exactly `head`; on any mismatch

@@ -102,10 +102,15 @@ pub fn catalog_entry(name: &str) -> Option<&'static CatalogEntry> {
 /// The data directory models are fetched into: `$XDG_DATA_HOME/agentls`, else
 /// `~/.local/share/agentls`.
 pub fn default_data_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
+    user_dir("XDG_DATA_HOME", ".local/share")
+}
+
+/// `$VAR/agentls` for an XDG base directory variable, else `~/FALLBACK/agentls`.
+pub(crate) fn user_dir(var: &str, fallback: &str) -> Option<PathBuf> {
+    let base = std::env::var_os(var)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))?;
     Some(base.join("agentls"))
 }
 

@@ -30,14 +30,10 @@ impl PrefixStore {
         Self { dir: dir.into() }
     }
 
-    /// The default store: `$XDG_CACHE_HOME/agentls/prefix`, else
-    /// `~/.cache/agentls/prefix`.
-    pub fn default_dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-        Some(base.join("agentls/prefix"))
+    /// The default store, `$XDG_CACHE_HOME/agentls/prefix`, else
+    /// `~/.cache/agentls/prefix`; `None` without a home directory.
+    pub fn in_default_dir() -> Option<Self> {
+        crate::fetch::user_dir("XDG_CACHE_HOME", ".cache").map(|d| Self::new(d.join("prefix")))
     }
 
     /// The file for `head` read by the engine `identity` names.

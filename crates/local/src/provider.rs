@@ -226,8 +226,18 @@ impl Job {
             return Ok(Err(ModelError::aborted()));
         }
         let pieces = engine.info.template.render(&self.req);
-        let mut prompt = match engine.encode_pieces(&pieces) {
-            Ok(p) => p,
+        // The fixed head's tokens, encoded on their own: their count is where a saved
+        // head ends.
+        let split = engine.info.template.fixed_head_len(&self.req);
+        let (mut prompt, head) = match engine
+            .encode_pieces(&pieces[..split])
+            .and_then(|h| Ok((h, engine.encode_pieces(&pieces[split..])?)))
+        {
+            Ok((mut h, rest)) => {
+                let head = h.len();
+                h.extend(rest);
+                (h, head)
+            }
             Err(e) => return Ok(Err(engine_error(e))),
         };
         let opened = self.call_first && !self.req.tools.is_empty() && new_user_turn(&self.req);
@@ -254,17 +264,6 @@ impl Job {
         let max_new =
             (self.req.max_tokens.unwrap_or(self.max_output) as usize).min(context - prompt.len());
         let started = Instant::now();
-        let head = match (
-            &self.prefix_store,
-            engine.info.template.fixed_head(&self.req),
-        ) {
-            (Some(_), Some(pieces)) => engine
-                .encode_pieces(&pieces)
-                .ok()
-                .filter(|h| prompt.starts_with(h))
-                .map_or(0, |h| h.len()),
-            _ => 0,
-        };
         let (mut logits, cached) =
             match engine.prefill_with_store(&prompt, head, self.prefix_store.as_ref()) {
                 Ok(x) => x,

@@ -62,12 +62,15 @@ impl Template {
 
     /// Renders the request, ending with the opening of the assistant's turn.
     pub fn render(&self, req: &ChatRequest) -> Vec<Piece> {
-        let mut out = self.fixed_part(req);
-        out.push(Piece::Special("<|im_end|>"));
-        out.push(Piece::Text("\n".into()));
         // The workspace's context, when the system prompt's fixed part is apart, opens
         // the first user turn (as Codex sends its environment context).
-        let (_, mut context) = self.system_parts(req);
+        let (head, mut context) = self.system_parts(req);
+        let mut out = vec![
+            Piece::Special("<|im_start|>"),
+            Piece::Text(format!("system\n{head}")),
+        ];
+        out.push(Piece::Special("<|im_end|>"));
+        out.push(Piece::Text("\n".into()));
         for msg in &req.messages {
             let (role, body) = match msg.role {
                 Role::User => ("user", user_body(&msg.parts)),
@@ -92,19 +95,10 @@ impl Template {
 impl Template {
     /// The opening of the rendered prompt that is the same in every session of the
     /// model and mode: the system turn up to the workspace's context, the tools
-    /// included. Its pieces begin every [`Self::render`] of `req`; `None` when the
-    /// request does not say which part of its system prompt is fixed.
-    pub fn fixed_head(&self, req: &ChatRequest) -> Option<Vec<Piece>> {
-        req.fixed_system?;
-        Some(self.fixed_part(req))
-    }
-
-    fn fixed_part(&self, req: &ChatRequest) -> Vec<Piece> {
-        let (head, _) = self.system_parts(req);
-        vec![
-            Piece::Special("<|im_start|>"),
-            Piece::Text(format!("system\n{head}")),
-        ]
+    /// included: how many of [`Self::render`]'s first pieces it is; 0 when the request
+    /// does not say which part of its system prompt is fixed.
+    pub fn fixed_head_len(&self, req: &ChatRequest) -> usize {
+        if req.fixed_system.is_some() { 2 } else { 0 }
     }
 
     /// The system turn's text with the tools, and the rest of the system prompt (the
@@ -359,14 +353,14 @@ mod tests {
             description: "Read a file".into(),
             parameters: json!({"type": "object"}),
         });
-        assert_eq!(t.fixed_head(&req), None, "no fixed part marked");
+        assert_eq!(t.fixed_head_len(&req), 0, "no fixed part marked");
         req.fixed_system = Some(fixed.len());
-        let head = t.fixed_head(&req).unwrap();
         let whole = t.render(&req);
-        assert_eq!(&whole[..head.len()], &head[..]);
+        let head = &whole[..t.fixed_head_len(&req)];
+        assert!(!head.is_empty());
         let out = text(&whole);
         assert!(
-            !text(&head).contains("/tmp/a"),
+            !text(head).contains("/tmp/a"),
             "the head holds no workspace"
         );
         assert!(
@@ -377,6 +371,6 @@ mod tests {
         );
         // Another workspace: the same head.
         req.system = Some(format!("{fixed}# Environment\nWorkspace root: /tmp/b\n"));
-        assert_eq!(t.fixed_head(&req).unwrap(), head);
+        assert_eq!(&t.render(&req)[..t.fixed_head_len(&req)], head);
     }
 }

@@ -227,8 +227,8 @@ mod with_local {
         let name = path
             .file_stem()
             .map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
-        let provider = LocalProvider::load(name, &path)?
-            .with_prefix_store(PrefixStore::default_dir().map(PrefixStore::new));
+        let provider =
+            LocalProvider::load(name, &path)?.with_prefix_store(PrefixStore::in_default_dir());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
