@@ -112,6 +112,21 @@ impl RepeatGuard {
         })
     }
 
+    /// The tools with a call refused in `step`: a provider that constrains calls can
+    /// keep the model off them for the step, rather than let it write the refused call
+    /// again (the 0.5B model did, 25 times).
+    pub fn refused_tools(&self, step: u32) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .refused
+            .iter()
+            .filter(|(_, until)| step <= **until)
+            .map(|(k, _)| k.name.clone())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Records what `call` came to in `step` and says what to tell the model.
     pub fn record(&mut self, call: &ToolCall, step: u32, seen: Seen) -> Verdict {
         let key = CallKey::of(call);
@@ -120,8 +135,13 @@ impl RepeatGuard {
             count: 0,
             step,
         });
-        // A streak is consecutive steps with the identical call and outcome.
-        if streak.seen == seen && step <= streak.step + 1 {
+        // A streak is consecutive steps with the identical call and outcome; a step
+        // in which the call was refused does not break it.
+        let refused_since = self
+            .refused
+            .get(&key)
+            .is_some_and(|until| step <= until + 1);
+        if streak.seen == seen && (step <= streak.step + 1 || refused_since) {
             if streak.step != step || streak.count == 0 {
                 streak.count += 1;
             }
@@ -294,5 +314,22 @@ mod tests {
         let open_with_code = "Here:\n```rust\nlet x = 1;";
         assert_eq!(without_dangling_fence(open_with_code), open_with_code);
         assert_eq!(without_dangling_fence("plain answer"), "plain answer");
+    }
+
+    #[test]
+    fn a_refused_tool_is_named_for_the_step_and_the_streak_survives_it() {
+        let mut g = RepeatGuard::default();
+        let read = call("read_file", r#"{"path": "a.py"}"#);
+        for step in 1..=SAME_OK_REFUSE {
+            assert!(g.refused_tools(step).is_empty(), "step {step}");
+            g.record(&read, step, Seen::Succeeded("x".into()));
+        }
+        let next = SAME_OK_REFUSE + 1;
+        assert_eq!(g.refused_tools(next), ["read_file"]);
+        assert!(g.refused_tools(next + 1).is_empty());
+        // Made again right after the step it was kept from: still a repeat.
+        let verdict = g.record(&read, next + 1, Seen::Succeeded("x".into()));
+        assert!(matches!(verdict, Verdict::Note(n) if n.contains("refused")));
+        assert_eq!(g.refused_tools(next + 2), ["read_file"]);
     }
 }

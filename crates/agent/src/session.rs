@@ -654,6 +654,7 @@ impl Session {
             self.request.paths =
                 crate::workspace_paths::constraint_async(&self.ctx.root, &self.tools).await;
         }
+        self.request.forbidden_tools = self.repeats.refused_tools(step);
         let t0 = Instant::now();
         let sent_chars = self.request.approx_chars();
         let mut stream = self.provider.stream(&self.request, self.ctx.cancel.clone());

@@ -491,6 +491,7 @@ async fn a_checked_edit_is_not_checked_again() {
 struct Constraining {
     inner: Arc<agentls_model::HttpProvider>,
     seen: Arc<std::sync::Mutex<Vec<Option<Arc<agentls_model::PathConstraint>>>>>,
+    forbidden: Arc<std::sync::Mutex<Vec<Vec<String>>>>,
 }
 
 impl agentls_model::Provider for Constraining {
@@ -509,6 +510,10 @@ impl agentls_model::Provider for Constraining {
         cancel: agentls_model::CancellationToken,
     ) -> agentls_model::EventStream {
         self.seen.lock().unwrap().push(req.paths.clone());
+        self.forbidden
+            .lock()
+            .unwrap()
+            .push(req.forbidden_tools.clone());
         self.inner.stream(req, cancel)
     }
 }
@@ -528,6 +533,7 @@ async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_st
     let provider = Arc::new(Constraining {
         inner: provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
         seen: Arc::clone(&seen),
+        forbidden: Arc::default(),
     });
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
@@ -563,4 +569,43 @@ async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_st
         second.check(PathKind::File, "src/extra.rs"),
         PathCheck::Complete
     );
+}
+
+#[tokio::test]
+async fn a_tool_whose_call_was_refused_is_forbidden_to_a_constraining_provider_for_a_step() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    for i in 0..agentls_agent::repeats::SAME_OK_REFUSE {
+        server.push_turn(Turn::default().tool_call(
+            &format!("r{i}"),
+            "read_file",
+            json!({"path": "src/lib.rs"}),
+        ));
+    }
+    server.push_turn(Turn::default().tool_call("g", "grep", json!({"pattern": "fn add"})));
+    server.push_turn(Turn::text("add subtracts."));
+    let forbidden = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let provider = Arc::new(Constraining {
+        inner: provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
+        seen: Arc::default(),
+        forbidden: Arc::clone(&forbidden),
+    });
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let mut s = Session::new(
+        provider,
+        tools,
+        test_context(ws.path()),
+        SessionConfig::default(),
+        static_ctx,
+    );
+    let status = s.run("What does add do?").await;
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    let forbidden = forbidden.lock().unwrap().clone();
+    let n = agentls_agent::repeats::SAME_OK_REFUSE as usize;
+    assert_eq!(forbidden.len(), n + 2, "{forbidden:?}");
+    assert!(forbidden[..n].iter().all(Vec::is_empty), "{forbidden:?}");
+    // After the fifth identical read, the next step may not call read_file at all.
+    assert_eq!(forbidden[n], ["read_file"]);
+    assert!(forbidden[n + 1].is_empty(), "{forbidden:?}");
 }

@@ -284,10 +284,16 @@ impl Job {
         }
         // Tool calls are constrained to the offered tools and their schemas.
         let grammar = (self.constrain && !self.req.tools.is_empty()).then(|| {
+            // Tools refused this step are left out, unless that leaves none.
+            let allowed = |t: &&agentls_model::ToolDef| !self.req.forbidden_tools.contains(&t.name);
+            let offered: Vec<_> = if self.req.tools.iter().any(|t| allowed(&t)) {
+                self.req.tools.iter().filter(allowed).collect()
+            } else {
+                self.req.tools.iter().collect()
+            };
             CallGrammar::new(
-                self.req
-                    .tools
-                    .iter()
+                offered
+                    .into_iter()
                     .map(|t| (t.name.clone(), t.parameters.clone()))
                     .collect(),
             )

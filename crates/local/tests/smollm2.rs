@@ -410,3 +410,31 @@ async fn a_fixed_head_read_once_is_loaded_from_disk_by_another_engine() {
     assert_eq!(third.tool_calls, reference.tool_calls);
     assert!(std::fs::metadata(file).unwrap().len() > 1000, "saved again");
 }
+
+#[tokio::test]
+async fn a_forbidden_tool_cannot_be_called() {
+    let Some(p) = provider("a_forbidden_tool_cannot_be_called") else {
+        return;
+    };
+    let mut req = read_file_request("Call read_file on src/main.rs.");
+    req.tools.push(agentls_model::ToolDef {
+        name: "list_dir".into(),
+        description: "List a directory.".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {
+            "path": {"type": "string"}}}),
+    });
+    let asked = collect(p.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert_eq!(asked.tool_calls.len(), 1, "{asked:?}");
+    assert_eq!(
+        asked.tool_calls[0].name, "read_file",
+        "the model's own choice"
+    );
+    req.forbidden_tools = vec!["read_file".into()];
+    let kept_off = collect(p.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert_eq!(kept_off.tool_calls.len(), 1, "{kept_off:?}");
+    assert_eq!(kept_off.tool_calls[0].name, "list_dir");
+}

@@ -161,6 +161,11 @@ pub struct ChatRequest {
     /// model and mode (the instructions before the workspace's context): a provider
     /// may keep their processing across runs.
     pub fixed_system: Option<usize>,
+    /// Tools the model may not call in this step (one whose identical call the harness
+    /// refuses as a repeat): a provider
+    /// that constrains calls leaves them out of what the model can write; others
+    /// ignore it.
+    pub forbidden_tools: Vec<String>,
 }
 
 impl ChatRequest {
