@@ -496,6 +496,10 @@ pub enum Event {
         /// The error class, when it failed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// The tool worked but what it ran failed: a command exited non-zero (a failing
+        /// test run). Not a harness error, and not a success either.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        failed: bool,
         /// Time it took.
         ms: u64,
     },

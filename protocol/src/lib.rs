@@ -200,6 +200,7 @@ mod tests {
             name: "grep".into(),
             summary: "3 matches".into(),
             error: None,
+            failed: false,
             ms: 4,
         };
         assert_eq!(

@@ -197,11 +197,12 @@ impl Dispatch<'_> {
     }
 
     fn finished(&self, call: &ToolCall, result: &Result<ToolOutput, ToolError>, took: Duration) {
-        let (summary, error) = match result {
-            Ok(out) => (out.summary.clone(), None),
+        let (summary, error, failed) = match result {
+            Ok(out) => (out.summary.clone(), None, out.failed),
             Err(e) => (
                 e.message.lines().next().unwrap_or_default().to_owned(),
                 Some(class_name(e.class).to_owned()),
+                false,
             ),
         };
         self.send(Event::ToolFinished {
@@ -209,6 +210,7 @@ impl Dispatch<'_> {
             name: call.name.clone(),
             summary,
             error,
+            failed,
             ms: took.as_millis() as u64,
         });
     }

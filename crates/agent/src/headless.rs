@@ -538,10 +538,12 @@ pub fn render_event(ev: &Event) -> Option<String> {
             name,
             summary,
             error,
+            failed,
             ms,
             ..
         } => Some(match error {
             Some(class) => format!("  ✗ {name} ({class}, {ms} ms): {summary}"),
+            None if *failed => format!("  ✗ {name} ({ms} ms): {summary}"),
             None => format!("  ✓ {name} ({ms} ms): {summary}"),
         }),
         Event::Compacted { masked, summarized } => Some(format!(
@@ -559,5 +561,38 @@ pub fn render_event(ev: &Event) -> Option<String> {
             SessionStatus::Done => format!("done.\n{message}"),
             _ => message.clone(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(error: Option<&str>, failed: bool) -> Event {
+        Event::ToolFinished {
+            id: "c1".into(),
+            name: "run_command".into(),
+            summary: "$ cargo test".into(),
+            error: error.map(str::to_owned),
+            failed,
+            ms: 9,
+        }
+    }
+
+    #[test]
+    fn a_command_that_exited_non_zero_reads_as_a_failure() {
+        let line = |ev| render_event(&ev).unwrap_or_default();
+        assert_eq!(
+            line(finished(None, false)),
+            "  ✓ run_command (9 ms): $ cargo test"
+        );
+        assert_eq!(
+            line(finished(None, true)),
+            "  ✗ run_command (9 ms): $ cargo test"
+        );
+        assert_eq!(
+            line(finished(Some("Timeout"), false)),
+            "  ✗ run_command (Timeout, 9 ms): $ cargo test"
+        );
     }
 }

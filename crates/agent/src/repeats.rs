@@ -13,15 +13,16 @@
 use std::collections::HashMap;
 
 use agentls_model::ToolCall;
+use agentls_tools::{ToolError, ToolOutput};
 
 /// Identical failures after which the result carries a note.
 pub const SAME_ERROR_NOTE: u32 = 2;
 /// Identical failures after which the identical call is refused for the next step.
 pub const SAME_ERROR_REFUSE: u32 = 3;
 /// Identical successes after which the result carries a note.
-pub const SAME_OK_NOTE: u32 = 3;
+pub const SAME_OK_NOTE: u32 = 2;
 /// Identical successes after which the identical call is refused for the next step.
-pub const SAME_OK_REFUSE: u32 = 5;
+pub const SAME_OK_REFUSE: u32 = 3;
 
 /// A call as the guard compares it: tool and arguments with whitespace and key order
 /// made canonical.
@@ -69,8 +70,52 @@ fn canonical(v: &serde_json::Value) -> String {
 pub enum Seen {
     /// It failed with this message.
     Failed(String),
+    /// The tool worked but what it ran failed (a command exited non-zero) with this
+    /// output: a failure, not an answer to read again.
+    Exited(String),
     /// It succeeded with this output.
     Succeeded(String),
+}
+
+impl Seen {
+    /// What `result` came to, with its digits masked and its lines in order: a test
+    /// run's "finished in 0.01s" against "0.00s", or its two failures printed in the
+    /// other order, is the same failure (the 0.5B model ran one failing `cargo test`
+    /// 25 times in a row, each output differing only in timings and order).
+    pub fn of(result: &Result<ToolOutput, ToolError>) -> Self {
+        match result {
+            Ok(out) if out.failed => Self::Exited(outcome(&out.content)),
+            Ok(out) => Self::Succeeded(outcome(&out.content)),
+            Err(e) => Self::Failed(outcome(&e.message)),
+        }
+    }
+}
+
+/// `text` as outcomes are compared: digits masked (see [`without_digits`]) and lines
+/// sorted, since parallel tests print their failures in any order.
+fn outcome(text: &str) -> String {
+    let masked = without_digits(text);
+    let mut lines: Vec<&str> = masked.lines().collect();
+    lines.sort_unstable();
+    lines.join("\n")
+}
+
+/// `text` with each run of digits replaced by one `#`.
+fn without_digits(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_digits = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('#');
+            }
+            in_digits = true;
+        } else {
+            out.push(c);
+            in_digits = false;
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone)]
@@ -127,6 +172,15 @@ impl RepeatGuard {
         names
     }
 
+    /// The edit `by` landed: what any other call comes to may now differ, so their
+    /// streaks start over (a test run after a fix is not a repeat). The edit's own
+    /// streak stands, so the same edit made again and again is still caught, and so do
+    /// refusals already made.
+    pub fn workspace_changed(&mut self, by: &ToolCall) {
+        let key = CallKey::of(by);
+        self.streaks.retain(|k, _| *k == key);
+    }
+
     /// Records what `call` came to in `step` and says what to tell the model.
     pub fn record(&mut self, call: &ToolCall, step: u32, seen: Seen) -> Verdict {
         let key = CallKey::of(call);
@@ -152,7 +206,7 @@ impl RepeatGuard {
         streak.step = step;
         let count = streak.count;
         let (note_at, refuse_at) = match seen {
-            Seen::Failed(_) => (SAME_ERROR_NOTE, SAME_ERROR_REFUSE),
+            Seen::Failed(_) | Seen::Exited(_) => (SAME_ERROR_NOTE, SAME_ERROR_REFUSE),
             Seen::Succeeded(_) => (SAME_OK_NOTE, SAME_OK_REFUSE),
         };
         if count >= refuse_at {
@@ -164,6 +218,10 @@ impl RepeatGuard {
         let what = match seen {
             Seen::Failed(_) => format!(
                 "Note from the harness: this exact `{}` call has now failed the same way {count} times in a row. Repeating it will fail again. Read the error above and change what it points at: use real paths and names from earlier results (list_dir, find_files, grep), never placeholders like <path> or <command>, or take a different step.",
+                call.name
+            ),
+            Seen::Exited(_) => format!(
+                "Note from the harness: this exact `{}` call has now failed the same way {count} times in a row, with no edit of yours landing in between, so it will fail again. Read its error: open the file it points at, fix the code with an edit, then run it again.",
                 call.name
             ),
             Seen::Succeeded(_) => format!(
@@ -270,6 +328,58 @@ mod tests {
     }
 
     #[test]
+    fn a_failing_command_is_a_failure_whatever_its_timings() {
+        let mut g = RepeatGuard::default();
+        let c = call("run_command", r#"{"command":"cargo test"}"#);
+        let run = |secs: &str| {
+            let (a, b) = ("---- a stdout ----", "---- b stdout ----");
+            let (first, second) = if secs == "0.01" { (b, a) } else { (a, b) };
+            let mut out = ToolOutput::text(format!(
+                "{first}\n{second}\ntest result: FAILED. 0 passed; 2 failed; finished in {secs}s\nexit code 101"
+            ));
+            out.failed = true;
+            Seen::of(&Ok(out))
+        };
+        assert_eq!(g.record(&c, 1, run("0.00")), Verdict::Quiet);
+        let Verdict::Note(n) = g.record(&c, 2, run("0.01")) else {
+            panic!("no note")
+        };
+        assert!(n.contains("failed the same way 2 times"), "{n}");
+        assert!(n.contains("fix the code"), "{n}");
+        let Verdict::Note(n) = g.record(&c, 3, run("0.13")) else {
+            panic!("no note")
+        };
+        assert!(n.contains("refused"), "{n}");
+        assert!(g.refuses(&c, 4).is_some());
+        // Another failure count is another outcome, and a passing run is not a failure.
+        let mut g = RepeatGuard::default();
+        g.record(&c, 1, run("0.00"));
+        let other = {
+            let mut out = ToolOutput::text("error[E0308]: mismatched types");
+            out.failed = true;
+            Seen::of(&Ok(out))
+        };
+        assert_eq!(g.record(&c, 2, other), Verdict::Quiet);
+        // An edit in between starts the count over: the same run may now pass.
+        let mut g = RepeatGuard::default();
+        g.record(&c, 1, run("0.00"));
+        let edit = call("str_replace", r#"{"path":"src/util.rs"}"#);
+        g.workspace_changed(&edit);
+        assert_eq!(g.record(&c, 2, run("0.00")), Verdict::Quiet);
+        // ... but not the edit's own count: the same edit again and again is a loop.
+        let mut g = RepeatGuard::default();
+        let ok = || Seen::of(&Ok(ToolOutput::text("wrote src/util.rs")));
+        g.workspace_changed(&edit);
+        assert_eq!(g.record(&edit, 1, ok()), Verdict::Quiet);
+        g.workspace_changed(&edit);
+        assert!(matches!(g.record(&edit, 2, ok()), Verdict::Note(_)));
+        assert!(matches!(
+            Seen::of(&Ok(ToolOutput::text("ok"))),
+            Seen::Succeeded(_)
+        ));
+    }
+
+    #[test]
     fn a_different_outcome_or_a_gap_starts_over() {
         let mut g = RepeatGuard::default();
         let c = call("grep", r#"{"pattern":"x"}"#);
@@ -283,13 +393,14 @@ mod tests {
         let mut g = RepeatGuard::default();
         let c = call("repo_map", "{}");
         let ok = || Seen::Succeeded("src/lib.rs: fn add".into());
-        for step in 1..=2 {
-            assert_eq!(g.record(&c, step, ok()), Verdict::Quiet);
-        }
-        assert!(matches!(g.record(&c, 3, ok()), Verdict::Note(_)));
-        g.record(&c, 4, ok());
-        g.record(&c, 5, ok());
-        assert!(g.refuses(&c, 6).is_some());
+        assert_eq!(g.record(&c, 1, ok()), Verdict::Quiet);
+        assert!(matches!(g.record(&c, 2, ok()), Verdict::Note(_)));
+        assert!(g.refuses(&c, 3).is_none());
+        let Verdict::Note(n) = g.record(&c, 3, ok()) else {
+            panic!("no note")
+        };
+        assert!(n.contains("refused"), "{n}");
+        assert!(g.refuses(&c, 4).is_some());
     }
 
     #[test]

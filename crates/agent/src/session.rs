@@ -586,10 +586,10 @@ impl Session {
                 }
             }
             for o in &mut outcomes {
-                let seen = match &o.result {
-                    Ok(out) => crate::repeats::Seen::Succeeded(out.content.clone()),
-                    Err(e) => crate::repeats::Seen::Failed(e.message.clone()),
-                };
+                if o.result.is_ok() && crate::final_check::edits(&o.call.name) {
+                    self.repeats.workspace_changed(&o.call);
+                }
+                let seen = crate::repeats::Seen::of(&o.result);
                 if let crate::repeats::Verdict::Note(note) =
                     self.repeats.record(&o.call, step, seen)
                 {

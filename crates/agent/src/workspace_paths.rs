@@ -22,7 +22,11 @@ pub fn constraint(root: &Path, tools: &ToolSet) -> Option<PathConstraint> {
         return None;
     }
     let (files, dirs) = walk(root, MAX_PATHS)?;
-    Some(PathConstraint::new(files, dirs, args))
+    let constraint = PathConstraint::new(files, dirs, args);
+    Some(match root.to_str() {
+        Some(r) => constraint.with_root(r),
+        None => constraint,
+    })
 }
 
 /// Files and directories under `root` (relative, `/`-separated), or `None` past

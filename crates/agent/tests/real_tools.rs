@@ -361,13 +361,15 @@ async fn a_failing_test_run_counts_as_a_failed_step() {
     ctx.policy = Arc::new(Policy::new(Decision::Allow));
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut s = Session::new(
         provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
         tools,
         ctx,
         SessionConfig::default(),
         static_ctx,
-    );
+    )
+    .with_events(tx);
     assert_eq!(
         s.run("test it").await,
         Status::Done {
@@ -379,6 +381,24 @@ async fn a_failing_test_run_counts_as_a_failed_step() {
     assert_eq!(m.failed_steps, 1, "{m:?}");
     // Not a tool error: the tool worked.
     assert!(m.errors_by_class.is_empty(), "{m:?}");
+    // Yet what editors are told is a failure: the call's event says so.
+    drop(s);
+    let mut finished = Vec::new();
+    while let Some(ev) = rx.recv().await {
+        if let agentls_agent::Event::ToolFinished {
+            id, error, failed, ..
+        } = ev
+        {
+            finished.push((id, error, failed));
+        }
+    }
+    assert_eq!(
+        finished,
+        [
+            ("r1".to_owned(), None, true),
+            ("r2".to_owned(), None, false)
+        ]
+    );
 }
 
 /// The harness's final check: the model edits wrongly and says it is done without

@@ -509,7 +509,10 @@ fn choose(
         }
         // An answer opening with template text (`<tool_response>`, an invented tool
         // result) is what small models write after a tool result when they have
-        // nothing to add; held off the `<`, they answer in words or call a tool.
+        // nothing to add, and one opening with a fenced or bare JSON object is a tool
+        // call written as text (the 1.5B model's `str_replace` came as a ```json
+        // block, so nothing ran). Held off `<`, `` ` `` and `{`, they answer in words
+        // or call the tool for real.
         (Some(_), None) if out.text.trim().is_empty() => {
             let call_open = engine.tokenizer.token_id(TOOL_CALL_OPEN);
             sampler.sample_constrained(logits, &mut |id| {
@@ -517,7 +520,7 @@ fn choose(
                     || engine.info.end_ids.contains(&id)
                     || !String::from_utf8_lossy(&engine.tokenizer.token_bytes(id))
                         .trim_start()
-                        .starts_with('<')
+                        .starts_with(['<', '`', '{'])
             })
         }
         _ => sampler.sample(logits),

@@ -31,6 +31,9 @@ pub struct PathConstraint {
     files: Vec<String>,
     dirs: Vec<String>,
     args: Vec<(String, String, PathKind)>,
+    /// The workspace root as an absolute path (`/`-separated, no trailing `/`), which
+    /// may open any path: models given the root in their prompt write `/ws/src/a.rs`.
+    root: Option<String>,
 }
 
 impl PathConstraint {
@@ -47,7 +50,31 @@ impl PathConstraint {
         dirs.push(".".to_owned());
         dirs.sort();
         dirs.dedup();
-        Self { files, dirs, args }
+        Self {
+            files,
+            dirs,
+            args,
+            root: None,
+        }
+    }
+
+    /// Also accepts each path written absolutely, under `root`. A root that a JSON
+    /// string could only hold escaped (quotes, backslashes, control characters) is left
+    /// out: the grammar allows no escapes in a path.
+    pub fn with_root(mut self, root: &str) -> Self {
+        let root = root.trim_end_matches('/');
+        let plain = root.starts_with('/')
+            && root.len() > 1
+            && !root
+                .chars()
+                .any(|c| c == '"' || c == '\\' || c.is_control());
+        self.root = plain.then(|| root.to_owned());
+        self
+    }
+
+    /// The prefixes a path may be written with: `./`, and the root's when known.
+    fn prefixes(&self) -> impl Iterator<Item = String> + '_ {
+        std::iter::once("./".to_owned()).chain(self.root.iter().map(|r| format!("{r}/")))
     }
 
     /// The kind of `tool`'s argument `arg`, when it names a path.
@@ -66,6 +93,34 @@ impl PathConstraint {
     /// What `text`, a path argument's value written so far (the string's content,
     /// unescaped), can still become as a path of `kind`.
     pub fn check(&self, kind: PathKind, text: &str) -> PathCheck {
+        let mut best = self.check_relative(kind, text);
+        // Models write `./src/a.rs`, or the absolute path under the root their prompt
+        // names; kept from it, the 0.5B and 1.5B models both read `Cargo.toml`, the
+        // first name the grammar left them, instead of the file the task named.
+        for prefix in self.prefixes() {
+            if best == PathCheck::Complete {
+                break;
+            }
+            let seen = match text.strip_prefix(prefix.as_str()) {
+                Some(rest) => self.check_relative(kind, rest),
+                None if prefix.starts_with(text) => {
+                    let root = matches!(kind, PathKind::Dir | PathKind::Entry)
+                        && self.root.as_deref() == Some(text);
+                    if root {
+                        PathCheck::Complete
+                    } else {
+                        PathCheck::Partial
+                    }
+                }
+                None => PathCheck::Invalid,
+            };
+            best = best.max(seen);
+        }
+        best
+    }
+
+    /// [`check`](Self::check) of a path relative to the root, as the list holds it.
+    fn check_relative(&self, kind: PathKind, text: &str) -> PathCheck {
         let complete = match kind {
             PathKind::File => self.is_file(text),
             PathKind::Dir => self.is_dir(text),
@@ -93,6 +148,22 @@ impl PathConstraint {
     /// The shortest text that makes `text` a path of `kind`: `None` when nothing can.
     pub fn completion(&self, kind: PathKind, text: &str) -> Option<String> {
         if self.check(kind, text) == PathCheck::Complete {
+            return Some(String::new());
+        }
+        self.completion_relative(kind, text).or_else(|| {
+            self.prefixes()
+                .find_map(|prefix| match text.strip_prefix(prefix.as_str()) {
+                    Some(rest) => self.completion_relative(kind, rest),
+                    None if prefix.starts_with(text) => self
+                        .completion_relative(kind, "")
+                        .map(|rest| format!("{}{rest}", &prefix[text.len()..])),
+                    None => None,
+                })
+        })
+    }
+
+    fn completion_relative(&self, kind: PathKind, text: &str) -> Option<String> {
+        if self.check_relative(kind, text) == PathCheck::Complete {
             return Some(String::new());
         }
         let rest =
@@ -135,8 +206,8 @@ impl PathConstraint {
     }
 }
 
-/// What a path written so far can still become.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a path written so far can still become, from worst to best.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PathCheck {
     /// Nothing it can become is a valid path.
     Invalid,
@@ -188,6 +259,55 @@ mod tests {
                 ("write_file".into(), "path".into(), PathKind::NewFile),
             ],
         )
+    }
+
+    #[test]
+    fn a_path_may_open_with_dot_slash_or_the_root() {
+        let p = paths().with_root("/tmp/ws/");
+        for text in ["./src/lib.rs", "/tmp/ws/src/lib.rs", "/tmp/ws/README.md"] {
+            assert_eq!(p.check(PathKind::File, text), PathCheck::Complete, "{text}");
+        }
+        for text in ["/", "/tmp/w", "/tmp/ws/", "./", "/tmp/ws/src/l", "."] {
+            assert_eq!(p.check(PathKind::File, text), PathCheck::Partial, "{text}");
+        }
+        for text in [
+            "/tmp/wsx",
+            "/tmp/ws/src/main.rs",
+            "/etc/passwd",
+            "././x",
+            "/tmp/ws/../a",
+        ] {
+            assert_eq!(p.check(PathKind::File, text), PathCheck::Invalid, "{text}");
+        }
+        assert_eq!(p.check(PathKind::Dir, "/tmp/ws"), PathCheck::Complete);
+        assert_eq!(p.check(PathKind::Dir, "/tmp/ws/src"), PathCheck::Complete);
+        assert_eq!(
+            p.check(PathKind::NewFile, "/tmp/ws/src/new.rs"),
+            PathCheck::Complete
+        );
+        assert_eq!(p.check(PathKind::NewFile, "/tmp/x.rs"), PathCheck::Invalid);
+        assert_eq!(
+            p.completion(PathKind::File, "/tmp/w").as_deref(),
+            Some("s/README.md")
+        );
+        assert_eq!(
+            p.completion(PathKind::File, "./s").as_deref(),
+            Some("rc/lib.rs")
+        );
+        // Without a root, or with one a JSON string cannot hold plainly, only `./`.
+        assert_eq!(
+            paths().check(PathKind::File, "/tmp/ws/src/lib.rs"),
+            PathCheck::Invalid
+        );
+        let quoted = paths().with_root("/tmp/a\"b");
+        assert_eq!(
+            quoted.check(PathKind::File, "/tmp/a\"b/src/lib.rs"),
+            PathCheck::Invalid
+        );
+        assert_eq!(
+            quoted.check(PathKind::File, "./README.md"),
+            PathCheck::Complete
+        );
     }
 
     #[test]

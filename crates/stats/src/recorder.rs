@@ -145,6 +145,7 @@ mod tests {
             name: name.into(),
             summary: String::new(),
             error: error.map(str::to_owned),
+            failed: false,
             ms: 1,
         };
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -191,6 +192,7 @@ mod tests {
                 name: "str_replace".into(),
                 summary: summary.into(),
                 error: Some("InvalidArguments".into()),
+                failed: false,
                 ms: 1,
             });
         }

@@ -142,6 +142,11 @@ export type Event =
        */
       error?: string | null;
       /**
+       * The tool worked but what it ran failed: a command exited non-zero (a failing
+       * test run). Not a harness error, and not a success either.
+       */
+      failed?: boolean;
+      /**
        * Call id.
        */
       id: string;
@@ -488,6 +493,11 @@ export interface EventParams {
          * The error class, when it failed.
          */
         error?: string | null;
+        /**
+         * The tool worked but what it ran failed: a command exited non-zero (a failing
+         * test run). Not a harness error, and not a success either.
+         */
+        failed?: boolean;
         /**
          * Call id.
          */

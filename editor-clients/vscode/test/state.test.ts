@@ -34,6 +34,20 @@ describe("panel state", () => {
     expect(s.running).toBe(true);
   });
 
+  it("shows a command that exited non-zero as failed", () => {
+    const s = started();
+    feed(s, [
+      { type: "toolStarted", id: "c1", name: "run_command", arguments: { command: "cargo test" } },
+      { type: "toolFinished", id: "c1", name: "run_command", summary: "$ cargo test → exit code 101", failed: true, ms: 9 },
+      { type: "toolStarted", id: "c2", name: "run_command", arguments: { command: "cargo test" } },
+      { type: "toolFinished", id: "c2", name: "run_command", summary: "$ cargo test → exit code 0", ms: 9 },
+    ]);
+    const [bad, good] = s.turns[0]!.items;
+    expect(bad).toMatchObject({ done: true, error: "exited non-zero" });
+    expect(good).toMatchObject({ done: true });
+    expect(good).not.toHaveProperty("error");
+  });
+
   it("ignores events of other sessions and repeated sequence numbers", () => {
     const s = started();
     applyEvent(s, "s1", 1, { type: "textDelta", text: "a" });

@@ -86,7 +86,11 @@ impl Updates {
                 })]
             }
             Event::ToolFinished {
-                id, summary, error, ..
+                id,
+                summary,
+                error,
+                failed,
+                ..
             } => {
                 let output = self.output.remove(id).unwrap_or_default();
                 let mut content = vec![text_content(summary)];
@@ -104,7 +108,7 @@ impl Updates {
                 vec![json!({
                     "sessionUpdate": "tool_call_update",
                     "toolCallId": id,
-                    "status": if error.is_some() { "failed" } else { "completed" },
+                    "status": if error.is_some() || *failed { "failed" } else { "completed" },
                     "content": content,
                 })]
             }
@@ -269,6 +273,7 @@ mod tests {
                 name: "str_replace".into(),
                 summary: "edited a.py".into(),
                 error: None,
+                failed: false,
                 ms: 3,
             },
             vec![Landed {
@@ -282,6 +287,19 @@ mod tests {
         assert_eq!(v["content"][1]["type"], "diff");
         assert_eq!(v["content"][1]["oldText"], "x\n");
         assert_eq!(v["content"][1]["newText"], "y\n");
+        // A command that ran and exited non-zero is a failed call, not a completed one.
+        let failed = up.of(
+            &Event::ToolFinished {
+                id: "c2".into(),
+                name: "run_command".into(),
+                summary: "$ cargo test → exit code 101".into(),
+                error: None,
+                failed: true,
+                ms: 90,
+            },
+            Vec::new(),
+        );
+        assert_eq!(ser(&failed[0])["status"], "failed");
     }
 
     #[test]

@@ -158,11 +158,13 @@ impl Reporter {
                 name,
                 summary,
                 error,
+                failed,
                 ms,
                 ..
             } => {
                 let line = match error {
                     Some(class) => format!("✗ {name} ({class}, {ms} ms): {summary}"),
+                    None if *failed => format!("✗ {name} ({ms} ms): {summary}"),
                     None => format!("✓ {name} ({ms} ms): {summary}"),
                 };
                 self.report(line.clone()).await;

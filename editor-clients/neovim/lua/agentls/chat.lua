@@ -158,7 +158,8 @@ function M.on_event(params)
     end
   elseif e.type == "toolFinished" then
     local tool = chat.tools[e.id]
-    local verdict = e.error and ("failed (" .. e.error .. ")") or "ok"
+    -- A command that ran and exited non-zero failed too, though the tool worked.
+    local verdict = e.error and ("failed (" .. e.error .. ")") or (e.failed and "failed (exited non-zero)" or "ok")
     append({ ("  %s · %s · %d ms"):format(verdict, short(e.summary or "", 300), e.ms or 0) })
     if tool then
       local header = ("▾ %s %s · %s"):format(e.name, verdict, short(e.summary or "", 50))

@@ -134,6 +134,8 @@ export function applyEvent(s: PanelState, session: string, seq: number, e: Event
         c.summary = e.summary;
         c.ms = e.ms;
         if (e.error) c.error = e.error;
+        // The command ran and exited non-zero: a failure the card must show as one.
+        else if (e.failed) c.error = "exited non-zero";
       }
       break;
     }
