@@ -88,26 +88,30 @@ fn rust_outline() {
     check_outlines(
         "rust",
         expect![[r#"
-        src/lib.rs
-          module util 2:9
-          struct Point 5:12
-            field x 6:9
-            field y 7:9
-          enum Shape 10:10
-            field Circle 11:5
-            field Square 12:5
-          trait Area 15:11
-            method area 16:8
-          impl Shape 19:15
-            method area 20:8
-          impl Point 28:6
-            method origin 29:12
-          constant MAX_SHAPES 34:11
-          macro shout 36:14
-        src/util.rs
-          function square 3:8
-          function describe 7:8
-    "#]],
+            src/lib.rs
+              module util 2:9
+              struct Point 5:12
+                field x 6:9
+                field y 7:9
+              enum Shape 10:10
+                field Circle 11:5
+                field Square 12:5
+              trait Area 15:11
+                method area 16:8
+              impl Shape 19:15
+                method area 20:8
+              impl Point 28:6
+                method origin 29:12
+              constant MAX_SHAPES 34:11
+              macro shout 36:14
+            src/util.rs
+              function square 3:8
+              function describe 7:8
+              function perimeter 13:8
+            tests/perimeter.rs
+              function perimeter_of_a_square 5:4
+              function perimeter_of_a_circle 10:4
+        "#]],
     );
 }
 

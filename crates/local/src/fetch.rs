@@ -94,6 +94,12 @@ const QWEN05_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688
 /// The default model for a machine with no API key.
 pub const DEFAULT_MODEL: &str = "qwen2.5-coder-0.5b";
 
+/// `agentls demo`'s task on its copy of `fixtures/workspaces/rust`: a stub whose tests
+/// fail until it is written, with its body given (the 0.5B model, asked to write it
+/// from the tests or from a description, wrote code that does not compile). Shared
+/// with the real-model test that runs it in CI.
+pub const DEMO_TASK: &str = "Use the str_replace tool on src/util.rs with old_string `todo!()` and new_string `match s { Shape::Circle(r) => 2.0 * 3.14 * r, Shape::Square(a) => 4.0 * a }`, then say done.";
+
 /// Looks a model up by name.
 pub fn catalog_entry(name: &str) -> Option<&'static CatalogEntry> {
     CATALOG.iter().find(|e| e.name == name)

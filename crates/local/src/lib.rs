@@ -72,8 +72,8 @@ pub use configured::{configured_provider, register};
 pub use constrain::{CallGrammar, Check};
 pub use engine::{Engine, EngineError, EngineOptions, ModelInfo};
 pub use fetch::{
-    CATALOG, CatalogEntry, DEFAULT_MODEL, FetchError, Progress, catalog_entry, default_data_dir,
-    fetch, installed_path,
+    CATALOG, CatalogEntry, DEFAULT_MODEL, DEMO_TASK, FetchError, Progress, catalog_entry,
+    default_data_dir, fetch, installed_path,
 };
 pub use prefix_store::PrefixStore;
 pub use provider::LocalProvider;

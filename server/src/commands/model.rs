@@ -45,7 +45,7 @@ mod with_local {
     use std::process::ExitCode;
     use std::sync::Arc;
 
-    use agentls_agent::{Event, HeadlessOptions, SessionConfig, Status, ToolSet};
+    use agentls_agent::{Budget, Event, HeadlessOptions, SessionConfig, Status, ToolSet};
     use agentls_local::{
         BenchOptions, CATALOG, LocalProvider, PrefixStore, Progress, bench_model, catalog_entry,
         default_data_dir, fetch, installed_path,
@@ -183,8 +183,15 @@ mod with_local {
         Ok(ExitCode::SUCCESS)
     }
 
-    /// The demo's task: one small edit the model can make with one tool call.
-    pub const DEMO_TASK: &str = "In src/lib.rs, replace the line `pub const MAX_SHAPES: usize = 64;` with `pub const MAX_SHAPES: usize = 128;`. Use the str_replace tool, then say done.";
+    /// The demo's task, shared with its real-model test.
+    pub const DEMO_TASK: &str = agentls_local::DEMO_TASK;
+
+    /// The demo's step budget: the task takes two (edit, answer), four with a read and
+    /// a test run.
+    const DEMO_MAX_STEPS: u32 = 12;
+
+    /// The test file the demo's task must make pass, unchanged.
+    const DEMO_TEST: &str = "tests/perimeter.rs";
 
     /// The sample workspace the demo copies.
     fn sample_workspace() -> PathBuf {
@@ -239,7 +246,14 @@ mod with_local {
             models: ModelsConfig::default(),
             provider: Some(Arc::new(provider)),
             tools: ToolSet::default(),
-            session: SessionConfig::default(),
+            // A demo that goes wrong should end in a minute or two, not loop for 100 steps.
+            session: SessionConfig {
+                budget: Budget {
+                    max_steps: DEMO_MAX_STEPS,
+                    ..Budget::default()
+                },
+                ..SessionConfig::default()
+            },
             trajectory_dir: Some(workspace.join(".agentls-trajectory")),
             cancel: CancellationToken::new(),
             approver: None,
@@ -252,21 +266,76 @@ mod with_local {
         }))?;
         runtime.shutdown_background();
         writeln!(std::io::stdout().lock(), "{}", outcome.metrics.render())?;
-        let lib = std::fs::read_to_string(workspace.join("src/lib.rs"))?;
-        let landed = lib.contains("MAX_SHAPES: usize = 128");
-        writeln!(
-            std::io::stdout().lock(),
-            "edit landed: {}",
-            if landed {
-                "yes (MAX_SHAPES = 128)"
-            } else {
-                "no"
-            }
-        )?;
+        let verdict = check_demo(&workspace);
+        writeln!(std::io::stdout().lock(), "task done: {verdict}")?;
         Ok(match outcome.status {
-            Status::Done { .. } if landed => ExitCode::SUCCESS,
+            Status::Done { .. } if verdict.passed() => ExitCode::SUCCESS,
             _ => ExitCode::FAILURE,
         })
+    }
+
+    /// Whether the demo's task was done, as checked after the run.
+    #[derive(Debug)]
+    enum DemoVerdict {
+        /// The test file is as shipped and `cargo test` passed.
+        Passed,
+        /// The agent changed the test file, so passing proves nothing.
+        TestChanged,
+        /// `cargo test` failed; its last lines.
+        Failed(String),
+        /// `cargo test` could not be run.
+        NotRun(String),
+    }
+
+    impl DemoVerdict {
+        fn passed(&self) -> bool {
+            matches!(self, Self::Passed)
+        }
+    }
+
+    impl std::fmt::Display for DemoVerdict {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            match self {
+                Self::Passed => write!(f, "yes (`cargo test` passes, {DEMO_TEST} unchanged)"),
+                Self::TestChanged => write!(f, "no ({DEMO_TEST} was changed)"),
+                Self::Failed(tail) => write!(f, "no (`cargo test` fails)\n{tail}"),
+                Self::NotRun(why) => write!(f, "unknown (could not run `cargo test`: {why})"),
+            }
+        }
+    }
+
+    /// Checks the demo's workspace after the run: the test file unchanged, then its
+    /// tests run with cargo (offline: the sample crate has no dependencies).
+    fn check_demo(workspace: &Path) -> DemoVerdict {
+        let shipped = std::fs::read(sample_workspace().join(DEMO_TEST));
+        let now = std::fs::read(workspace.join(DEMO_TEST));
+        match (shipped, now) {
+            (Ok(a), Ok(b)) if a == b => {}
+            (Err(e), _) => return DemoVerdict::NotRun(format!("reading {DEMO_TEST}: {e}")),
+            _ => return DemoVerdict::TestChanged,
+        }
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = std::process::Command::new(cargo)
+            .args(["test", "--offline", "--quiet"])
+            .current_dir(workspace)
+            .env("CARGO_TERM_COLOR", "never")
+            .env("CARGO_TARGET_DIR", workspace.join("target"))
+            .stdin(std::process::Stdio::null())
+            .output();
+        match out {
+            Err(e) => DemoVerdict::NotRun(e.to_string()),
+            Ok(out) if out.status.success() => DemoVerdict::Passed,
+            Ok(out) => {
+                let text = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let lines: Vec<&str> = text.lines().collect();
+                let tail = lines[lines.len().saturating_sub(15)..].join("\n");
+                DemoVerdict::Failed(tail)
+            }
+        }
     }
 
     #[cfg(test)]
