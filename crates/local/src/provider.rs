@@ -29,6 +29,37 @@ const SEED: u64 = 0x5eed;
 /// in time (its shortest valid ending is a few tokens in practice).
 const CLOSE_WITHIN: usize = 256;
 
+/// Runaway text: answer text whose last tokens are one piece of at most
+/// [`RUNAWAY_PERIOD`] tokens over and over, at least [`RUNAWAY_REPEATS`] times and
+/// over at least [`RUNAWAY_SPAN`] tokens. Small models at temperature 0 fall into such
+/// loops ("done. done. done." to the end of the budget); no answer worth reading
+/// repeats itself that way. Tool calls are left alone: their grammar bounds them, and a
+/// file's content may repeat lines.
+const RUNAWAY_SPAN: usize = 192;
+/// See [`RUNAWAY_SPAN`].
+const RUNAWAY_REPEATS: usize = 8;
+/// See [`RUNAWAY_SPAN`].
+const RUNAWAY_PERIOD: usize = 64;
+
+/// The stop reason of an answer cut short as runaway text.
+pub const RUNAWAY_STOP: &str = "runaway repetition";
+
+/// The length of the piece `tokens` ends repeating, if it is runaway text.
+fn runaway(tokens: &[u32]) -> Option<usize> {
+    for period in 1..=RUNAWAY_PERIOD {
+        let span = RUNAWAY_SPAN.max(period * RUNAWAY_REPEATS);
+        if tokens.len() < span {
+            // Spans only grow with the period.
+            return None;
+        }
+        let tail = &tokens[tokens.len() - span..];
+        if tail[period..].iter().zip(tail).all(|(a, b)| a == b) {
+            return Some(period);
+        }
+    }
+    None
+}
+
 /// A GGUF model running in process.
 #[derive(Clone)]
 pub struct LocalProvider {
@@ -318,6 +349,7 @@ impl Job {
             utf8: Utf8Stream::default(),
             generated: 0,
             stops: &self.req.stop,
+            answer: Vec::new(),
         };
         let mut stop = StopReason::MaxTokens;
         let mut batch = Vec::new();
@@ -532,6 +564,8 @@ struct Gen<'a> {
     utf8: Utf8Stream,
     generated: usize,
     stops: &'a [String],
+    /// The tokens of answer text (outside tool calls), watched for runaway repetition.
+    answer: Vec<u32>,
 }
 
 impl Gen<'_> {
@@ -553,6 +587,17 @@ impl Gen<'_> {
         if let Some(at) = find_stop(&out.text, self.stops) {
             out.text.truncate(at);
             return Ok(Some(StopReason::StopSequence));
+        }
+        if out.call_tail().is_none() {
+            self.answer.push(token);
+            if let Some(period) = runaway(&self.answer) {
+                warn!(
+                    period,
+                    tokens = self.answer.len(),
+                    "local model: answer stopped, it repeats itself"
+                );
+                return Ok(Some(StopReason::Other(RUNAWAY_STOP.to_owned())));
+            }
         }
         if let Some(delta) = out.release() {
             send(tx, StreamEvent::TextDelta(delta))?;
@@ -652,6 +697,35 @@ fn held_back(text: &str, tag: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runaway_text_is_one_piece_over_and_over() {
+        let cycle = |piece: &[u32], n: usize| -> Vec<u32> {
+            piece.iter().copied().cycle().take(n).collect()
+        };
+        // One token, or a sentence of seven, repeated over the span.
+        assert_eq!(runaway(&cycle(&[5], RUNAWAY_SPAN)), Some(1));
+        let mut text: Vec<u32> = (100..400).collect();
+        text.extend(cycle(&[1, 2, 3, 4, 5, 6, 7], RUNAWAY_SPAN));
+        assert_eq!(runaway(&text), Some(7));
+        // A long piece must come back often enough.
+        let long: Vec<u32> = (0..RUNAWAY_PERIOD as u32).collect();
+        assert_eq!(
+            runaway(&cycle(&long, RUNAWAY_PERIOD * (RUNAWAY_REPEATS - 1))),
+            None
+        );
+        assert_eq!(
+            runaway(&cycle(&long, RUNAWAY_PERIOD * RUNAWAY_REPEATS)),
+            Some(RUNAWAY_PERIOD)
+        );
+        // Too short a stretch, a piece longer than watched, or text that varies.
+        assert_eq!(runaway(&cycle(&[5], RUNAWAY_SPAN - 1)), None);
+        let longer: Vec<u32> = (0..RUNAWAY_PERIOD as u32 + 1).collect();
+        assert_eq!(runaway(&cycle(&longer, 2_000)), None);
+        let mut varied = cycle(&[1, 2, 3], RUNAWAY_SPAN);
+        varied[RUNAWAY_SPAN / 2] = 9;
+        assert_eq!(runaway(&varied), None);
+    }
 
     #[test]
     fn output_streams_plain_text_at_once() {

@@ -438,3 +438,26 @@ async fn a_forbidden_tool_cannot_be_called() {
     assert_eq!(kept_off.tool_calls.len(), 1, "{kept_off:?}");
     assert_eq!(kept_off.tool_calls[0].name, "list_dir");
 }
+
+/// Asked to say one word 500 times, the model would fill its whole budget with
+/// "hello, hello, …"; the runaway guard stops it once the repetition is plain (193
+/// tokens here), and says why.
+#[tokio::test]
+async fn runaway_repetition_is_stopped_before_the_budget() {
+    let Some(p) = provider("runaway_repetition_is_stopped_before_the_budget") else {
+        return;
+    };
+    let mut req = ChatRequest::new(None, "List the word 'hello' 500 times, one per line.");
+    req.max_tokens = Some(600);
+    let r = collect(p.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.stop,
+        StopReason::Other(agentls_local::RUNAWAY_STOP.into()),
+        "{} tokens: {:?}",
+        r.usage.output,
+        r.text
+    );
+    assert!(r.usage.output < 600, "{}", r.usage.output);
+}
