@@ -38,6 +38,8 @@ fn walk(root: &Path, limit: usize) -> Option<(Vec<String>, Vec<String>)> {
     let walk = ignore::WalkBuilder::new(root)
         .hidden(false)
         .follow_links(false)
+        // `.gitignore` holds outside a git repository too, as for the index and tools.
+        .require_git(false)
         .filter_entry(|e| e.file_name() != ".git")
         .build();
     for (n, entry) in walk.flatten().enumerate() {
@@ -114,5 +116,10 @@ mod tests {
         assert_eq!(c.kind("read_file", "path"), Some(PathKind::File));
         assert_eq!(c.check(PathKind::File, "src/lib.rs"), PathCheck::Complete);
         assert_eq!(c.check(PathKind::File, "target/x.o"), PathCheck::Invalid);
+
+        // No git repository: its `.gitignore` still holds.
+        std::fs::remove_dir_all(root.join(".git")).expect("rm .git");
+        let (files, _) = walk(root, 100).expect("small tree");
+        assert!(!files.iter().any(|f| f.starts_with("target/")), "{files:?}");
     }
 }
