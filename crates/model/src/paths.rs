@@ -95,8 +95,8 @@ impl PathConstraint {
     pub fn check(&self, kind: PathKind, text: &str) -> PathCheck {
         let mut best = self.check_relative(kind, text);
         // Models write `./src/a.rs`, or the absolute path under the root their prompt
-        // names; kept from it, the 0.5B and 1.5B models both read `Cargo.toml`, the
-        // first name the grammar left them, instead of the file the task named.
+        // names: allowed to, the 0.5B model's calls named `/tmp/demo-ws/Cargo.toml`
+        // and a `cwd` of `/tmp/demo-ws`. Either way it is the same file.
         for prefix in self.prefixes() {
             if best == PathCheck::Complete {
                 break;
