@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agentls_model::{
-    Accumulator, CancellationToken, ChatRequest, Message, Part, Phase, Provider, RouteInput,
-    Router, StreamEvent,
+    Accumulator, CancellationToken, ChatRequest, Message, Part, Phase, Provider, RUNAWAY_STOP,
+    RouteInput, Router, StreamEvent,
 };
 use agentls_tools::{Approver, ToolContext};
 use futures::StreamExt;
@@ -50,6 +50,8 @@ pub struct Session {
     repeats: crate::repeats::RepeatGuard,
     /// Whether this run already asked the model to answer without template text.
     echo_nudged: bool,
+    /// Whether this run already asked the model again after a runaway answer.
+    runaway_nudged: bool,
     /// Characters of the request per token, as the provider counted the last prompt
     /// (4 until it has): compaction's estimate is calibrated by it, since code and JSON
     /// tokenize denser than prose (a 0.5B model's prompt was 1.5x the 4-chars guess and
@@ -154,6 +156,7 @@ impl Session {
             failures: 0,
             repeats: crate::repeats::RepeatGuard::default(),
             echo_nudged: false,
+            runaway_nudged: false,
             chars_per_token: compaction::CHARS_PER_TOKEN,
             edited_since_command: false,
             final_checked: false,
@@ -419,6 +422,7 @@ impl Session {
     pub async fn run(&mut self, message: impl Into<String>) -> Status {
         let message = message.into();
         self.echo_nudged = false;
+        self.runaway_nudged = false;
         self.final_checked = false;
         self.log("user", json!({ "text": message }));
         let mut parts = Vec::new();
@@ -517,6 +521,20 @@ impl Session {
             let calls = response.tool_calls.clone();
             self.request.messages.push(response.to_message());
             if calls.is_empty() {
+                let runaway =
+                    response.stop == agentls_model::StopReason::Other(RUNAWAY_STOP.to_owned());
+                if runaway {
+                    self.log("guard", json!({"step": step, "kind": "runaway"}));
+                }
+                if runaway && !self.runaway_nudged {
+                    // The provider cut the answer short as it repeated itself: no
+                    // answer to give the user. Ask once more; a second one stands.
+                    self.runaway_nudged = true;
+                    self.request.messages.push(Message::user(
+                        "(from the harness) Your last message repeated itself over and over and was cut off. Either call a tool, or give your final answer briefly, in plain words.",
+                    ));
+                    continue;
+                }
                 if crate::repeats::is_template_echo(&response.text) {
                     // Small models imitate the chat template: an invented tool response
                     // is not an answer. Keep what came before it, or ask once more.

@@ -715,3 +715,38 @@ async fn an_invented_tool_response_is_not_taken_as_the_answer() {
     let last = server.requests().last().unwrap().body.to_string();
     assert!(last.contains("was template text"), "{last}");
 }
+
+#[tokio::test]
+async fn a_runaway_answer_is_asked_again_once() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    let spans = Spans::default();
+    let mut runaway = Turn::text("done. ".repeat(40));
+    runaway.stop = Some(agentls_model::RUNAWAY_STOP.into());
+    server.push_turn(runaway.clone());
+    server.push_turn(Turn::text("Added the function."));
+    let mut s = session(
+        &server,
+        ws.path(),
+        tools(&spans, 0),
+        SessionConfig::default(),
+        ModelProfile::default(),
+    )
+    .await;
+    assert_eq!(
+        s.run("add it").await,
+        Status::Done {
+            answer: "Added the function.".into()
+        }
+    );
+    let last = server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("repeated itself over and over"), "{last}");
+    // Once per run: a second runaway answer stands rather than loop.
+    server.push_turn(runaway.clone());
+    server.push_turn(runaway);
+    let Status::Done { answer } = s.run("again").await else {
+        panic!("not done")
+    };
+    assert!(answer.starts_with("done. done."), "{answer}");
+    assert_eq!(server.requests().len(), 4);
+}

@@ -76,7 +76,7 @@ pub use fetch::{
     default_data_dir, fetch, installed_path,
 };
 pub use prefix_store::PrefixStore;
-pub use provider::{LocalProvider, RUNAWAY_STOP};
+pub use provider::LocalProvider;
 pub use sampler::Sampler;
 pub use template::{Piece, Template};
 pub use tokenizer::{Tokenizer, TokenizerData};

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use agentls_model::{
-    ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Part, Provider, Role,
-    StopReason, StreamEvent, Usage, lenient,
+    ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Part, Provider, RUNAWAY_STOP,
+    Role, StopReason, StreamEvent, Usage, lenient,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -40,9 +40,6 @@ const RUNAWAY_SPAN: usize = 192;
 const RUNAWAY_REPEATS: usize = 8;
 /// See [`RUNAWAY_SPAN`].
 const RUNAWAY_PERIOD: usize = 64;
-
-/// The stop reason of an answer cut short as runaway text.
-pub const RUNAWAY_STOP: &str = "runaway repetition";
 
 /// The length of the piece `tokens` ends repeating, if it is runaway text.
 fn runaway(tokens: &[u32]) -> Option<usize> {

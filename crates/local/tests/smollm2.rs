@@ -454,7 +454,7 @@ async fn runaway_repetition_is_stopped_before_the_budget() {
         .unwrap();
     assert_eq!(
         r.stop,
-        StopReason::Other(agentls_local::RUNAWAY_STOP.into()),
+        StopReason::Other(agentls_model::RUNAWAY_STOP.into()),
         "{} tokens: {:?}",
         r.usage.output,
         r.text

@@ -19,6 +19,10 @@ pub enum StopReason {
     Other(String),
 }
 
+/// `StopReason::Other`'s text when a provider cut an answer short because it repeated
+/// one piece over and over (the embedded models' runaway guard).
+pub const RUNAWAY_STOP: &str = "runaway repetition";
+
 /// One event of a streamed answer. Tool calls are announced with their id and name,
 /// then their argument text arrives in pieces, then they end with the whole text.
 #[derive(Clone, Debug, PartialEq)]

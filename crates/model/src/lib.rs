@@ -99,7 +99,7 @@ mod wire;
 pub use client::{ClientOptions, EventStream, HttpProvider, Provider, ProviderSpec};
 pub use config::{ModelConfig, ModelsConfig};
 pub use error::{ErrorClass, ModelError};
-pub use event::{StopReason, StreamEvent};
+pub use event::{RUNAWAY_STOP, StopReason, StreamEvent};
 pub use local::{LocalModelSpec, LocalSource};
 pub use paths::{PathCheck, PathConstraint, PathKind};
 pub use profile::{EditFormat, ModelProfile, ProfileOverrides, PromptVariant, WireFormat};

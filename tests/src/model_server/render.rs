@@ -156,7 +156,9 @@ fn chat(turn: &Turn, malformed: bool) -> Vec<Frame> {
     let finish = match turn.stop_reason() {
         "tool_use" => "tool_calls",
         "max_tokens" => "length",
-        _ => "stop",
+        "end_turn" => "stop",
+        // A reason of the provider's own (a local server's), verbatim.
+        other => other,
     };
     out.push(chunk(json!({}), finish.into()));
     let u = turn.usage;
