@@ -31,8 +31,9 @@ pub struct PathConstraint {
     files: Vec<String>,
     dirs: Vec<String>,
     args: Vec<(String, String, PathKind)>,
-    /// The workspace root as an absolute path (`/`-separated, no trailing `/`), which
-    /// may open any path: models given the root in their prompt write `/ws/src/a.rs`.
+    /// The workspace root as an absolute path with its trailing `/` (kept so, since
+    /// `check` runs for every candidate token), which may open any path: models given
+    /// the root in their prompt write `/ws/src/a.rs`.
     root: Option<String>,
 }
 
@@ -68,13 +69,13 @@ impl PathConstraint {
             && !root
                 .chars()
                 .any(|c| c == '"' || c == '\\' || c.is_control());
-        self.root = plain.then(|| root.to_owned());
+        self.root = plain.then(|| format!("{root}/"));
         self
     }
 
     /// The prefixes a path may be written with: `./`, and the root's when known.
-    fn prefixes(&self) -> impl Iterator<Item = String> + '_ {
-        std::iter::once("./".to_owned()).chain(self.root.iter().map(|r| format!("{r}/")))
+    fn prefixes(&self) -> impl Iterator<Item = &str> {
+        std::iter::once("./").chain(self.root.as_deref())
     }
 
     /// The kind of `tool`'s argument `arg`, when it names a path.
@@ -101,11 +102,11 @@ impl PathConstraint {
             if best == PathCheck::Complete {
                 break;
             }
-            let seen = match text.strip_prefix(prefix.as_str()) {
+            let seen = match text.strip_prefix(prefix) {
                 Some(rest) => self.check_relative(kind, rest),
                 None if prefix.starts_with(text) => {
                     let root = matches!(kind, PathKind::Dir | PathKind::Entry)
-                        && self.root.as_deref() == Some(text);
+                        && self.root.as_deref().and_then(|r| r.strip_suffix('/')) == Some(text);
                     if root {
                         PathCheck::Complete
                     } else {
@@ -152,7 +153,7 @@ impl PathConstraint {
         }
         self.completion_relative(kind, text).or_else(|| {
             self.prefixes()
-                .find_map(|prefix| match text.strip_prefix(prefix.as_str()) {
+                .find_map(|prefix| match text.strip_prefix(prefix) {
                     Some(rest) => self.completion_relative(kind, rest),
                     None if prefix.starts_with(text) => self
                         .completion_relative(kind, "")
