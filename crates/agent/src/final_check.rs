@@ -58,6 +58,14 @@ pub(crate) fn edits(tool: &str) -> bool {
     )
 }
 
+/// What a lean-profile model reads when it answers without having changed a file in
+/// the run ([`crate::Session`]'s challenge, once per run).
+pub(crate) const NO_EDIT_NOTE: &str = "(from the harness) You answered without changing any file. If the task asks for a change, make it now: read the files it is about, then edit them with str_replace. If no change is needed, answer with one sentence saying why.";
+
+/// What a lean-profile model reads when it answers after edits nothing has checked and
+/// the project has no check the harness knows to run.
+pub(crate) const UNTESTED_NOTE: &str = "(from the harness) You changed files but ran nothing after the last change. Check it with run_command (the project's tests, a build, or running the code), fix what fails, then answer.";
+
 /// What the model reads when the check failed.
 pub(crate) fn failed_note(command: &str, output: &str) -> String {
     format!(

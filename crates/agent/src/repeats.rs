@@ -253,6 +253,23 @@ pub fn is_template_echo(answer: &str) -> bool {
     .any(|t| a.contains(t))
 }
 
+/// Whether an answer opens by repeating one of the tool `results` it follows: its
+/// first line opens as the result's first line does, over that line's first
+/// [`ECHO_CHARS`] characters (the whole line when shorter, but at least 12). Small models
+/// answer with a copy of the last tool result ("error (InvalidArguments): …", "Edited
+/// src/util.rs (1 change)"), often drifting from the original after a few words.
+pub fn echoes_result<'a>(answer: &str, mut results: impl Iterator<Item = &'a str>) -> bool {
+    let first = |t: &'a str| t.trim_start().lines().next().unwrap_or_default().trim();
+    let answer: Vec<char> = answer.trim_start().chars().collect();
+    results.any(|r| {
+        let line: Vec<char> = first(r).chars().take(ECHO_CHARS).collect();
+        line.len() >= 12 && answer.starts_with(&line)
+    })
+}
+
+/// Characters of a tool result's first line an answer must repeat to count as its copy.
+const ECHO_CHARS: usize = 40;
+
 /// The part of an answer before any template text, trimmed.
 pub fn before_template(answer: &str) -> &str {
     let cut = [
@@ -413,6 +430,29 @@ mod tests {
             "done."
         );
         assert!(!is_template_echo("Implemented `add`; the tests pass."));
+    }
+
+    #[test]
+    fn an_answer_copying_a_tool_result_is_recognised() {
+        let results = [
+            "Edited src/util.rs (1 change)\n  src/util.rs hunk 1 at line 14\n",
+            "error (InvalidArguments): src/util.rs: this edit was not made",
+            "ok\n",
+        ];
+        let echo = |a: &str| echoes_result(a, results.iter().copied());
+        assert!(echo(
+            "Edited src/util.rs (1 change)\n  src/util.rs hunk 1 at line 14"
+        ));
+        assert!(echo(
+            "  error (InvalidArguments): src/util.rs: this edit was not made"
+        ));
+        // Drifting from the result after its opening words.
+        assert!(echo(
+            "error (InvalidArguments): src/util.rs: this edit was not, because you"
+        ));
+        assert!(!echo("Edited src/util.rs: perimeter is implemented."));
+        // A short result line is too common to count.
+        assert!(!echo("ok, done"));
     }
 
     #[test]

@@ -59,6 +59,11 @@ pub struct Session {
     chars_per_token: f64,
     /// A tool changed the workspace and no command ran after it.
     edited_since_command: bool,
+    /// A tool changed the workspace in this run.
+    edited_this_run: bool,
+    /// Answers this run already sent back for the lean profile's workflow
+    /// ([`Session::challenge`]): each kind once per run.
+    challenged: Vec<&'static str>,
     /// The final check already ran in this run (it runs at most once).
     final_checked: bool,
     /// Characters of the user's latest message.
@@ -159,6 +164,8 @@ impl Session {
             runaway_nudged: false,
             chars_per_token: compaction::CHARS_PER_TOKEN,
             edited_since_command: false,
+            edited_this_run: false,
+            challenged: Vec::new(),
             final_checked: false,
             request_chars: 0,
             artifacts: Artifacts::default(),
@@ -424,6 +431,8 @@ impl Session {
         self.echo_nudged = false;
         self.runaway_nudged = false;
         self.final_checked = false;
+        self.edited_this_run = false;
+        self.challenged.clear();
         self.log("user", json!({ "text": message }));
         let mut parts = Vec::new();
         if let Some(note) = self.pending_note.take() {
@@ -535,6 +544,15 @@ impl Session {
                     ));
                     continue;
                 }
+                if !self.echo_nudged && self.echoes_last_results(&response.text) {
+                    // A copy of the tool result it follows is not an answer either.
+                    self.echo_nudged = true;
+                    self.log("guard", json!({"step": step, "kind": "result_echo"}));
+                    self.request.messages.push(Message::user(
+                        "(from the harness) Your last message repeated a tool result: it is not an answer. Either call a tool, or give your final answer in plain words.",
+                    ));
+                    continue;
+                }
                 if crate::repeats::is_template_echo(&response.text) {
                     // Small models imitate the chat template: an invented tool response
                     // is not an answer. Keep what came before it, or ask once more.
@@ -547,7 +565,7 @@ impl Session {
                         ));
                         continue;
                     }
-                    if self.final_check(step).await {
+                    if self.challenge(step) || self.final_check(step).await {
                         continue;
                     }
                     tracing::debug!(steps_this_run, "session done (template text cut)");
@@ -555,7 +573,7 @@ impl Session {
                         answer: crate::repeats::without_dangling_fence(&clean).to_owned(),
                     };
                 }
-                if self.final_check(step).await {
+                if self.challenge(step) || self.final_check(step).await {
                     continue;
                 }
                 tracing::debug!(steps_this_run, "session done");
@@ -564,11 +582,23 @@ impl Session {
                 };
             }
             let t0 = Instant::now();
-            // Calls the repeat guard refuses this step do not run.
-            let refused: Vec<Option<String>> = calls
+            // Calls the repeat guard refuses this step do not run; nor, for the lean
+            // profile, edits of files the model has not read (it gets the file instead).
+            let mut refused: Vec<Option<(&str, String)>> = calls
                 .iter()
-                .map(|c| self.repeats.refuses(c, step))
+                .map(|c| self.repeats.refuses(c, step).map(|why| ("refused", why)))
                 .collect();
+            if self.provider.profile().lean_tools {
+                for (call, refusal) in calls.iter().zip(refused.iter_mut()) {
+                    if refusal.is_none()
+                        && let Some(why) =
+                            agentls_tools::read_before_edit(&self.ctx, &call.name, &call.arguments)
+                                .await
+                    {
+                        *refusal = Some(("unread", why));
+                    }
+                }
+            }
             let runnable: Vec<agentls_model::ToolCall> = calls
                 .iter()
                 .zip(&refused)
@@ -589,10 +619,10 @@ impl Session {
             let mut outcomes = Vec::with_capacity(calls.len());
             for (call, refusal) in calls.iter().zip(refused) {
                 match refusal {
-                    Some(why) => {
+                    Some((kind, why)) => {
                         self.log(
                             "guard",
-                            json!({"step": step, "kind": "refused", "tool": call.name}),
+                            json!({"step": step, "kind": kind, "tool": call.name}),
                         );
                         outcomes.push(CallOutcome {
                             call: call.clone(),
@@ -627,6 +657,7 @@ impl Session {
                 if o.result.is_ok() {
                     if crate::final_check::edits(&o.call.name) {
                         self.edited_since_command = true;
+                        self.edited_this_run = true;
                     } else if o.call.name == "run_command" {
                         self.edited_since_command = false;
                     }
@@ -670,7 +701,7 @@ impl Session {
         }
         if self.provider.constrains_arguments() {
             self.request.paths =
-                crate::workspace_paths::constraint_async(&self.ctx.root, &self.tools).await;
+                crate::workspace_paths::constraint_async(&self.ctx, &self.tools).await;
         }
         self.request.forbidden_tools = self.repeats.refused_tools(step);
         let t0 = Instant::now();
@@ -739,6 +770,50 @@ impl Session {
             );
         }
         Ok(response)
+    }
+
+    /// Whether `answer` opens with a copy of a tool result of the step before it.
+    fn echoes_last_results(&self, answer: &str) -> bool {
+        // The last message is the answer itself; the one before, the results it follows.
+        let Some(before) = self.request.messages.iter().rev().nth(1) else {
+            return false;
+        };
+        crate::repeats::echoes_result(
+            answer,
+            before.parts.iter().filter_map(|p| match p {
+                Part::ToolResult(r) => Some(r.content.as_str()),
+                _ => None,
+            }),
+        )
+    }
+
+    /// The lean profile holds a small model's answer to its workflow (read, edit, run
+    /// the tests, answer): an answer with no edit in the run, or after edits no command
+    /// checked (and no final check configured to do it), goes back once per run each,
+    /// saying what is missing. True when it went back. Small models answered "No changes
+    /// needed." after reading one file, and a question asked in agent mode costs one
+    /// more turn.
+    fn challenge(&mut self, step: u32) -> bool {
+        if !self.provider.profile().lean_tools
+            || self.config.mode != crate::Mode::Agent
+            || self.ctx.cancel.is_cancelled()
+        {
+            return false;
+        }
+        let (kind, note) = if !self.edited_this_run {
+            ("no_edit", crate::final_check::NO_EDIT_NOTE)
+        } else if self.edited_since_command && self.config.final_check.is_none() {
+            ("untested", crate::final_check::UNTESTED_NOTE)
+        } else {
+            return false;
+        };
+        if self.challenged.contains(&kind) {
+            return false;
+        }
+        self.challenged.push(kind);
+        self.log("guard", json!({"step": step, "kind": kind}));
+        self.request.messages.push(Message::user(note));
+        true
     }
 
     /// Runs the project's check when the model is about to finish after edits it did

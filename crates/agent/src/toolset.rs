@@ -128,6 +128,14 @@ impl ToolSet {
             .collect()
     }
 
+    /// `(tool, its edit arguments)` for these tools' edits held to the files' text.
+    pub fn edit_args(&self) -> Vec<(String, agentls_model::EditArgs)> {
+        self.tools
+            .iter()
+            .filter_map(|t| Some((t.spec().name.to_owned(), t.edit_args()?)))
+            .collect()
+    }
+
     /// The definitions the model sees.
     pub fn defs(&self) -> Vec<ToolDef> {
         self.tools.iter().map(|t| t.spec().to_tool_def()).collect()

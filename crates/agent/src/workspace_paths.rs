@@ -14,15 +14,20 @@ use crate::toolset::ToolSet;
 pub const MAX_PATHS: usize = 20_000;
 
 /// The constraint for `tools` over the files and directories under `root`: git-ignored
-/// entries and `.git` left out, hidden ones kept, links not followed. `None` when the
-/// tree has more than [`MAX_PATHS`] entries or no tool names a path.
-pub fn constraint(root: &Path, tools: &ToolSet) -> Option<PathConstraint> {
+/// entries and `.git` left out, hidden ones kept, links not followed; edits of the files
+/// in `texts` (those the model has seen) held to their text. `None` when the tree has
+/// more than [`MAX_PATHS`] entries or no tool names a path.
+pub fn constraint(
+    root: &Path,
+    tools: &ToolSet,
+    texts: Vec<(String, String)>,
+) -> Option<PathConstraint> {
     let args = tools.path_args();
     if args.is_empty() {
         return None;
     }
     let (files, dirs) = walk(root, MAX_PATHS)?;
-    let constraint = PathConstraint::new(files, dirs, args);
+    let constraint = PathConstraint::new(files, dirs, args).with_texts(tools.edit_args(), texts);
     Some(match root.to_str() {
         Some(r) => constraint.with_root(r),
         None => constraint,
@@ -67,15 +72,22 @@ fn walk(root: &Path, limit: usize) -> Option<(Vec<String>, Vec<String>)> {
     Some((files, dirs))
 }
 
-/// [`constraint`] off the async runtime.
-pub async fn constraint_async(root: &Path, tools: &ToolSet) -> Option<Arc<PathConstraint>> {
-    let root = root.to_path_buf();
+/// [`constraint`] for the session's tools and the files its model has seen, off the
+/// async runtime.
+pub async fn constraint_async(
+    ctx: &agentls_tools::ToolContext,
+    tools: &ToolSet,
+) -> Option<Arc<PathConstraint>> {
+    let ctx = ctx.clone();
     let tools = tools.clone();
-    tokio::task::spawn_blocking(move || constraint(&root, &tools))
-        .await
-        .ok()
-        .flatten()
-        .map(Arc::new)
+    tokio::task::spawn_blocking(move || {
+        let texts = agentls_tools::seen_texts(&ctx);
+        constraint(&ctx.root, &tools, texts)
+    })
+    .await
+    .ok()
+    .flatten()
+    .map(Arc::new)
 }
 
 #[cfg(test)]
@@ -112,7 +124,7 @@ mod tests {
         );
 
         let tools = ToolSet::new(vec![Arc::new(agentls_tools::ReadFile)]);
-        let c = constraint(root, &tools).expect("read_file names a path");
+        let c = constraint(root, &tools, Vec::new()).expect("read_file names a path");
         assert_eq!(c.kind("read_file", "path"), Some(PathKind::File));
         assert_eq!(c.check(PathKind::File, "src/lib.rs"), PathCheck::Complete);
         assert_eq!(c.check(PathKind::File, "target/x.o"), PathCheck::Invalid);

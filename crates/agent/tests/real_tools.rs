@@ -136,6 +136,97 @@ async fn compact_model_gets_the_lean_tools_and_fixes_the_crate() {
     check_run(&server, &ws, status);
 }
 
+/// The lean profile holds a small model to its workflow: an edit of a file it never read
+/// is answered with the file instead of being made; an answer with no edit in the run,
+/// and one after an edit nothing checked, each go back once per run; so does an answer
+/// that copies a tool result.
+#[tokio::test]
+async fn a_lean_model_reads_before_it_edits_and_is_held_to_its_workflow() {
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    std::fs::write(ws.path().join("check.sh"), CHECK).unwrap();
+    // A piece of a line, not whole lines: a guess unless the model has seen the file.
+    let fix = json!({"path": "src/lib.rs", "old_string": "- b", "new_string": "+ b"});
+    server.push_turn(call("c1", "str_replace", fix.clone()));
+    server.push_turn(Turn::text("No changes needed."));
+    server.push_turn(call("c2", "str_replace", fix));
+    // A copy of the tool result is not an answer.
+    server.push_turn(Turn::text("Edited src/lib.rs (1 change)"));
+    server.push_turn(Turn::text("Fixed."));
+    server.push_turn(call("c3", "run_command", json!({"command": "sh check.sh"})));
+    server.push_turn(Turn::text("Fixed add; check passes."));
+    // A second run: held once more, since each run starts over; a second unchecked
+    // answer stands.
+    server.push_turn(Turn::text("Nothing to do."));
+    server.push_turn(Turn::text("Nothing to do: add already adds."));
+
+    let mut ctx = test_context(ws.path());
+    ctx.sandbox = Some(Arc::new(
+        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
+    ));
+    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let mut s = Session::new(
+        provider(
+            &server,
+            WireFormat::OpenaiChat,
+            agentls_model::local::profile(4096),
+        ),
+        tools,
+        ctx,
+        SessionConfig::default(),
+        static_ctx,
+    );
+    let status = s.run("Make the check pass.").await;
+    assert_eq!(
+        status,
+        Status::Done {
+            answer: "Fixed add; check passes.".into()
+        }
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 7);
+    let blind = tool_messages(&reqs[1].body);
+    assert!(
+        blind[0].contains("this edit was not made") && blind[0].contains("     2\t    a - b"),
+        "the file instead of the edit: {blind:?}"
+    );
+    let last_user = |i: usize| {
+        let messages = reqs[i].body["messages"].as_array().unwrap();
+        messages.last().unwrap()["content"].to_string()
+    };
+    assert!(
+        last_user(2).contains("You answered without changing any file"),
+        "{}",
+        last_user(2)
+    );
+    assert!(
+        last_user(4).contains("repeated a tool result"),
+        "{}",
+        last_user(4)
+    );
+    assert!(
+        last_user(5).contains("ran nothing after the last change"),
+        "{}",
+        last_user(5)
+    );
+    assert!(
+        std::fs::read_to_string(ws.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("a + b")
+    );
+
+    let status = s.run("Anything else?").await;
+    assert_eq!(
+        status,
+        Status::Done {
+            answer: "Nothing to do: add already adds.".into()
+        }
+    );
+    assert_eq!(server.requests().len(), 9);
+}
+
 #[tokio::test]
 async fn apply_patch_model_fixes_the_crate() {
     let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@ pub fn add(a: i32, b: i32) -> i32 {\n-    a - b\n+    a + b\n }\n*** End Patch\n";
@@ -548,6 +639,11 @@ async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_st
         "write_file",
         json!({"path": "src/extra.rs", "content": "pub fn extra() {}\n"}),
     ));
+    server.push_turn(call(
+        "c2",
+        "read_file",
+        json!({"path": "src/lib.rs", "limit": 1}),
+    ));
     server.push_turn(Turn::text("Added src/extra.rs."));
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let provider = Arc::new(Constraining {
@@ -567,7 +663,7 @@ async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_st
     let status = s.run("Add src/extra.rs.").await;
     assert!(matches!(status, Status::Done { .. }), "{status:?}");
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 2, "two requests");
+    assert_eq!(seen.len(), 3, "three requests");
     let first = seen[0].as_ref().expect("the first request holds the paths");
     let second = seen[1]
         .as_ref()
@@ -589,6 +685,18 @@ async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_st
         second.check(PathKind::File, "src/extra.rs"),
         PathCheck::Complete
     );
+    // Edits are held to the text of the files the model has seen: the one it wrote,
+    // then the one it read a window of (whole, as the edit tools match it).
+    assert!(first.edit_args("str_replace").is_some());
+    assert_eq!(first.text_of("src/lib.rs"), None);
+    assert_eq!(second.text_of("src/extra.rs"), Some("pub fn extra() {}\n"));
+    assert_eq!(second.text_of("src/lib.rs"), None);
+    let third = seen[2].as_ref().expect("the third request holds the paths");
+    assert_eq!(
+        third.text_of("./src/lib.rs"),
+        Some("pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n")
+    );
+    assert_eq!(third.text_of("Cargo.toml"), None);
 }
 
 #[tokio::test]

@@ -42,6 +42,14 @@ pub struct CallGrammar {
 /// own copy of a schema (never in what the model is shown).
 const PATH_KEY: &str = "x-agentls-path";
 
+/// Marks an edit's `old` argument with the name of the argument naming its file: when
+/// that file is one the model has seen, the value must be a piece of its text.
+const COPIED_KEY: &str = "x-agentls-copied-from";
+
+/// Marks an edit's `new` argument with the name of its `old` argument: the two may not
+/// be equal (an edit that changes nothing).
+const DIFFERS_KEY: &str = "x-agentls-differs-from";
+
 /// What the parse functions share: the workspace's paths, when calls are held to them.
 struct Cx<'a> {
     paths: Option<&'a PathConstraint>,
@@ -104,6 +112,14 @@ impl CallGrammar {
                         .filter(|k| *k != PathKind::File || !p.files().is_empty());
                     if let (Some(kind), Some(sub)) = (kind, sub.as_object_mut()) {
                         sub.insert(PATH_KEY.to_owned(), Value::String(kind_name(kind).into()));
+                    }
+                }
+                if let Some(edit) = p.edit_args(tool) {
+                    if let Some(old) = props.get_mut(edit.old).and_then(Value::as_object_mut) {
+                        old.insert(COPIED_KEY.to_owned(), Value::String(edit.path.into()));
+                    }
+                    if let Some(new) = props.get_mut(edit.new).and_then(Value::as_object_mut) {
+                        new.insert(DIFFERS_KEY.to_owned(), Value::String(edit.old.into()));
                     }
                 }
             }
@@ -301,7 +317,15 @@ fn missing_members(cx: &Cx, schema: &Value, seen: &[String], first: bool) -> Str
     let props = schema.get("properties").and_then(Value::as_object);
     let mut out = String::new();
     let mut first = first;
-    for key in required_of(schema) {
+    // Held arguments after the ones they are held to (an edit's new text after its old
+    // text, after its path), as the object's parse requires.
+    let mut required = required_of(schema);
+    required.sort_by_key(|key| {
+        let sub = props.and_then(|p| p.get(*key));
+        let marked = |m: &str| sub.is_some_and(|s| s.get(m).is_some());
+        usize::from(marked(COPIED_KEY)) + 2 * usize::from(marked(DIFFERS_KEY))
+    });
+    for key in required {
         if seen.iter().any(|k| k == key) {
             continue;
         }
@@ -355,6 +379,8 @@ fn object(cx: &Cx, s: &[char], i: usize, schema: &Value, free: bool) -> P {
             .is_some_and(|a| a != &Value::Bool(false));
     let any = Value::Object(Default::default());
     let mut seen: Vec<String> = Vec::new();
+    // The members' string values so far, for the arguments held to others.
+    let mut strings: Vec<(String, String)> = Vec::new();
     let mut i = step!(lit(s, i, "{"), || format!(
         "{}}}",
         missing_members(cx, schema, &[], true)
@@ -422,11 +448,18 @@ fn object(cx: &Cx, s: &[char], i: usize, schema: &Value, free: bool) -> P {
                 Err(_) => return P::Bad,
             }
         } else {
+            // An argument held to another comes after it.
+            let after = |sub: &Value| {
+                [COPIED_KEY, DIFFERS_KEY]
+                    .iter()
+                    .filter_map(|m| sub.get(*m)?.as_str())
+                    .all(|other| seen.iter().any(|k| k == other))
+            };
             let names: Vec<String> = props
                 .map(|p| {
-                    p.keys()
-                        .filter(|k| !seen.contains(k))
-                        .map(|k| json_str(k))
+                    p.iter()
+                        .filter(|(k, sub)| !seen.contains(k) && after(sub))
+                        .map(|(k, _)| json_str(k))
                         .collect()
                 })
                 .unwrap_or_default();
@@ -455,7 +488,7 @@ fn object(cx: &Cx, s: &[char], i: usize, schema: &Value, free: bool) -> P {
             return P::Bad;
         }
         let sub = props.and_then(|p| p.get(&key)).unwrap_or(&any);
-        seen.push(key);
+        seen.push(key.clone());
         i = ws(s, j);
         i = step!(lit(s, i, ":"), || format!(
             " {}{}",
@@ -463,7 +496,199 @@ fn object(cx: &Cx, s: &[char], i: usize, schema: &Value, free: bool) -> P {
             close(&seen)
         ));
         i = ws(s, i);
-        i = step!(value(cx, s, i, sub), || close(&seen));
+        let start = i;
+        i = step!(held_value(cx, s, i, sub, &strings), || close(&seen));
+        if s.get(start) == Some(&'"')
+            && let Ok(Decoded::Closed(text, _)) = decode(s, start + 1)
+        {
+            strings.push((key, text));
+        }
+    }
+}
+
+/// A member's value, held to the values before it where its schema says so: an edit's
+/// `old` argument to the text of the file named before it (when the model has seen
+/// that file), its `new` argument to differ from `old`.
+fn held_value(cx: &Cx, s: &[char], i: usize, schema: &Value, before: &[(String, String)]) -> P {
+    let earlier = |mark: &str| {
+        let arg = schema.get(mark)?.as_str()?;
+        before
+            .iter()
+            .find(|(k, _)| k == arg)
+            .map(|(_, v)| v.as_str())
+    };
+    if s.get(i) != Some(&'"') {
+        return value(cx, s, i, schema);
+    }
+    // A file that does not exist has no text to copy from: `old` can only be empty
+    // (the edit creates the file).
+    let missing = earlier(COPIED_KEY)
+        .zip(cx.paths)
+        .is_some_and(|(path, paths)| paths.check(PathKind::File, path) != PathCheck::Complete);
+    let text = if missing {
+        Some("")
+    } else {
+        earlier(COPIED_KEY).and_then(|path| cx.paths?.text_of(path))
+    };
+    if let Some(text) = text {
+        let start = step!(lit(s, i, "\""), || "\"".to_owned());
+        return match decode(s, start) {
+            Err(()) => P::Bad,
+            Ok(Decoded::Closed(v, end)) if text.contains(&v) => P::Ok(end),
+            Ok(Decoded::Open(v, pending)) if text.contains(&v) => finish_copied(text, &v, &pending),
+            Ok(_) => P::Bad,
+        };
+    }
+    if let Some(old) = earlier(DIFFERS_KEY) {
+        // Two empty strings are let through: they are the shortest completion of a
+        // call cut short, and the tool says why such an edit is refused.
+        let start = step!(lit(s, i, "\""), || "\"".to_owned());
+        return match decode(s, start) {
+            Err(()) => P::Bad,
+            Ok(Decoded::Closed(v, _)) if v == old && !old.is_empty() => P::Bad,
+            Ok(Decoded::Closed(_, end)) => P::Ok(end),
+            Ok(Decoded::Open(..)) => string(s, i),
+        };
+    }
+    value(cx, s, i, schema)
+}
+
+/// The completion of a copied string whose content so far, `v`, is in `text`: a closing
+/// quote, after finishing an escape cut short (`pending`, as written) with a character
+/// that follows `v` somewhere in `text`. Bad when no such character can be written so.
+fn finish_copied(text: &str, v: &str, pending: &str) -> P {
+    if pending.is_empty() {
+        return P::Eof("\"".to_owned());
+    }
+    let pending = pending.to_ascii_lowercase();
+    let nexts = text
+        .match_indices(v)
+        .filter_map(|(at, _)| text[at + v.len()..].chars().next());
+    for c in nexts {
+        if let Some(rest) = escapes(c)
+            .iter()
+            .find_map(|e| e.strip_prefix(pending.as_str()))
+        {
+            return P::Eof(format!("{rest}\""));
+        }
+    }
+    P::Bad
+}
+
+/// The ways JSON escapes `c` (hex in lower case).
+fn escapes(c: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let short = match c {
+        '"' => Some('"'),
+        '\\' => Some('\\'),
+        '/' => Some('/'),
+        '\u{8}' => Some('b'),
+        '\u{c}' => Some('f'),
+        '\n' => Some('n'),
+        '\r' => Some('r'),
+        '\t' => Some('t'),
+        _ => None,
+    };
+    if let Some(e) = short {
+        out.push(format!("\\{e}"));
+    }
+    let mut units = [0u16; 2];
+    let hex: String = c
+        .encode_utf16(&mut units)
+        .iter()
+        .map(|u| format!("\\u{u:04x}"))
+        .collect();
+    out.push(hex);
+    out
+}
+
+/// A JSON string's content so far.
+enum Decoded {
+    /// Closed: the content, and the index past the closing quote.
+    Closed(String, usize),
+    /// Cut short: the content, and an escape cut short at the end as written (empty
+    /// when none).
+    Open(String, String),
+}
+
+/// The content of the JSON string whose first character (after the quote) is at
+/// `start`, unescaped. `Err` for what JSON does not allow.
+fn decode(s: &[char], start: usize) -> Result<Decoded, ()> {
+    let mut out = String::new();
+    let mut i = start;
+    let hex = |at: usize| -> Option<u32> {
+        let digits: String = s.get(at..at + 4)?.iter().collect();
+        u32::from_str_radix(&digits, 16).ok()
+    };
+    loop {
+        let pending = |out: String| Ok(Decoded::Open(out, s[i..].iter().collect()));
+        let Some(&c) = s.get(i) else {
+            return pending(out);
+        };
+        match c {
+            '"' => return Ok(Decoded::Closed(out, i + 1)),
+            '\\' => {
+                let Some(&e) = s.get(i + 1) else {
+                    return pending(out);
+                };
+                let plain = match e {
+                    '"' => Some('"'),
+                    '\\' => Some('\\'),
+                    '/' => Some('/'),
+                    'b' => Some('\u{8}'),
+                    'f' => Some('\u{c}'),
+                    'n' => Some('\n'),
+                    'r' => Some('\r'),
+                    't' => Some('\t'),
+                    'u' => None,
+                    _ => return Err(()),
+                };
+                if let Some(p) = plain {
+                    out.push(p);
+                    i += 2;
+                    continue;
+                }
+                if s.len() < i + 6 {
+                    // Cut short: only hex digits may have been written so far.
+                    return if s[i + 2..].iter().all(char::is_ascii_hexdigit) {
+                        pending(out)
+                    } else {
+                        Err(())
+                    };
+                }
+                let Some(unit) = hex(i + 2) else {
+                    return Err(());
+                };
+                if (0xD800..0xDC00).contains(&unit) {
+                    // A high surrogate: its low half must follow.
+                    if s.len() < i + 12 {
+                        // Only its low half's beginning may follow.
+                        let low: String = s[i + 6..].iter().collect();
+                        let ok = "\\u".starts_with(&low)
+                            || low
+                                .strip_prefix("\\u")
+                                .is_some_and(|h| h.chars().all(|c| c.is_ascii_hexdigit()));
+                        return if ok { pending(out) } else { Err(()) };
+                    }
+                    let low = (s[i + 6] == '\\' && s[i + 7] == 'u')
+                        .then(|| hex(i + 8))
+                        .flatten()
+                        .filter(|l| (0xDC00..0xE000).contains(l))
+                        .ok_or(())?;
+                    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                    out.push(char::from_u32(code).ok_or(())?);
+                    i += 12;
+                } else {
+                    out.push(char::from_u32(unit).ok_or(())?);
+                    i += 6;
+                }
+            }
+            c if (c as u32) < 0x20 => return Err(()),
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
     }
 }
 
@@ -818,6 +1043,95 @@ mod tests {
             ),
         ])
         .with_paths(Some(Arc::new(paths)))
+    }
+
+    #[test]
+    fn an_edit_is_held_to_the_text_of_a_file_the_model_has_seen() {
+        let edit = json!({"type": "object", "properties": {
+            "path": {"type": "string"},
+            "old_string": {"type": "string"},
+            "new_string": {"type": "string"}},
+            // In the order schemars writes it.
+            "required": ["new_string", "old_string", "path"]});
+        let args = agentls_model::EditArgs {
+            path: "path",
+            old: "old_string",
+            new: "new_string",
+        };
+        let paths = PathConstraint::new(
+            vec!["calc.py".into(), "other.py".into()],
+            Vec::new(),
+            vec![("str_replace".into(), "path".into(), PathKind::NewFile)],
+        )
+        .with_root("/ws")
+        .with_texts(
+            vec![("str_replace".into(), args)],
+            vec![(
+                "calc.py".into(),
+                "def add(a, b):\r\n    \"\"\"Sum 😀.\"\"\"\r\n    return a - b\r\n".into(),
+            )],
+        );
+        let g =
+            CallGrammar::new(vec![("str_replace".into(), edit)]).with_paths(Some(Arc::new(paths)));
+        let head = |path: &str| {
+            format!(
+                "\n{{\"name\": \"str_replace\", \"arguments\": {{\"path\": {}, \"old_string\": ",
+                json_str(path)
+            )
+        };
+        let call = |path: &str, old: &str, new: &str| {
+            format!(
+                "{}{}, \"new_string\": {}}}}}\n</tool_call>",
+                head(path),
+                json_str(old),
+                json_str(new)
+            )
+        };
+        for ok in [
+            call("calc.py", "return a - b", "return a + b"),
+            // Across lines (the file's CRLF as LF), with escapes, by any name.
+            call("./calc.py", "\"\"\"Sum 😀.\"\"\"\n    return a - b", "x"),
+            call("/ws/calc.py", "a - b", "a + b"),
+            // A file the model has not seen is not held: the harness shows it first.
+            call("other.py", "anything", "else"),
+        ] {
+            assert_eq!(g.check(&ok), Check::Complete, "{ok}");
+            completes_every_prefix(&g, &ok);
+        }
+        // Written as \u escapes, surrogate pair included.
+        let escaped = format!(
+            "{}\"Sum \\ud83d\\ude00.\", \"new_string\": \"x\"}}}}\n</tool_call>",
+            head("calc.py")
+        );
+        assert_eq!(g.check(&escaped), Check::Complete, "{escaped}");
+        // Made-up code, line-number prefixes and near misses cannot even be begun.
+        for bad in [
+            "return self.add(a, b)",
+            "     3\treturn a - b",
+            "return a-b",
+        ] {
+            let open = json_str(bad);
+            let text = format!("{}{}", head("calc.py"), &open[..open.len() - 1]);
+            assert_eq!(g.check(&text), Check::Invalid, "{text}");
+        }
+        // An edit that changes nothing cannot be closed, though its new text may
+        // begin like the old.
+        let same = call("calc.py", "a - b", "a - b");
+        assert_eq!(g.check(&same), Check::Invalid);
+        let (open, _) = same.rsplit_once("\"}}").unwrap();
+        assert_eq!(g.check(open), Check::Partial, "{open}");
+        let longer = call("calc.py", "a - b", "a - b + 0");
+        assert_eq!(g.check(&longer), Check::Complete);
+        // Held arguments come after the ones they are held to.
+        let early = "\n{\"name\": \"str_replace\", \"arguments\": {\"old_string\"";
+        assert_eq!(g.check(early), Check::Invalid);
+        let new_first =
+            "\n{\"name\": \"str_replace\", \"arguments\": {\"path\": \"calc.py\", \"new_string\"";
+        assert_eq!(g.check(new_first), Check::Invalid);
+        // A file that does not exist has no text: only an empty old_string creates it.
+        let (create, made_up) = (call("new.py", "", "x = 1"), call("new.py", "x", "y"));
+        assert_eq!(g.check(&create), Check::Complete);
+        assert_eq!(g.check(&made_up), Check::Invalid);
     }
 
     #[test]

@@ -86,7 +86,11 @@ async fn the_demo_task_lands_its_edit_and_the_stubs_tests_pass() {
         models: ModelsConfig::default(),
         provider: Some(Arc::new(provider)),
         tools: ToolSet::default(),
-        session: SessionConfig::default(),
+        // As the demo runs it: the harness runs the tests if the model does not.
+        session: SessionConfig {
+            final_check: agentls_agent::final_check::detect(&ws),
+            ..SessionConfig::default()
+        },
         trajectory_dir: Some(dir.path().join("traj")),
         cancel: CancellationToken::new(),
         approver: None,

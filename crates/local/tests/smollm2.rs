@@ -315,6 +315,72 @@ async fn a_path_argument_names_a_workspace_file_whatever_the_model_prefers() {
     }
 }
 
+fn str_replace_request(user: &str, held: bool) -> ChatRequest {
+    use agentls_model::{EditArgs, PathConstraint, PathKind};
+    let mut req = ChatRequest::new(Some("You are a coding agent. Use the tools.".into()), user);
+    req.tools = vec![agentls_model::ToolDef {
+        name: "str_replace".into(),
+        description: "Replace old_string with new_string in the file at path.".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {
+            "path": {"type": "string"},
+            "old_string": {"type": "string"},
+            "new_string": {"type": "string"}},
+            "required": ["path", "old_string", "new_string"]}),
+    }];
+    let paths = PathConstraint::new(
+        vec!["calc.py".into()],
+        Vec::new(),
+        vec![("str_replace".into(), "path".into(), PathKind::NewFile)],
+    );
+    let args = EditArgs {
+        path: "path",
+        old: "old_string",
+        new: "new_string",
+    };
+    req.paths = Some(std::sync::Arc::new(if held {
+        paths.with_texts(
+            vec![("str_replace".into(), args)],
+            vec![("calc.py".into(), CALC.into())],
+        )
+    } else {
+        paths
+    }));
+    req.max_tokens = Some(96);
+    req
+}
+
+const CALC: &str = "def add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a - b\n";
+
+/// Asked for an `old_string` that is not in the file, the model's call still copies one
+/// from the file it has seen, and the edit changes something.
+#[tokio::test]
+async fn an_edit_copies_its_old_string_from_the_file_it_names() {
+    let Some(p) = provider("an_edit_copies_its_old_string_from_the_file_it_names") else {
+        return;
+    };
+    let user = "Call str_replace on calc.py with old_string \"return self.add(a, b)\" and new_string \"return a + b\".";
+    let call = |held: bool| {
+        let p = &p;
+        async move {
+            let r = collect(p.stream(&str_replace_request(user, held), CancellationToken::new()))
+                .await
+                .unwrap();
+            assert_eq!(r.tool_calls.len(), 1, "{r:?}");
+            r.tool_calls[0].parse_arguments().unwrap()
+        }
+    };
+    // Unheld, the model writes what it was asked for, which is not in the file.
+    let free = call(false).await;
+    let free_old = free["old_string"].as_str().unwrap_or_default();
+    assert!(!CALC.contains(free_old), "{free}");
+    let args = call(true).await;
+    let old = args["old_string"].as_str().unwrap_or_default();
+    let new = args["new_string"].as_str().unwrap_or_default();
+    assert_eq!(args["path"], "calc.py", "{args}");
+    assert!(CALC.contains(old), "{args}");
+    assert_ne!(old, new, "{args}");
+}
+
 #[tokio::test]
 async fn an_answer_after_a_tool_result_never_opens_with_template_text() {
     use agentls_model::{Message, Part, Role, ToolCall, ToolResult};

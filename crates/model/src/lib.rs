@@ -101,7 +101,7 @@ pub use config::{ModelConfig, ModelsConfig};
 pub use error::{ErrorClass, ModelError};
 pub use event::{RUNAWAY_STOP, StopReason, StreamEvent};
 pub use local::{LocalModelSpec, LocalSource};
-pub use paths::{PathCheck, PathConstraint, PathKind};
+pub use paths::{EditArgs, PathCheck, PathConstraint, PathKind};
 pub use profile::{EditFormat, ModelProfile, ProfileOverrides, PromptVariant, WireFormat};
 pub use response::{Accumulator, Response, collect};
 pub use retry::RetryPolicy;

@@ -24,6 +24,20 @@ pub enum PathKind {
     NewFile,
 }
 
+/// A tool's edit arguments: `old` must be copied from the file `path` names, and `new`
+/// must differ from `old`. Small models wrote `old_string`s that are not in the file
+/// (made-up code, line-number prefixes) and `new_string`s equal to them, and repeated
+/// the refused call until their time ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EditArgs {
+    /// The argument naming the file.
+    pub path: &'static str,
+    /// The argument that must be copied from that file's text.
+    pub old: &'static str,
+    /// The argument that must differ from `old`.
+    pub new: &'static str,
+}
+
 /// The workspace's files and directories (relative, `/`-separated) and which tool
 /// arguments name them.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,6 +45,13 @@ pub struct PathConstraint {
     files: Vec<String>,
     dirs: Vec<String>,
     args: Vec<(String, String, PathKind)>,
+    /// Tools with [`EditArgs`].
+    edits: Vec<(String, EditArgs)>,
+    /// Files the model has seen (relative path → text, CRLF as LF, as the edit engine
+    /// matches a model's LF text in a CRLF file): an edit's `old`
+    /// argument for one of them is held to its text. Others are not held: the harness
+    /// shows an unseen file before editing it.
+    texts: std::collections::HashMap<String, String>,
     /// The workspace root as an absolute path with its trailing `/` (kept so, since
     /// `check` runs for every candidate token), which may open any path: models given
     /// the root in their prompt write `/ws/src/a.rs`.
@@ -55,8 +76,41 @@ impl PathConstraint {
             files,
             dirs,
             args,
+            edits: Vec::new(),
+            texts: Default::default(),
             root: None,
         }
+    }
+
+    /// Also holds the edit arguments of `edits` (per tool) to the `texts` of the files
+    /// the model has seen (relative path, text as the edit tools match it).
+    pub fn with_texts(
+        mut self,
+        edits: Vec<(String, EditArgs)>,
+        texts: impl IntoIterator<Item = (String, String)>,
+    ) -> Self {
+        self.edits = edits;
+        self.texts = texts
+            .into_iter()
+            .map(|(path, text)| (path, text.replace("\r\n", "\n")))
+            .collect();
+        self
+    }
+
+    /// The edit arguments of `tool`, when it has them.
+    pub fn edit_args(&self, tool: &str) -> Option<EditArgs> {
+        self.edits.iter().find(|(t, _)| t == tool).map(|(_, e)| *e)
+    }
+
+    /// The text an edit's `old` argument is held to, for the file a path argument names
+    /// as `written` (relative, or opening with `./` or the root): `None` when the model
+    /// has not seen that file.
+    pub fn text_of(&self, written: &str) -> Option<&str> {
+        let rel = self
+            .prefixes()
+            .find_map(|p| written.strip_prefix(p))
+            .unwrap_or(written);
+        self.texts.get(rel).map(String::as_str)
     }
 
     /// Also accepts each path written absolutely, under `root`. A root that a JSON

@@ -44,6 +44,7 @@
 //! assert!(ask.get("read_file").is_some() && ask.get("write_file").is_none());
 //! ```
 
+mod blind;
 pub mod client_files;
 mod context;
 mod error;
@@ -78,6 +79,7 @@ mod task;
 mod todo;
 mod write_file;
 
+pub use blind::{read_before_edit, seen_texts};
 pub use client_files::ClientFiles;
 pub use context::{
     Approver, CheckResult, Checker, CommandChoice, DiagnosticsSource, EditSink, NavAnswer, NavAsk,

@@ -113,6 +113,8 @@ impl Tool for ReadFile {
         // in the output, but the model saw where they are).
         if offset == 1 && end == total {
             ctx.reads.remember(&path, rope.to_string());
+        } else {
+            ctx.reads.glimpse(&path);
         }
         let origin = match src.origin {
             agentls_text::Origin::Buffer => " (unsaved buffer)",

@@ -4,7 +4,7 @@
 //! three-way from it so the other change is kept, or refused with the current text.
 //! Nothing the user typed is ever overwritten by a write made from an older read.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -14,6 +14,9 @@ use agentls_edit::{FileChange, Plan, merge3};
 #[derive(Debug, Default)]
 pub struct ReadVersions {
     seen: Mutex<HashMap<PathBuf, String>>,
+    /// Files the model has seen any lines of (a window read, its own edit): an edit of
+    /// a file outside this set was written blind ([`crate::blind_edit`]).
+    looked: Mutex<HashSet<PathBuf>>,
 }
 
 impl ReadVersions {
@@ -28,9 +31,31 @@ impl ReadVersions {
         self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn looked(&self) -> std::sync::MutexGuard<'_, HashSet<PathBuf>> {
+        self.looked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The model has seen `text` as the whole of `path`.
     pub fn remember(&self, path: &Path, text: String) {
+        self.looked().insert(path.to_path_buf());
         self.seen().insert(path.to_path_buf(), text);
+    }
+
+    /// The model has seen some lines of `path`.
+    pub fn glimpse(&self, path: &Path) {
+        self.looked().insert(path.to_path_buf());
+    }
+
+    /// Whether the model has seen any of `path` in this session.
+    pub fn has_looked(&self, path: &Path) -> bool {
+        self.looked().contains(path)
+    }
+
+    /// The files the model has seen any of in this session.
+    pub fn looked_at(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self.looked().iter().cloned().collect();
+        paths.sort();
+        paths
     }
 
     /// The text the model last saw of `path`, if it saw all of it.
@@ -41,6 +66,27 @@ impl ReadVersions {
     /// Records what a landed plan of the model's own left in each file it touched: the
     /// model knows that text, since it wrote it (minus others' changes it never saw).
     pub fn record(&self, plan: &Plan) {
+        {
+            let mut looked = self.looked();
+            for c in &plan.changes {
+                match c {
+                    FileChange::Create { path, .. } => {
+                        looked.insert(path.clone());
+                    }
+                    FileChange::Edit(t) => {
+                        looked.insert(t.path.clone());
+                    }
+                    FileChange::Rename { from, to } => {
+                        if looked.remove(from) {
+                            looked.insert(to.clone());
+                        }
+                    }
+                    FileChange::Delete { path } => {
+                        looked.remove(path);
+                    }
+                }
+            }
+        }
         let mut seen = self.seen();
         for c in &plan.changes {
             match c {

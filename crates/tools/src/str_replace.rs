@@ -30,6 +30,14 @@ impl Tool for StrReplace {
         &[("path", PathKind::NewFile)]
     }
 
+    fn edit_args(&self) -> Option<agentls_model::EditArgs> {
+        Some(agentls_model::EditArgs {
+            path: "path",
+            old: "old_string",
+            new: "new_string",
+        })
+    }
+
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let ops = parse_ops("str_replace", Format::StrReplace, &args)?;
         let is_noop =

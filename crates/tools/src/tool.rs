@@ -91,6 +91,13 @@ pub trait Tool: Send + Sync {
         &[]
     }
 
+    /// The arguments of an edit that must be copied from the file it names, and the one
+    /// that must differ from them: a constrained model can then only write an
+    /// `old_string` that is in a file it has seen.
+    fn edit_args(&self) -> Option<agentls_model::EditArgs> {
+        None
+    }
+
     /// Runs the call. Must return promptly once `ctx.cancel` fires.
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError>;
 }

@@ -384,3 +384,80 @@ async fn no_op_edits_are_invalid_arguments() {
     );
     assert_eq!(w.disk("a.txt"), "a\nb\n");
 }
+
+/// A `str_replace` on a file the model has seen none of is answered with the file (the
+/// lean profile's harness sends that instead of making the edit); a window read, the
+/// model's own new file, a new file's empty `old_string` and other tools pass.
+#[tokio::test]
+async fn an_edit_of_an_unread_file_is_answered_with_the_file() {
+    let w = ws(&[
+        ("calc.py", "def add(a, b):\n    return a - b\n"),
+        ("big.py", "x = 1\ny = 2\nz = 3\n"),
+    ]);
+    let edit = |path: &str, old: &str| {
+        json!({"path": path, "old_string": old, "new_string": "return 0"}).to_string()
+    };
+    let why = agentls_tools::read_before_edit(&w.ctx, "str_replace", &edit("./calc.py", "return"))
+        .await
+        .expect("a blind edit");
+    assert!(why.contains("you have not read calc.py"), "{why}");
+    assert!(
+        why.contains("     2\t    return a - b"),
+        "the file shown: {why}"
+    );
+    assert_eq!(w.disk("calc.py"), "def add(a, b):\n    return a - b\n");
+    // Being shown the file counts as reading it.
+    let again =
+        agentls_tools::read_before_edit(&w.ctx, "str_replace", &edit("calc.py", "return")).await;
+    assert_eq!(again, None);
+
+    // A window of lines is a read.
+    w.ok(
+        "read_file",
+        json!({"path": "big.py", "offset": 2, "limit": 1}),
+    )
+    .await;
+    let after_window =
+        agentls_tools::read_before_edit(&w.ctx, "str_replace", &edit("big.py", "y = 2")).await;
+    assert_eq!(after_window, None);
+
+    // A file the model created is one it knows.
+    w.ok(
+        "write_file",
+        json!({"path": "new.py", "content": "a = 1\n"}),
+    )
+    .await;
+    let own =
+        agentls_tools::read_before_edit(&w.ctx, "str_replace", &edit("new.py", "a = 1")).await;
+    assert_eq!(own, None);
+
+    let w = ws(&[("calc.py", "def add(a, b):\n    return a - b\n")]);
+    let creates =
+        agentls_tools::read_before_edit(&w.ctx, "str_replace", &edit("other.py", "")).await;
+    assert_eq!(creates, None);
+    let missing =
+        agentls_tools::read_before_edit(&w.ctx, "str_replace", &edit("nope.py", "x")).await;
+    assert_eq!(missing, None, "the tool itself says the file is missing");
+    // Whole lines found once: the model knew the text (the task named the line).
+    let whole =
+        agentls_tools::read_before_edit(&w.ctx, "str_replace", &edit("calc.py", "return a - b"))
+            .await;
+    assert_eq!(whole, None);
+    let two_lines = agentls_tools::read_before_edit(
+        &w.ctx,
+        "str_replace",
+        &edit("calc.py", "def add(a, b):\n  return a - b\n"),
+    )
+    .await;
+    assert_eq!(two_lines, None);
+    let other_tool =
+        agentls_tools::read_before_edit(&w.ctx, "write_file", &edit("calc.py", "return")).await;
+    assert_eq!(other_tool, None);
+    let broken = agentls_tools::read_before_edit(&w.ctx, "str_replace", "{\"path\": ").await;
+    assert_eq!(broken, None, "the tool reports broken arguments");
+    assert!(
+        agentls_tools::read_before_edit(&w.ctx, "str_replace", &edit("calc.py", "return"))
+            .await
+            .is_some()
+    );
+}

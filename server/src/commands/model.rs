@@ -252,6 +252,9 @@ mod with_local {
                     max_steps: DEMO_MAX_STEPS,
                     ..Budget::default()
                 },
+                // As `agentls run` does: the harness runs the crate's tests once if the
+                // model answers after an edit without running them.
+                final_check: agentls_agent::final_check::detect(&workspace),
                 ..SessionConfig::default()
             },
             trajectory_dir: Some(workspace.join(".agentls-trajectory")),
