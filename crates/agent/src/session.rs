@@ -61,6 +61,9 @@ pub struct Session {
     edited_since_command: bool,
     /// A tool changed the workspace in this run.
     edited_this_run: bool,
+    /// The user's latest message is a question (ends with `?`): an answer without an
+    /// edit is what it asks for.
+    asked_question: bool,
     /// Answers this run already sent back for the lean profile's workflow
     /// ([`Session::challenge`]): each kind once per run.
     challenged: Vec<&'static str>,
@@ -165,6 +168,7 @@ impl Session {
             chars_per_token: compaction::CHARS_PER_TOKEN,
             edited_since_command: false,
             edited_this_run: false,
+            asked_question: false,
             challenged: Vec::new(),
             final_checked: false,
             request_chars: 0,
@@ -432,6 +436,7 @@ impl Session {
         self.runaway_nudged = false;
         self.final_checked = false;
         self.edited_this_run = false;
+        self.asked_question = message.trim_end().ends_with('?');
         self.challenged.clear();
         self.log("user", json!({ "text": message }));
         let mut parts = Vec::new();
@@ -791,8 +796,8 @@ impl Session {
     /// the tests, answer): an answer with no edit in the run, or after edits no command
     /// checked (and no final check configured to do it), goes back once per run each,
     /// saying what is missing. True when it went back. Small models answered "No changes
-    /// needed." after reading one file, and a question asked in agent mode costs one
-    /// more turn.
+    /// needed." after reading one file. A question (a message ending with `?`) is not
+    /// sent back for want of an edit: a small model told to change something might.
     fn challenge(&mut self, step: u32) -> bool {
         if !self.provider.profile().lean_tools
             || self.config.mode != crate::Mode::Agent
@@ -800,7 +805,7 @@ impl Session {
         {
             return false;
         }
-        let (kind, note) = if !self.edited_this_run {
+        let (kind, note) = if !self.edited_this_run && !self.asked_question {
             ("no_edit", crate::final_check::NO_EDIT_NOTE)
         } else if self.edited_since_command && self.config.final_check.is_none() {
             ("untested", crate::final_check::UNTESTED_NOTE)

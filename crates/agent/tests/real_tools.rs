@@ -159,6 +159,8 @@ async fn a_lean_model_reads_before_it_edits_and_is_held_to_its_workflow() {
     // answer stands.
     server.push_turn(Turn::text("Nothing to do."));
     server.push_turn(Turn::text("Nothing to do: add already adds."));
+    // A third run asks a question: an answer without an edit is what it wants.
+    server.push_turn(Turn::text("It adds a and b."));
 
     let mut ctx = test_context(ws.path());
     ctx.sandbox = Some(Arc::new(
@@ -217,7 +219,7 @@ async fn a_lean_model_reads_before_it_edits_and_is_held_to_its_workflow() {
             .contains("a + b")
     );
 
-    let status = s.run("Anything else?").await;
+    let status = s.run("Check the crate again.").await;
     assert_eq!(
         status,
         Status::Done {
@@ -225,6 +227,15 @@ async fn a_lean_model_reads_before_it_edits_and_is_held_to_its_workflow() {
         }
     );
     assert_eq!(server.requests().len(), 9);
+
+    let status = s.run("What does add do now?").await;
+    assert_eq!(
+        status,
+        Status::Done {
+            answer: "It adds a and b.".into()
+        }
+    );
+    assert_eq!(server.requests().len(), 10);
 }
 
 #[tokio::test]

@@ -520,16 +520,13 @@ fn held_value(cx: &Cx, s: &[char], i: usize, schema: &Value, before: &[(String, 
     if s.get(i) != Some(&'"') {
         return value(cx, s, i, schema);
     }
-    // A file that does not exist has no text to copy from: `old` can only be empty
-    // (the edit creates the file).
-    let missing = earlier(COPIED_KEY)
-        .zip(cx.paths)
-        .is_some_and(|(path, paths)| paths.check(PathKind::File, path) != PathCheck::Complete);
-    let text = if missing {
-        Some("")
-    } else {
-        earlier(COPIED_KEY).and_then(|path| cx.paths?.text_of(path))
-    };
+    // A file the model has seen holds `old` to its text; one that does not exist has
+    // no text to copy from, so `old` can only be empty (the edit creates the file).
+    let text = earlier(COPIED_KEY).zip(cx.paths).and_then(|(path, paths)| {
+        paths
+            .text_of(path)
+            .or_else(|| (paths.check(PathKind::File, path) != PathCheck::Complete).then_some(""))
+    });
     if let Some(text) = text {
         let start = step!(lit(s, i, "\""), || "\"".to_owned());
         return match decode(s, start) {

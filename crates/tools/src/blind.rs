@@ -64,17 +64,35 @@ fn whole_lines_once(text: &str, old: &str) -> bool {
 /// for every candidate token while an `old_string` is written.
 const MAX_TEXT_BYTES: usize = 256 * 1024;
 
+/// All the texts offered at most: they are read again before every request.
+const MAX_TEXTS_BYTES: usize = 4 * 1024 * 1024;
+
 /// The files the model has seen in this session, as the edit tools would match them now
 /// (live buffers first): `(path relative to the root, /-separated; text)`. Files gone,
-/// unreadable, or over [`MAX_TEXT_BYTES`] are left out.
+/// unreadable, or over [`MAX_TEXT_BYTES`] are left out, and the rest past
+/// [`MAX_TEXTS_BYTES`] in all (an edit of a file left out is not held, and is answered
+/// as the tools answer any edit).
 pub fn seen_texts(ctx: &ToolContext) -> Vec<(String, String)> {
-    ctx.reads
-        .looked_at()
-        .into_iter()
-        .filter_map(|path| {
-            let rel = path.strip_prefix(&ctx.root).ok()?.to_str()?.to_owned();
-            let text = crate::paths::read(ctx, &path).ok()?.rope;
-            (text.len_bytes() <= MAX_TEXT_BYTES).then(|| (rel, text.to_string()))
-        })
-        .collect()
+    let mut total = 0;
+    let mut out = Vec::new();
+    for path in ctx.reads.looked_at() {
+        let Some(rel) = path
+            .strip_prefix(&ctx.root)
+            .ok()
+            .and_then(|r| r.to_str())
+            .map(str::to_owned)
+        else {
+            continue;
+        };
+        let Ok(text) = crate::paths::read(ctx, &path) else {
+            continue;
+        };
+        let bytes = text.rope.len_bytes();
+        if bytes > MAX_TEXT_BYTES || total + bytes > MAX_TEXTS_BYTES {
+            continue;
+        }
+        total += bytes;
+        out.push((rel, text.rope.to_string()));
+    }
+    out
 }
