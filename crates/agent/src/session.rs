@@ -538,7 +538,7 @@ impl Session {
                 let runaway =
                     response.stop == agentls_model::StopReason::Other(RUNAWAY_STOP.to_owned());
                 if runaway {
-                    self.log("guard", json!({"step": step, "kind": "runaway"}));
+                    self.log("guard", json!({"step": step, "guard": "runaway"}));
                 }
                 if runaway && !self.runaway_nudged {
                     // The provider cut the answer short as it repeated itself: no
@@ -552,7 +552,7 @@ impl Session {
                 if !self.echo_nudged && self.echoes_last_results(&response.text) {
                     // A copy of the tool result it follows is not an answer either.
                     self.echo_nudged = true;
-                    self.log("guard", json!({"step": step, "kind": "result_echo"}));
+                    self.log("guard", json!({"step": step, "guard": "result_echo"}));
                     self.request.messages.push(Message::user(
                         "(from the harness) Your last message repeated a tool result: it is not an answer. Either call a tool, or give your final answer in plain words.",
                     ));
@@ -562,7 +562,7 @@ impl Session {
                     // Small models imitate the chat template: an invented tool response
                     // is not an answer. Keep what came before it, or ask once more.
                     let clean = crate::repeats::before_template(&response.text).to_owned();
-                    self.log("guard", json!({"step": step, "kind": "template_echo"}));
+                    self.log("guard", json!({"step": step, "guard": "template_echo"}));
                     if clean.is_empty() && !self.echo_nudged {
                         self.echo_nudged = true;
                         self.request.messages.push(Message::user(
@@ -627,7 +627,7 @@ impl Session {
                     Some((kind, why)) => {
                         self.log(
                             "guard",
-                            json!({"step": step, "kind": kind, "tool": call.name}),
+                            json!({"step": step, "guard": kind, "tool": call.name}),
                         );
                         outcomes.push(CallOutcome {
                             call: call.clone(),
@@ -648,7 +648,7 @@ impl Session {
                 {
                     self.log(
                         "guard",
-                        json!({"step": step, "kind": "noted", "tool": o.call.name}),
+                        json!({"step": step, "guard": "noted", "tool": o.call.name}),
                     );
                     match &mut o.result {
                         Ok(out) => out.content = format!("{}\n\n{note}", out.content),
@@ -816,7 +816,7 @@ impl Session {
             return false;
         }
         self.challenged.push(kind);
-        self.log("guard", json!({"step": step, "kind": kind}));
+        self.log("guard", json!({"step": step, "guard": kind}));
         self.request.messages.push(Message::user(note));
         true
     }

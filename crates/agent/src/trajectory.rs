@@ -53,6 +53,9 @@ impl Trajectory {
         });
         if let (Value::Object(line), Value::Object(fields)) = (&mut line, fields) {
             line.extend(fields);
+            // A field of that name must not hide what the line is (guards once wrote
+            // their own `kind`, and the lines read `"kind": "runaway"`).
+            line.insert("kind".to_owned(), Value::String(kind.to_owned()));
         }
         redact_value(&mut line, &self.secrets);
         let mut out = match self.out.lock() {
@@ -150,6 +153,20 @@ pub fn redact(text: &str, secrets: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_keeps_its_kind_whatever_its_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Trajectory::create(dir.path(), "s1", Vec::new()).unwrap();
+        t.record(
+            "guard",
+            json!({"guard": "runaway", "kind": "runaway", "step": 2}),
+        );
+        let line: Value =
+            serde_json::from_str(std::fs::read_to_string(t.path()).unwrap().trim()).unwrap();
+        assert_eq!(line["kind"], "guard");
+        assert_eq!(line["guard"], "runaway");
+    }
 
     #[test]
     fn redacts_keys_by_shape_by_value_and_by_field_name() {
