@@ -42,6 +42,9 @@ pub enum EngineError {
     /// The tokenizer metadata is unusable.
     #[error(transparent)]
     Tokenizer(#[from] crate::tokenizer::TokenizerError),
+    /// The interrupt set with [`Engine::set_interrupt`] fired while a prompt was read.
+    #[error("interrupted while reading the prompt")]
+    Interrupted,
 }
 
 fn llama(e: impl std::fmt::Display) -> EngineError {
@@ -167,6 +170,9 @@ pub struct Engine {
     batch_size: usize,
     /// Tokens whose keys and values sit in the cache, in order.
     cached: Vec<u32>,
+    /// Checked between the batches of a prompt: a long prompt takes a minute on two
+    /// cores (a 1.5B model's 5k tokens), too long to wait for after a cancel.
+    interrupt: Option<tokio_util::sync::CancellationToken>,
     /// Whether the last batch computed logits at every position.
     all_logits: bool,
     /// The model file and the settings a saved KV state depends on (see
@@ -314,6 +320,7 @@ impl Engine {
             batch_size: batch_size as usize,
             cached: Vec::new(),
             all_logits: false,
+            interrupt: None,
             identity,
         })
     }
@@ -363,9 +370,23 @@ impl Engine {
         debug!(prompt = prompt.len(), reused = common, "prefill");
         let mut logits = Vec::new();
         for chunk in prompt[common..].chunks(self.batch_size) {
+            if self
+                .interrupt
+                .as_ref()
+                .is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
+            {
+                // What was fed stays cached, whole batches only: still a true prefix.
+                return Err(EngineError::Interrupted);
+            }
             logits = self.feed(chunk)?;
         }
         Ok((logits, common))
+    }
+
+    /// Makes [`Self::prefill`] stop between batches once `token` is cancelled (`None`:
+    /// never).
+    pub fn set_interrupt(&mut self, token: Option<tokio_util::sync::CancellationToken>) {
+        self.interrupt = token;
     }
 
     /// [`Self::prefill`], with the prompt's first `head` tokens (its fixed part: system

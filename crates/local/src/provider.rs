@@ -83,6 +83,7 @@ fn engine_error(e: EngineError) -> ModelError {
             ErrorClass::UnexpectedEnvironment
         }
         EngineError::Llama(_) => ErrorClass::ProviderError,
+        EngineError::Interrupted => return ModelError::aborted(),
     };
     ModelError::new(class, format!("local model: {e}"))
 }
@@ -292,11 +293,13 @@ impl Job {
         let max_new =
             (self.req.max_tokens.unwrap_or(self.max_output) as usize).min(context - prompt.len());
         let started = Instant::now();
-        let (mut logits, cached) =
-            match engine.prefill_with_store(&prompt, head, self.prefix_store.as_ref()) {
-                Ok(x) => x,
-                Err(e) => return Ok(Err(engine_error(e))),
-            };
+        engine.set_interrupt(Some(self.cancel.clone()));
+        let read = engine.prefill_with_store(&prompt, head, self.prefix_store.as_ref());
+        engine.set_interrupt(None);
+        let (mut logits, cached) = match read {
+            Ok(x) => x,
+            Err(e) => return Ok(Err(engine_error(e))),
+        };
         debug!(
             prompt = prompt.len(),
             cached,

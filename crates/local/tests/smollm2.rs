@@ -141,6 +141,40 @@ async fn cancelling_stops_within_a_token() {
     assert!(after_cancel <= 5, "{after_cancel} deltas after cancel");
 }
 
+/// A cancel reaches the reading of a prompt between its batches: an engine whose
+/// interrupt has fired reads no further batch, and keeps what it had (nothing here),
+/// so its cache stays a true prefix.
+#[test]
+fn a_cancelled_prompt_is_not_read_on() {
+    let Some(path) = model_path() else {
+        common::missing("a_cancelled_prompt_is_not_read_on", "SmolLM2 weights");
+        return;
+    };
+    let opts = agentls_local::EngineOptions {
+        batch: 16,
+        ..Default::default()
+    };
+    let mut engine = agentls_local::Engine::load_with(&path, &opts).unwrap();
+    let prompt = engine
+        .tokenizer
+        .encode(&"fn main() { println!(\"one more line\"); }\n".repeat(8));
+    assert!(prompt.len() > 32, "several batches: {}", prompt.len());
+    let cancel = CancellationToken::new();
+    engine.set_interrupt(Some(cancel.clone()));
+    engine.prefill(&prompt).unwrap();
+    assert_eq!(engine.cached_len(), prompt.len());
+    engine.reset();
+    cancel.cancel();
+    assert!(matches!(
+        engine.prefill(&prompt),
+        Err(agentls_local::EngineError::Interrupted)
+    ));
+    assert_eq!(engine.cached_len(), 0);
+    engine.set_interrupt(None);
+    engine.prefill(&prompt).unwrap();
+    assert_eq!(engine.cached_len(), prompt.len());
+}
+
 #[test]
 fn our_tokenizer_agrees_with_llama_cpp() {
     let Some(path) = model_path() else {
