@@ -4,7 +4,7 @@
 //! chunks that edits change. Requests never wait for it: they answer from what is
 //! ready and say how much is.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,19 +22,6 @@ const IDLE: Duration = Duration::from_secs(1);
 /// How often new vectors are written back to the store.
 const SAVE_EVERY: Duration = Duration::from_secs(60);
 
-/// Where the vectors of `root` are stored.
-fn store_path(root: &Path) -> Option<PathBuf> {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    root.hash(&mut h);
-    Some(
-        dirs::cache_dir()?
-            .join("agentls")
-            .join("semantic")
-            .join(format!("{:016x}.vectors", h.finish())),
-    )
-}
-
 /// Starts following the workspace; returns when the server's state is gone.
 pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
     let configured = state.config().config.semantic.embedder.clone();
@@ -48,7 +35,7 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         return;
     };
     state.semantic.set_embedder(embedder.clone());
-    let store = store_path(&root);
+    let store = agentls_semantic::store::default_path(&root);
     let weak = Arc::downgrade(&state);
     let (loaded, pending) = {
         let semantic = state.semantic.clone();

@@ -519,6 +519,7 @@ async fn a_headless_session_searches_by_meaning() {
     .unwrap();
     let cfg = dir.path().join("models.toml");
     crate::support::fixture_config(&cfg, &model.url());
+    let cache = dir.path().join("cache");
     let out = crate::support::run_command(&ws, &cfg, &dir.path().join("logs"))
         // The model lives in the user data directory; the session is saved beside the test.
         .arg("--sessions-dir")
@@ -526,6 +527,7 @@ async fn a_headless_session_searches_by_meaning() {
         .arg("--stats-db")
         .arg(dir.path().join("stats.sqlite3"))
         .env("AGENTLS_EMBEDDER", "static")
+        .env("XDG_CACHE_HOME", &cache)
         .arg("Where is the point at the origin made?")
         .output()
         .await
@@ -543,4 +545,14 @@ async fn a_headless_session_searches_by_meaning() {
     );
     let first = found.lines().nth(2).unwrap_or_default();
     assert!(first.contains("Point.origin"), "{found}");
+    // The vectors the tool made are kept for the next session, as the server keeps its.
+    let stored: Vec<_> = std::fs::read_dir(cache.join("agentls/semantic"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        stored.len() == 1 && stored[0].ends_with(".vectors"),
+        "{stored:?}"
+    );
 }

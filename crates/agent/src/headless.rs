@@ -376,6 +376,13 @@ pub async fn build_session(
                     .await;
             if let Some(embedder) = hooks.embedder {
                 ctx.semantic.set_embedder(embedder);
+                // Vectors embedded by earlier sessions (and the server) in this
+                // workspace are read back, and new ones kept there.
+                if let Some(path) = agentls_semantic::store::default_path(&root) {
+                    let semantic = ctx.semantic.clone();
+                    let read = tokio::task::spawn_blocking(move || semantic.keep_in(path)).await;
+                    tracing::debug!(vectors = read.unwrap_or(0), "stored semantic vectors read");
+                }
             }
             ctx
         }

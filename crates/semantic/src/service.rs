@@ -8,7 +8,7 @@
 //! are read and chunked outside it, so typing in the editor never waits on a sync.
 //! Vectors come after, from [`Service::embed_some`] (a background worker calls it).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -34,6 +34,8 @@ pub struct Service {
     /// The symbol-index revision the chunks follow.
     seen: Mutex<u64>,
     embedder: RwLock<Option<Arc<dyn Embedder>>>,
+    /// Where the vectors are kept between processes ([`Service::keep_in`]).
+    store: Mutex<Option<PathBuf>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -56,6 +58,35 @@ impl Service {
             .unwrap_or_else(lock_err)
             .use_embedder(embedder.id());
         *self.embedder.write().unwrap_or_else(lock_err) = Some(embedder);
+    }
+
+    /// Keeps the vectors at `path` ([`crate::store`]'s format): those the current
+    /// embedder stored there are read now (chunks with their text take them, now and
+    /// when chunked later), and [`Self::persist`] writes them back. Returns how many
+    /// were read: none from another embedder, a missing or damaged file. Call after
+    /// [`Self::set_embedder`].
+    pub fn keep_in(&self, path: PathBuf) -> usize {
+        let read = self
+            .embedder()
+            .and_then(|e| Some((crate::store::load(&path, e.id()).ok()?, e)));
+        let n = match read {
+            Some((vectors, e)) => {
+                let n = vectors.len();
+                self.with_mut(|s| s.load_vectors(e.id(), vectors));
+                n
+            }
+            None => 0,
+        };
+        *self.store.lock().unwrap_or_else(lock_err) = Some(path);
+        n
+    }
+
+    /// Writes the vectors to where [`Self::keep_in`] said; `None` when nowhere, or
+    /// without an embedder.
+    pub fn persist(&self) -> Option<std::io::Result<usize>> {
+        let path = self.store.lock().unwrap_or_else(lock_err).clone()?;
+        let id = self.embedder()?.id().to_owned();
+        Some(self.with(|s| crate::store::save(&path, &id, s.vectors())))
     }
 
     /// The model, if one is set.

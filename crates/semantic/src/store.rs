@@ -14,6 +14,20 @@ fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_owned())
 }
 
+/// Where the vectors of the workspace at `root` are kept: under the user's cache
+/// directory, named by a hash of the root. `None` without a cache directory.
+pub fn default_path(root: &Path) -> Option<std::path::PathBuf> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    root.hash(&mut h);
+    Some(
+        dirs::cache_dir()?
+            .join("agentls")
+            .join("semantic")
+            .join(format!("{:016x}.vectors", h.finish())),
+    )
+}
+
 /// Writes `vectors` made by embedder `id` to `path`; returns how many.
 pub fn save<'a>(
     path: &Path,

@@ -158,3 +158,51 @@ fn the_filter_and_another_embedder() {
     sem.use_embedder("other-2");
     assert_eq!(sem.stats().embedded, 0);
 }
+
+/// Another embedder with the same vectors under another name.
+struct Renamed;
+
+impl Embedder for Renamed {
+    fn id(&self) -> &str {
+        "words-2"
+    }
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        Words.embed(texts)
+    }
+}
+
+#[test]
+fn kept_vectors_are_read_back_by_the_next_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("ws.vectors");
+    let file = dir.path().join("upload.py");
+    let text = "def send_chunk(conn, data):\n    conn.write(data)\n\ndef resend(conn, data):\n    send_chunk(conn, data)\n";
+    std::fs::write(&file, text).unwrap();
+    let index = std::sync::RwLock::new(Index::default());
+    index
+        .write()
+        .unwrap()
+        .update_file(&Arc::from(file.as_path()), text);
+
+    let first = Service::default();
+    first.set_embedder(Arc::new(Words));
+    assert_eq!(first.keep_in(store.clone()), 0, "nothing stored yet");
+    first.sync(&index);
+    let embedded = first.embed_some(std::time::Duration::from_secs(10), 8);
+    assert!(embedded > 0);
+    assert_eq!(first.persist().unwrap().unwrap(), embedded);
+
+    // The next session's service has every chunk's vector without embedding one.
+    let next = Service::default();
+    next.set_embedder(Arc::new(Words));
+    assert_eq!(next.keep_in(store.clone()), embedded);
+    next.sync(&index);
+    let stats = next.stats();
+    assert_eq!((stats.embedded, stats.chunks), (embedded, embedded));
+
+    // Another model's service reads none of them; one without a store keeps nothing.
+    let other = Service::default();
+    other.set_embedder(Arc::new(Renamed));
+    assert_eq!(other.keep_in(store), 0);
+    assert!(Service::default().persist().is_none());
+}

@@ -75,7 +75,13 @@ impl Tool for SemanticSearch {
             // session has no background task doing it, and the server's first build
             // gets a hand.
             semantic.sync(&index);
-            semantic.embed_some(EMBED_BUDGET, EMBED_BATCH);
+            // New vectors are kept for the next session, where a store is set (headless
+            // sessions; the server keeps its own).
+            if semantic.embed_some(EMBED_BUDGET, EMBED_BATCH) > 0
+                && let Some(Err(e)) = semantic.persist()
+            {
+                tracing::warn!("storing semantic vectors: {e}");
+            }
             let answer = semantic.search(&index, &query, k, Some(&accept));
             let (hits, stats, how) = (&answer.hits, answer.stats, answer.ranking());
             let mut out = format!(
