@@ -36,11 +36,7 @@ async fn run_as(profile: ModelProfile, fix: Turn) -> (ModelServer, tempfile::Tem
     server.push_turn(call("c5", "run_command", json!({"command": "sh check.sh"})));
     server.push_turn(Turn::text("Fixed add; check passes."));
 
-    let mut ctx = test_context(ws.path());
-    ctx.sandbox = Some(Arc::new(
-        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
-    ));
-    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let ctx = sandboxed(ws.path());
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
     let mut s = Session::new(
@@ -52,6 +48,14 @@ async fn run_as(profile: ModelProfile, fix: Turn) -> (ModelServer, tempfile::Tem
     );
     let status = s.run("Make the check pass.").await;
     (server, ws, status)
+}
+
+/// A tool context whose commands run in the real sandbox, every command allowed.
+fn sandboxed(root: &std::path::Path) -> agentls_tools::ToolContext {
+    let mut ctx = test_context(root);
+    ctx.sandbox = Some(Arc::new(Sandbox::new(SandboxConfig::new(root)).unwrap()));
+    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    ctx
 }
 
 fn offered(body: &Value) -> Vec<String> {
@@ -162,11 +166,7 @@ async fn a_lean_model_reads_before_it_edits_and_is_held_to_its_workflow() {
     // A third run asks a question: an answer without an edit is what it wants.
     server.push_turn(Turn::text("It adds a and b."));
 
-    let mut ctx = test_context(ws.path());
-    ctx.sandbox = Some(Arc::new(
-        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
-    ));
-    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let ctx = sandboxed(ws.path());
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
     let mut s = Session::new(
@@ -317,11 +317,7 @@ async fn command_output_and_the_plan_stream_out_as_events() {
         json!({"command": "echo first; sleep 0.3; echo second >&2"}),
     ));
     server.push_turn(Turn::text("ran"));
-    let mut ctx = test_context(ws.path());
-    ctx.sandbox = Some(Arc::new(
-        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
-    ));
-    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let ctx = sandboxed(ws.path());
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -414,11 +410,7 @@ async fn a_whole_file_write_after_a_concurrent_change_keeps_that_change() {
         json!({"path": "src/lib.rs", "content": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"}),
     ));
     server.push_turn(Turn::text("Rewrote add."));
-    let mut ctx = test_context(ws.path());
-    ctx.sandbox = Some(Arc::new(
-        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
-    ));
-    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let ctx = sandboxed(ws.path());
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
     let mut s = Session::new(
@@ -456,11 +448,7 @@ async fn a_failing_test_run_counts_as_a_failed_step() {
     ));
     server.push_turn(call("r2", "run_command", json!({"command": "true"})));
     server.push_turn(Turn::text("looked"));
-    let mut ctx = test_context(ws.path());
-    ctx.sandbox = Some(Arc::new(
-        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
-    ));
-    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let ctx = sandboxed(ws.path());
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -520,11 +508,7 @@ async fn an_unchecked_edit_is_checked_before_the_run_ends() {
         ));
         server.push_turn(Turn::text("Fixed."));
         server.push_turn(Turn::text("It still fails: add multiplies."));
-        let mut ctx = test_context(ws.path());
-        ctx.sandbox = Some(Arc::new(
-            Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
-        ));
-        ctx.policy = Arc::new(Policy::new(Decision::Allow));
+        let ctx = sandboxed(ws.path());
         let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
         let static_ctx = StaticContext::gather(ws.path(), &[]).await;
         let config = SessionConfig {
@@ -579,11 +563,7 @@ async fn a_checked_edit_is_not_checked_again() {
     ));
     server.push_turn(call("r1", "run_command", json!({"command": "sh check.sh"})));
     server.push_turn(Turn::text("Fixed and checked."));
-    let mut ctx = test_context(ws.path());
-    ctx.sandbox = Some(Arc::new(
-        Sandbox::new(SandboxConfig::new(ws.path())).unwrap(),
-    ));
-    ctx.policy = Arc::new(Policy::new(Decision::Allow));
+    let ctx = sandboxed(ws.path());
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
     let config = SessionConfig {
