@@ -379,7 +379,12 @@ fn object(cx: &Cx, s: &[char], i: usize, schema: &Value, free: bool) -> P {
             .is_some_and(|a| a != &Value::Bool(false));
     let any = Value::Object(Default::default());
     let mut seen: Vec<String> = Vec::new();
-    // The members' string values so far, for the arguments held to others.
+    // The members' string values so far, for the arguments held to others: kept only
+    // where some are (this parse runs for every candidate token).
+    let holds = props.is_some_and(|p| {
+        p.values()
+            .any(|v| v.get(COPIED_KEY).is_some() || v.get(DIFFERS_KEY).is_some())
+    });
     let mut strings: Vec<(String, String)> = Vec::new();
     let mut i = step!(lit(s, i, "{"), || format!(
         "{}}}",
@@ -498,7 +503,8 @@ fn object(cx: &Cx, s: &[char], i: usize, schema: &Value, free: bool) -> P {
         i = ws(s, i);
         let start = i;
         i = step!(held_value(cx, s, i, sub, &strings), || close(&seen));
-        if s.get(start) == Some(&'"')
+        if holds
+            && s.get(start) == Some(&'"')
             && let Ok(Decoded::Closed(text, _)) = decode(s, start + 1)
         {
             strings.push((key, text));
