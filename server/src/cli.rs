@@ -396,6 +396,13 @@ pub enum BenchTarget {
         /// CPU threads; all cores when absent.
         #[arg(long)]
         threads: Option<usize>,
+        /// Ours and the first reference with llama.cpp's flash-attention kernel.
+        #[arg(long)]
+        flash_attention: bool,
+        /// Ours and the first reference with this KV cache: f16, q8_0 or q4_0 (keys;
+        /// values too with --flash-attention).
+        #[arg(long, value_name = "TYPE", default_value = "f16")]
+        kv_cache: agentls_model::local::KvCache,
     },
 }
 

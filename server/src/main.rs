@@ -83,7 +83,9 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 model,
                 path,
                 threads,
-            } => commands::model::bench(model, path, threads),
+                flash_attention,
+                kv_cache,
+            } => commands::model::bench(model, path, threads, flash_attention, kv_cache),
         },
         // The embedding model runs without the `local` feature (candle, not llama.cpp).
         Some(cli::Command::Model(cli::ModelArgs {

@@ -30,6 +30,7 @@ use std::num::NonZeroU32;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use agentls_model::local::KvCache;
 use agentls_model::{CancellationToken, ChatRequest, Message, Provider, StreamEvent};
 use futures::StreamExt;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -39,7 +40,9 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use crate::engine::{Engine, EngineError, EngineOptions, backend, flash_attention_policy};
+use crate::engine::{
+    Engine, EngineError, EngineOptions, backend, flash_attention_policy, with_kv_cache,
+};
 use crate::provider::LocalProvider;
 use crate::sampler::Sampler;
 use crate::speculate::Lookup;
@@ -59,6 +62,10 @@ pub struct BenchOptions {
     pub edit_tokens: u32,
     /// Rounds of the throughput rows (the median is reported).
     pub rounds: usize,
+    /// Ours and the first reference with llama.cpp's flash-attention kernel.
+    pub flash_attention: bool,
+    /// Ours and the first reference with this KV cache.
+    pub kv_cache: KvCache,
 }
 
 impl Default for BenchOptions {
@@ -70,6 +77,8 @@ impl Default for BenchOptions {
             spec_tokens: 256,
             edit_tokens: 2_400,
             rounds: 3,
+            flash_attention: false,
+            kv_cache: KvCache::F16,
         }
     }
 }
@@ -171,6 +180,7 @@ impl Reference {
             .with_n_threads(threads)
             .with_n_threads_batch(threads)
             .with_flash_attention_policy(flash_attention_policy(opts.flash_attention));
+        let params = with_kv_cache(params, opts);
         let ctx = model_ref
             .new_context(backend, params)
             .map_err(|e| llama(&e))?;
@@ -206,6 +216,15 @@ impl Reference {
             idx = 0;
         }
         Ok((pp, rate(gen_tokens, t.elapsed())))
+    }
+}
+
+/// What a quantised cache covers under `opts` (values only with flash attention).
+fn kv_scope(opts: &EngineOptions) -> &'static str {
+    match (opts.kv_cache, opts.flash_attention) {
+        (KvCache::F16, _) => "",
+        (_, true) => " (keys and values)",
+        (_, false) => " (keys)",
     }
 }
 
@@ -337,6 +356,8 @@ pub async fn timed_call(
 pub async fn bench_model(path: &Path, opts: &BenchOptions) -> Result<BenchReport, BenchError> {
     let eopts = EngineOptions {
         threads: opts.threads,
+        flash_attention: opts.flash_attention,
+        kv_cache: opts.kv_cache,
         ..EngineOptions::default()
     };
     // The direct measurements run on a thread of their own that ends before the
@@ -400,12 +421,14 @@ fn direct_rows(
     let eopts = eopts.clone();
     let mut engine = Engine::load_with(path, &eopts)?;
     let header = format!(
-        "model {} ({}), threads {}, cores {}, flash attention {}; reference: llama.cpp's decode and greedy sampler called directly, same process, file and settings",
+        "model {} ({}), threads {}, cores {}, flash attention {}, KV cache {}{}; reference: llama.cpp's decode and greedy sampler called directly, same process, file and settings",
         engine.info.name.as_deref().unwrap_or("?"),
         engine.info.architecture,
         opts.threads,
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         if eopts.flash_attention { "on" } else { "off" },
+        eopts.kv_cache,
+        kv_scope(&eopts),
     );
     let filler = "fn add(a: i32, b: i32) -> i32 { a + b }\n".repeat(opts.prompt_tokens / 8 + 1);
     let mut prompt = engine.tokenizer.encode(&filler);
@@ -418,20 +441,34 @@ fn direct_rows(
         ..eopts.clone()
     };
     let mut other_kernel = Reference::load(path, &flipped, context)?;
-    // Rounds interleave the three so that a noisy neighbour slows all alike, and
+    // The other cache: f16 against a quantised one, q8_0 against f16.
+    let other_kv = match eopts.kv_cache {
+        KvCache::F16 => KvCache::Q8_0,
+        KvCache::Q8_0 | KvCache::Q4_0 => KvCache::F16,
+    };
+    let other_cache_opts = EngineOptions {
+        kv_cache: other_kv,
+        ..eopts.clone()
+    };
+    let mut other_cache = Reference::load(path, &other_cache_opts, context)?;
+    // Rounds interleave the four so that a noisy neighbour slows all alike, and
     // rotate their order: whichever runs first after another context was measured
     // ~8% slower, so each takes each place in turn. The median of each is kept.
-    let (mut o, mut r, mut x) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut o, mut r, mut x, mut c) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..opts.rounds.max(1) {
-        for which in (0..3).map(|k| (k + round) % 3) {
+        for which in (0..4).map(|k| (k + round) % 4) {
             match which {
                 0 => o.push(ours(&mut engine, &prompt, opts.gen_tokens)?),
                 1 => r.push(same.run(&prompt, opts.gen_tokens)?),
-                _ => x.push(other_kernel.run(&prompt, opts.gen_tokens)?),
+                2 => x.push(other_kernel.run(&prompt, opts.gen_tokens)?),
+                _ => c.push(other_cache.run(&prompt, opts.gen_tokens)?),
             }
         }
     }
-    drop((same, other_kernel));
+    // Every context now holds the same tokens (the prompt and what the last round
+    // generated): their saved states differ by how the cache stores them.
+    let state = (engine.state_bytes(), other_cache.ctx.get_state_size());
+    drop((same, other_kernel, other_cache));
     let split = |v: &[(f64, f64)]| {
         (
             median(v.iter().map(|p| p.0).collect()),
@@ -439,6 +476,8 @@ fn direct_rows(
         )
     };
     let ((opp, otg), (rpp, rtg), (xpp, xtg)) = (split(&o), split(&r), split(&x));
+    let (cpp, ctg) = split(&c);
+    let other_cache_label = format!("KV cache {other_kv}{}", kv_scope(&other_cache_opts));
     let other = if fa { "off" } else { "on" };
     let mut rows = vec![
         row(
@@ -465,6 +504,27 @@ fn direct_rows(
             xtg,
             "tok/s",
         ),
+        row(
+            &format!("prompt, reference with {other_cache_label}"),
+            opp,
+            cpp,
+            "tok/s",
+        ),
+        row(
+            &format!("generation, reference with {other_cache_label}"),
+            otg,
+            ctg,
+            "tok/s",
+        ),
+        Row {
+            what: format!(
+                "state of {} tokens, reference with {other_cache_label}",
+                prompt.len() + opts.gen_tokens
+            ),
+            ours: format!("{:.1} MiB", state.0 as f64 / (1 << 20) as f64),
+            reference: format!("{:.1} MiB", state.1 as f64 / (1 << 20) as f64),
+            ratio: format!("{:.2}x", state.0 as f64 / state.1.max(1) as f64),
+        },
     ];
     let (t_off, fed_off, ttft_off) = session(&mut engine, false)?;
     let (t_on, fed_on, ttft_on) = session(&mut engine, true)?;

@@ -3,7 +3,7 @@
 //! process, and hands out providers that share the loaded engine. [`register`] plugs it
 //! into the model layer's hook, so that `ModelsConfig::provider` builds local models.
 //!
-//! One engine per (file, threads, context): every session, the router and the
+//! One engine per (file, threads, context, attention settings): every session, the router and the
 //! compaction summarizer naming the same model share its weights and its KV cache
 //! (the engine's mutex serialises their calls). Loaded engines stay for the life of
 //! the process.
@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
-use agentls_model::local::{DEFAULT_CONTEXT, LocalModelSpec, LocalSource};
+use agentls_model::local::{DEFAULT_CONTEXT, KvCache, LocalModelSpec, LocalSource};
 use agentls_model::{
     CancellationToken, ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Provider,
 };
@@ -41,6 +41,8 @@ pub fn configured_provider(spec: &LocalModelSpec) -> Result<Arc<dyn Provider>, M
             .unwrap_or_else(|| EngineOptions::default().threads)
             .max(1),
         context: spec.context.unwrap_or(DEFAULT_CONTEXT).max(1),
+        flash_attention: spec.flash_attention.unwrap_or(false),
+        kv_cache: spec.kv_cache.unwrap_or_default(),
         ..EngineOptions::default()
     };
     let engine = shared_engine(&spec.name, &path, &opts)?;
@@ -57,7 +59,8 @@ pub fn loaded_engines() -> usize {
     cache().len()
 }
 
-type Key = (PathBuf, usize, u32);
+/// File, threads, context, flash attention, KV cache: an engine per distinct setting.
+type Key = (PathBuf, usize, u32, bool, KvCache);
 
 fn cache() -> MutexGuard<'static, HashMap<Key, LocalProvider>> {
     static CACHE: LazyLock<Mutex<HashMap<Key, LocalProvider>>> = LazyLock::new(Default::default);
@@ -71,7 +74,13 @@ fn shared_engine(
     opts: &EngineOptions,
 ) -> Result<LocalProvider, ModelError> {
     let file = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let key = (file, opts.threads, opts.context);
+    let key = (
+        file,
+        opts.threads,
+        opts.context,
+        opts.flash_attention,
+        opts.kv_cache,
+    );
     // Held while loading: a second session asking for the same model waits for this
     // load instead of loading the weights twice.
     let mut cache = cache();
@@ -186,6 +195,8 @@ mod tests {
             source,
             threads: None,
             context: None,
+            flash_attention: None,
+            kv_cache: None,
             overrides: ProfileOverrides::default(),
         }
     }

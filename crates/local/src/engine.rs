@@ -8,8 +8,9 @@ use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use agentls_model::local::KvCache;
 use llama_cpp_2::context::LlamaContext;
-use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
@@ -56,6 +57,25 @@ pub(crate) fn flash_attention_policy(on: bool) -> i32 {
     i32::from(on)
 }
 
+/// `params` with the KV cache types `opts` asks for: keys as asked, values too when
+/// flash attention is on (without it llama.cpp refuses a quantised value cache).
+pub(crate) fn with_kv_cache(
+    params: LlamaContextParams,
+    opts: &EngineOptions,
+) -> LlamaContextParams {
+    let kind = match opts.kv_cache {
+        KvCache::F16 => KvCacheType::F16,
+        KvCache::Q8_0 => KvCacheType::Q8_0,
+        KvCache::Q4_0 => KvCacheType::Q4_0,
+    };
+    let params = params.with_type_k(kind);
+    if opts.flash_attention {
+        params.with_type_v(kind)
+    } else {
+        params
+    }
+}
+
 /// How to run a model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineOptions {
@@ -68,6 +88,9 @@ pub struct EngineOptions {
     /// Use llama.cpp's flash-attention kernel: reads long prompts 10-30% faster
     /// on the CPU, but verifies drafts slowly (see `bench model`).
     pub flash_attention: bool,
+    /// How the attention cache stores keys, and values when flash attention is on
+    /// (llama.cpp quantises values only with that kernel).
+    pub kv_cache: KvCache,
 }
 
 impl Default for EngineOptions {
@@ -77,6 +100,7 @@ impl Default for EngineOptions {
             context: 8_192,
             batch: 512,
             flash_attention: false,
+            kv_cache: KvCache::F16,
         }
     }
 }
@@ -295,15 +319,17 @@ impl Engine {
             // 2 to 63 queries one query at a time, which makes verifying a draft cost
             // nearly as much as generating its tokens one by one.
             .with_flash_attention_policy(flash_attention_policy(opts.flash_attention));
+        let params = with_kv_cache(params, opts);
         let ctx = model_ref.new_context(backend, params).map_err(llama)?;
         info!(%architecture, ?name, context, threads, path = %path.display(), "local model loaded");
         let stamp = std::fs::metadata(path)
             .map(|m| format!("{}:{:?}", m.len(), m.modified().ok()))
             .unwrap_or_default();
         let identity = format!(
-            "{}:{stamp}:ctx{context}:batch{batch_size}:fa{}",
+            "{}:{stamp}:ctx{context}:batch{batch_size}:fa{}:kv{}",
             path.display(),
-            opts.flash_attention
+            opts.flash_attention,
+            opts.kv_cache
         );
         Ok(Self {
             ctx,
@@ -572,6 +598,13 @@ impl Engine {
     /// Number of tokens in the KV cache.
     pub fn cached_len(&self) -> usize {
         self.cached.len()
+    }
+
+    /// Bytes of the context's state as saved (the KV cache of the tokens read and the
+    /// last logits): what a quantised KV cache shrinks, and what the prompt's fixed
+    /// head costs on disk.
+    pub fn state_bytes(&self) -> usize {
+        self.ctx.get_state_size()
     }
 
     /// Drops the KV cache.

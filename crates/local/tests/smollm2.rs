@@ -175,6 +175,55 @@ fn a_cancelled_prompt_is_not_read_on() {
     assert_eq!(engine.cached_len(), prompt.len());
 }
 
+/// A quantised KV cache is really used: keys alone shrink the saved state, keys and
+/// values (with flash attention) shrink it further, and the model still reads the
+/// prompt and answers.
+#[test]
+fn a_quantised_kv_cache_holds_the_same_prompt_in_less_memory() {
+    use agentls_model::local::KvCache;
+    let Some(path) = model_path() else {
+        common::missing(
+            "a_quantised_kv_cache_holds_the_same_prompt_in_less_memory",
+            "SmolLM2 weights",
+        );
+        return;
+    };
+    let mut sizes = Vec::new();
+    for (flash_attention, kv_cache) in [
+        (false, KvCache::F16),
+        (false, KvCache::Q8_0),
+        (true, KvCache::Q8_0),
+        (true, KvCache::Q4_0),
+    ] {
+        let opts = agentls_local::EngineOptions {
+            flash_attention,
+            kv_cache,
+            context: 1024,
+            ..Default::default()
+        };
+        let mut engine = agentls_local::Engine::load_with(&path, &opts)
+            .unwrap_or_else(|e| panic!("{kv_cache} (flash attention {flash_attention}): {e}"));
+        let prompt = engine
+            .tokenizer
+            .encode(&"fn main() { println!(\"one more line\"); }\n".repeat(40));
+        let (logits, _) = engine.prefill(&prompt).unwrap();
+        assert!(logits.iter().all(|l| l.is_finite()), "{kv_cache}");
+        let mut sampler = agentls_local::Sampler::new(0.0, 1.0, 0);
+        let first = sampler.sample(&logits).unwrap();
+        engine.step(first).unwrap();
+        assert_eq!(engine.cached_len(), prompt.len() + 1);
+        sizes.push((kv_cache, flash_attention, engine.state_bytes()));
+    }
+    let bytes: Vec<usize> = sizes.iter().map(|s| s.2).collect();
+    assert!(
+        bytes.windows(2).all(|w| w[1] < w[0]),
+        "each setting holds the prompt in less: {sizes:?}"
+    );
+    // Keys at 8 bits are about half their 16; values at 8 bits halve the other half.
+    assert!(bytes[1] * 10 < bytes[0] * 9, "{sizes:?}");
+    assert!(bytes[2] * 10 < bytes[0] * 7, "{sizes:?}");
+}
+
 #[test]
 fn our_tokenizer_agrees_with_llama_cpp() {
     let Some(path) = model_path() else {

@@ -24,6 +24,9 @@
 //! model = "qwen2.5-coder-0.5b"    # fetched by `agentls model fetch`; or path = "/x.gguf"
 //! threads = 2                     # default: all cores
 //! context = 8192                  # default: 8192, capped by the model's training
+//! flash_attention = false         # default: off
+//! kv_cache = "f16"                # default; or "q8_0", "q4_0" (keys; values too with
+//!                                 # flash attention)
 //!
 //! [router]
 //! fast = "local"
@@ -88,6 +91,14 @@ pub struct ModelConfig {
     /// `local` only: context size in tokens (default [`local::DEFAULT_CONTEXT`]).
     #[serde(default)]
     pub context: Option<u32>,
+    /// `local` only: llama.cpp's flash-attention kernel (default off; see
+    /// `agentls bench model --flash-attention` for what it does on this machine).
+    #[serde(default)]
+    pub flash_attention: Option<bool>,
+    /// `local` only: how the attention cache stores entries, `f16` (default), `q8_0`
+    /// or `q4_0` ([`local::KvCache`]).
+    #[serde(default)]
+    pub kv_cache: Option<local::KvCache>,
     /// Environment variable holding the API key.
     #[serde(default)]
     pub api_key_env: Option<String>,
@@ -118,6 +129,8 @@ impl std::fmt::Debug for ModelConfig {
             .field("path", &self.path)
             .field("threads", &self.threads)
             .field("context", &self.context)
+            .field("flash_attention", &self.flash_attention)
+            .field("kv_cache", &self.kv_cache)
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("profile", &self.profile)
@@ -149,6 +162,8 @@ impl ModelConfig {
                 ("path", self.path.is_some()),
                 ("threads", self.threads.is_some()),
                 ("context", self.context.is_some()),
+                ("flash_attention", self.flash_attention.is_some()),
+                ("kv_cache", self.kv_cache.is_some()),
             ];
             if let Some((key, _)) = local_keys.iter().find(|(_, set)| *set) {
                 return invalid(format!(
@@ -203,6 +218,8 @@ impl ModelConfig {
             source,
             threads: self.threads,
             context: self.context,
+            flash_attention: self.flash_attention,
+            kv_cache: self.kv_cache,
             overrides: self.profile.clone(),
         })
     }
@@ -426,6 +443,8 @@ wire = "local"
 model = "qwen2.5-coder-0.5b"
 threads = 2
 context = 4096
+flash_attention = true
+kv_cache = "q8_0"
 profile = { max_output = 512 }
 
 [models.file]
@@ -442,6 +461,8 @@ path = "/models/x.gguf"
                 source: LocalSource::Catalog("qwen2.5-coder-0.5b".into()),
                 threads: Some(2),
                 context: Some(4096),
+                flash_attention: Some(true),
+                kv_cache: Some(local::KvCache::Q8_0),
                 overrides: ProfileOverrides {
                     max_output: Some(512),
                     ..ProfileOverrides::default()
@@ -451,6 +472,7 @@ path = "/models/x.gguf"
         let spec = config.models["file"].local_spec("file").unwrap();
         assert_eq!(spec.source, LocalSource::Path("/models/x.gguf".into()));
         assert_eq!((spec.threads, spec.context), (None, None));
+        assert_eq!((spec.flash_attention, spec.kv_cache), (None, None));
 
         // The profile before loading: the engine's, at the configured context.
         let p = config.profile("local").unwrap();
@@ -477,6 +499,10 @@ path = "/models/x.gguf"
             (
                 "[models.r]\nwire = \"openai_responses\"\nbase_url = \"u\"\npath = \"/x.gguf\"\n",
                 "model r: path is only for wire = \"local\" models",
+            ),
+            (
+                "[models.c]\nwire = \"anthropic\"\nbase_url = \"u\"\nkv_cache = \"q8_0\"\n",
+                "model c: kv_cache is only for wire = \"local\" models",
             ),
             (
                 "[models.l]\nwire = \"local\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:1/v1\"\n",

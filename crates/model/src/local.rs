@@ -44,8 +44,61 @@ pub struct LocalModelSpec {
     /// Context size in tokens; [`DEFAULT_CONTEXT`] when `None` (capped by what the
     /// model was trained for).
     pub context: Option<u32>,
+    /// llama.cpp's flash-attention kernel (off when `None`).
+    pub flash_attention: Option<bool>,
+    /// How the attention cache stores its entries ([`KvCache::F16`] when `None`).
+    pub kv_cache: Option<KvCache>,
     /// Profile overrides on top of what the engine reports.
     pub overrides: ProfileOverrides,
+}
+
+/// How a local model's attention (KV) cache stores keys and values: `kv_cache` in a
+/// `[models.NAME]` table. Quantised entries take half (`q8_0`) or about a third
+/// (`q4_0`) of the memory of `f16`, with a small loss of precision; llama.cpp
+/// quantises values only with its flash-attention kernel, so without
+/// `flash_attention = true` only the keys are.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum KvCache {
+    /// 16-bit floats, llama.cpp's default.
+    #[default]
+    F16,
+    /// 8-bit blocks.
+    Q8_0,
+    /// 4-bit blocks.
+    Q4_0,
+}
+
+impl KvCache {
+    /// The name as written in the config (`f16`, `q8_0`, `q4_0`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KvCache::F16 => "f16",
+            KvCache::Q8_0 => "q8_0",
+            KvCache::Q4_0 => "q4_0",
+        }
+    }
+}
+
+impl std::str::FromStr for KvCache {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "f16" => Ok(KvCache::F16),
+            "q8_0" => Ok(KvCache::Q8_0),
+            "q4_0" => Ok(KvCache::Q4_0),
+            _ => Err(format!("unknown KV cache type {s:?} (f16, q8_0 or q4_0)")),
+        }
+    }
+}
+
+impl std::fmt::Display for KvCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The profile a small embedded model gets at `context` tokens: the compact prompt,

@@ -25,6 +25,8 @@ pub fn bench(
     _model: Option<String>,
     _path: Option<std::path::PathBuf>,
     _threads: Option<usize>,
+    _flash_attention: bool,
+    _kv_cache: agentls_model::local::KvCache,
 ) -> anyhow::Result<ExitCode> {
     missing()
 }
@@ -169,9 +171,15 @@ mod with_local {
         model: Option<String>,
         path: Option<PathBuf>,
         threads: Option<usize>,
+        flash_attention: bool,
+        kv_cache: agentls_model::local::KvCache,
     ) -> anyhow::Result<ExitCode> {
         let path = resolve(model.as_deref(), path, "smollm2-135m")?;
-        let mut opts = BenchOptions::default();
+        let mut opts = BenchOptions {
+            flash_attention,
+            kv_cache,
+            ..BenchOptions::default()
+        };
         if let Some(t) = threads {
             opts.threads = t.max(1);
         }
