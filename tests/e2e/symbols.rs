@@ -332,7 +332,8 @@ fn semantic_search_over_lsp() {
     assert_eq!(r["hits"][0]["uri"], url(&root.join("src/lib.rs")), "{r}");
     assert_eq!(r["hits"][0]["startLine"], 28, "{r}");
     assert!(r["chunks"].as_u64().unwrap() >= 6, "{r}");
-    assert_eq!(r["files"], 3, "{r}");
+    // The three source files and Cargo.toml (no grammar here: windows of lines).
+    assert_eq!(r["files"], 4, "{r}");
     // No model is configured in tests: ranked by words, and it says so.
     assert_eq!(r["ranking"], "lexical", "{r}");
     // Words alone find nothing for a query none of whose words is in the code.
@@ -343,6 +344,14 @@ fn semantic_search_over_lsp() {
         )
         .unwrap();
     assert_eq!(r["hits"], json!([]), "{r}");
+    // Configuration is searched too.
+    let r = client
+        .request_ok(
+            "agentls/semanticSearch",
+            json!({ "query": "workspace member of the repository" }),
+        )
+        .unwrap();
+    assert_eq!(r["hits"][0]["uri"], url(&root.join("Cargo.toml")), "{r}");
 
     // An unsaved buffer is searched as it stands.
     let util = root.join("src/util.rs");
@@ -469,7 +478,7 @@ fn semantic_search_with_the_embedding_model() {
     }
     assert_eq!(titles, ["agentls: indexing", "agentls: semantic index"]);
     let ended = ended.unwrap();
-    assert!(ended.contains("chunks of 3 files embedded"), "{ended}");
+    assert!(ended.contains("chunks of 4 files embedded"), "{ended}");
     let r = client
         .request_ok(
             "agentls/semanticSearch",

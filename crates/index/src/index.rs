@@ -15,6 +15,7 @@ use tree_sitter::{InputEdit, Tree};
 use crate::Language;
 use crate::generated::looks_generated;
 use crate::overlay::Overlay;
+use crate::plain::{PlainFile, is_plain};
 use crate::symbol::{OutlineItem, Point, Reference, ReferenceKind, Span, Symbol, SymbolKind};
 use crate::tags::{self, FileTags, NO_PARENT};
 
@@ -62,6 +63,9 @@ pub struct CrawlStats {
     pub skipped: usize,
     /// Files left out as generated ([`IndexOptions::skip_generated`]).
     pub generated: usize,
+    /// Text files without a grammar followed for semantic search
+    /// ([`crate::plain::is_plain`]); not in `files`.
+    pub plain: usize,
 }
 
 /// Sizes of the index, with an estimate of the memory it holds.
@@ -146,6 +150,8 @@ pub struct Index {
     /// The revision of the file (re)indexed last: followers (semantic search) ask what
     /// changed since the revision they saw.
     revision: u64,
+    /// Text files without a grammar ([`crate::plain`]): followed, not parsed.
+    plain: FxHashMap<Arc<Path>, PlainFile>,
 }
 
 impl Default for Index {
@@ -179,6 +185,7 @@ impl Index {
             lines: 0,
             root: None,
             revision: 0,
+            plain: FxHashMap::default(),
         }
     }
 
@@ -207,8 +214,16 @@ impl Index {
             // Honour .gitignore even outside a git repository, as users expect.
             .require_git(false)
             .threads(threads);
-        let mut jobs = collect_jobs(builder.build_parallel(), overlay);
+        let (mut jobs, plain) = collect_jobs(builder.build_parallel(), overlay);
         let mut stats = CrawlStats::default();
+        // Followed, not read: the follower reads them.
+        let plain_cap = self.plain_cap();
+        for (path, size) in plain {
+            if size <= plain_cap {
+                self.touch_plain(Arc::from(path), None);
+                stats.plain += 1;
+            }
+        }
         if self.options.skip_generated {
             let cap = self.options.generated_bytes;
             let before = jobs.len();
@@ -263,6 +278,9 @@ impl Index {
                     stats.files += 1;
                     stats.lines += count_lines(&text) as u64;
                 }
+            } else if path.starts_with(&root) && is_plain(path) {
+                self.touch_plain(Arc::from(path), Some(live.text().to_string()));
+                stats.plain += 1;
             }
         }
         tracing::info!(
@@ -270,6 +288,7 @@ impl Index {
             lines = stats.lines,
             skipped = stats.skipped,
             generated = stats.generated,
+            plain = stats.plain,
             "index: crawl done"
         );
         stats
@@ -280,11 +299,59 @@ impl Index {
     /// by comparing the old and new text, so callers pass whole texts, no edit lists),
     /// reparsed incrementally, and the tags query runs again only over the region the
     /// edit changed; the rest of the file's tags are shifted. Returns `false` if the file
-    /// is not in a known language.
+    /// is not in a known language; the text of a followed file without a grammar
+    /// ([`crate::plain`]) is kept as its live buffer all the same.
     pub fn update_file(&mut self, path: &Path, text: &str) -> bool {
         match Language::from_path(path) {
             Some(lang) => self.update_file_as(path, lang, text),
-            None => false,
+            None => {
+                if is_plain(path) {
+                    let unchanged = self
+                        .plain
+                        .get(path)
+                        .and_then(|f| f.live.as_deref())
+                        .is_some_and(|live| live == text);
+                    if !unchanged {
+                        self.touch_plain(Arc::from(path), Some(text.to_owned()));
+                    }
+                }
+                false
+            }
+        }
+    }
+
+    /// The largest text file without a grammar that is followed: the limits of source
+    /// files (a larger one counts as generated when those are left out).
+    fn plain_cap(&self) -> u64 {
+        if self.options.skip_generated {
+            self.options
+                .max_file_bytes
+                .min(self.options.generated_bytes)
+        } else {
+            self.options.max_file_bytes
+        }
+    }
+
+    /// Gives the followed text file `path` a new revision, with its live text if open.
+    fn touch_plain(&mut self, path: Arc<Path>, live: Option<String>) {
+        self.revision = REVISION.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let rev = self.revision;
+        self.plain.insert(path, PlainFile { rev, live });
+    }
+
+    /// [`Index::refresh_file`] for a followed text file: a new revision if it is still a
+    /// file within the size limits, else forgotten. Its text is not read here.
+    fn refresh_plain(&mut self, path: &Path) {
+        if self.plain.get(path).is_some_and(|f| f.live.is_some()) {
+            return;
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() && m.len() <= self.plain_cap() => {
+                self.touch_plain(Arc::from(path), None)
+            }
+            _ => {
+                self.remove_file(path);
+            }
         }
     }
 
@@ -336,6 +403,10 @@ impl Index {
     /// longer readable as text. A path with a live buffer is left alone (the buffer wins).
     /// This is what file-watcher and `didChangeWatchedFiles` events call.
     pub fn refresh_file(&mut self, path: &Path) {
+        if is_plain(path) {
+            self.refresh_plain(path);
+            return;
+        }
         if self
             .ids
             .get(path)
@@ -375,11 +446,21 @@ impl Index {
         if let Some(id) = self.ids.get(path) {
             self.live.remove(id);
         }
+        if let Some(f) = self.plain.get_mut(path) {
+            f.live = None;
+        }
         self.refresh_file(path);
     }
 
-    /// Forgets `path`. Returns whether it was indexed.
+    /// Forgets `path`. Returns whether it was indexed (or followed, for a text file
+    /// without a grammar).
     pub fn remove_file(&mut self, path: &Path) -> bool {
+        if self.plain.remove(path).is_some() {
+            // Followers see the removal by asking `follows`; the revision moves so
+            // that one waiting for any change looks.
+            self.revision = REVISION.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            return true;
+        }
         let Some(id) = self.ids.remove(path) else {
             return false;
         };
@@ -720,18 +801,39 @@ impl Index {
             .collect()
     }
 
+    /// Followed text files without a grammar ([`crate::plain`]) that changed after
+    /// revision `since` (opened, edited, changed on disk, closed).
+    pub fn plain_changed_since(&self, since: u64) -> Vec<Arc<Path>> {
+        self.plain
+            .iter()
+            .filter(|(_, f)| f.rev > since)
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// Whether `path` is indexed, or followed as a text file without a grammar: what a
+    /// follower of both keeps.
+    pub fn follows(&self, path: &Path) -> bool {
+        self.ids.contains_key(path) || self.plain.contains_key(path)
+    }
+
     /// The text of `path`'s live buffer, if it has one (the index reads nothing else
-    /// from disk after indexing it).
+    /// from disk after indexing it); for a followed text file without a grammar too.
     pub fn live_text(&self, path: &Path) -> Option<&str> {
+        if let Some(f) = self.plain.get(path) {
+            return f.live.as_deref();
+        }
         let id = self.ids.get(path)?;
         self.live.get(id).map(|l| l.text.as_str())
     }
 
-    /// Whether `path` has a live buffer (a kept syntax tree).
+    /// Whether `path` has a live buffer (a kept syntax tree, or a followed text file's
+    /// text).
     pub fn is_live(&self, path: &Path) -> bool {
         self.ids
             .get(path)
             .is_some_and(|id| self.live.contains_key(id))
+            || self.plain.get(path).is_some_and(|f| f.live.is_some())
     }
 
     /// Sizes and an estimate of memory held.
@@ -798,12 +900,18 @@ struct Job {
     size: u64,
 }
 
-/// Walks first (a fraction of a second even on large trees), so the parse can be
-/// scheduled largest file first.
-fn collect_jobs(walker: ignore::WalkParallel, overlay: &Overlay) -> Vec<Job> {
+/// The files to parse, largest first, and the followed text files without a grammar
+/// ([`crate::plain`]) outside `overlay`, with their sizes. Walks first (a fraction of
+/// a second even on large trees), so the parse can be scheduled largest file first.
+fn collect_jobs(
+    walker: ignore::WalkParallel,
+    overlay: &Overlay,
+) -> (Vec<Job>, Vec<(PathBuf, u64)>) {
     let (tx, rx) = mpsc::channel::<Job>();
+    let (plain_tx, plain_rx) = mpsc::channel::<(PathBuf, u64)>();
     walker.run(|| {
         let tx = tx.clone();
+        let plain_tx = plain_tx.clone();
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
@@ -813,6 +921,12 @@ fn collect_jobs(walker: ignore::WalkParallel, overlay: &Overlay) -> Vec<Job> {
             }
             let path = entry.path();
             let Some(lang) = Language::from_path(path) else {
+                if is_plain(path) && !overlay.contains(path) {
+                    let size = entry.metadata().map_or(0, |m| m.len());
+                    if plain_tx.send((entry.into_path(), size)).is_err() {
+                        return WalkState::Quit;
+                    }
+                }
                 return WalkState::Continue;
             };
             if overlay.contains(path) {
@@ -830,10 +944,10 @@ fn collect_jobs(walker: ignore::WalkParallel, overlay: &Overlay) -> Vec<Job> {
             WalkState::Continue
         })
     });
-    drop(tx);
+    drop((tx, plain_tx));
     let mut jobs: Vec<Job> = rx.into_iter().collect();
     jobs.sort_unstable_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
-    jobs
+    (jobs, plain_rx.into_iter().collect())
 }
 
 fn count_lines(text: &str) -> u32 {

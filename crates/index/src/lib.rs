@@ -60,6 +60,7 @@ pub mod generated;
 mod index;
 pub mod language;
 pub mod overlay;
+pub mod plain;
 mod repomap;
 pub mod stub;
 pub mod symbol;

@@ -72,8 +72,9 @@ impl FileWatcher {
 
 impl Index {
     /// Applies a file event (watcher or `didChangeWatchedFiles`): removals drop the file;
-    /// changes re-read it if it is indexed already, or if it is new, of a known language,
-    /// and a walk of the crawled root would visit it. Live buffers are left alone.
+    /// changes re-read it if it is indexed already, or if it is new, of a known language
+    /// (or a text file followed without one, [`crate::plain`]), and a walk of the
+    /// crawled root would visit it. Live buffers are left alone.
     pub fn apply_event(&mut self, event: &FileEvent) {
         match event {
             FileEvent::Removed(path) => {
@@ -82,10 +83,10 @@ impl Index {
                 }
             }
             FileEvent::Changed(path) => {
-                if crate::Language::from_path(path).is_none() {
+                if crate::Language::from_path(path).is_none() && !crate::plain::is_plain(path) {
                     return;
                 }
-                if self.contains(path) || self.would_visit(path) {
+                if self.follows(path) || self.would_visit(path) {
                     self.refresh_file(path);
                 }
             }

@@ -253,6 +253,73 @@ fn file_events_update_the_index_and_skip_ignored_paths() {
     assert!(index.definitions("fresh").is_empty());
 }
 
+/// Text files without a grammar (docs, configuration) are followed by revision, with
+/// their live buffers, for semantic search; they get no symbols.
+#[test]
+fn text_files_without_a_grammar_are_followed_by_revision() {
+    use agentls_index::FileEvent;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::absolute(dir.path()).unwrap();
+    fs::create_dir_all(root.join("docs")).unwrap();
+    fs::create_dir_all(root.join("out")).unwrap();
+    fs::write(root.join(".gitignore"), "out/\n").unwrap();
+    fs::write(
+        root.join("README.md"),
+        "# Uploads\nFailed uploads are retried.\n",
+    )
+    .unwrap();
+    fs::write(root.join("Cargo.lock"), "# generated\n").unwrap();
+    fs::write(root.join("out/notes.md"), "ignored\n").unwrap();
+    fs::write(root.join("big.md"), "x\n".repeat(6_000)).unwrap();
+    fs::write(root.join("lib.py"), "def f():\n    pass\n").unwrap();
+    let mut index = Index::new(IndexOptions {
+        max_file_bytes: 10_000,
+        ..IndexOptions::default()
+    });
+    let stats = index.crawl(&root, &Overlay::new());
+    assert_eq!((stats.files, stats.plain), (1, 1), "{stats:?}");
+    let readme = root.join("README.md");
+    assert!(index.follows(&readme) && !index.contains(&readme));
+    assert!(index.file_symbols(&readme).is_empty());
+    assert_eq!(
+        index.plain_changed_since(0),
+        vec![Arc::<Path>::from(readme.as_path())]
+    );
+
+    // An open buffer: its text, and a new revision.
+    let rev = index.revision();
+    assert!(!index.update_file(&readme, "# Uploads\nedited\n"));
+    assert_eq!(index.live_text(&readme), Some("# Uploads\nedited\n"));
+    assert!(index.is_live(&readme));
+    assert_eq!(index.plain_changed_since(rev).len(), 1);
+    // The same text again changes nothing.
+    let rev = index.revision();
+    index.update_file(&readme, "# Uploads\nedited\n");
+    assert!(index.plain_changed_since(rev).is_empty());
+    // A change on disk does not override the buffer; closing goes back to the disk.
+    index.apply_event(&FileEvent::Changed(readme.clone()));
+    assert_eq!(index.live_text(&readme), Some("# Uploads\nedited\n"));
+    index.close_file(&readme);
+    assert_eq!(index.live_text(&readme), None);
+    assert_eq!(index.plain_changed_since(rev).len(), 1);
+
+    // A new file, told by an event; one in an ignored directory is not followed.
+    let guide = root.join("docs/guide.rst");
+    fs::write(&guide, "Retries\n=======\n").unwrap();
+    index.apply_event(&FileEvent::Changed(guide.clone()));
+    assert!(index.follows(&guide));
+    fs::write(root.join("out/more.md"), "ignored\n").unwrap();
+    index.apply_event(&FileEvent::Changed(root.join("out/more.md")));
+    assert!(!index.follows(&root.join("out/more.md")));
+    // Removed on disk: forgotten, with a new revision for followers to look.
+    let rev = index.revision();
+    fs::remove_file(&guide).unwrap();
+    index.apply_event(&FileEvent::Removed(guide.clone()));
+    assert!(!index.follows(&guide));
+    assert!(index.revision() > rev);
+}
+
 #[test]
 fn watcher_reports_changes_and_removals() {
     use agentls_index::{FileEvent, FileWatcher};

@@ -3,7 +3,9 @@
 //!
 //! Following the symbol index: every file it (re)indexes gets a new revision, so a sync
 //! re-chunks exactly the files indexed since the last one (live buffers from their
-//! text, so unsaved edits are searchable) and drops the files it no longer has. The
+//! text, so unsaved edits are searchable) and drops the files it no longer has. Text
+//! files without a grammar that the index follows (`agentls_index::plain`: docs,
+//! configuration, code in other languages) are cut into windows of lines. The
 //! index's lock is held only to list what changed and copy symbols and live text; files
 //! are read and chunked outside it, so typing in the editor never waits on a sync.
 //! Vectors come after, from [`Service::embed_some`] (a background worker calls it).
@@ -24,7 +26,8 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 struct Changed {
     path: Arc<Path>,
     live: Option<String>,
-    symbols: Vec<Symbol>,
+    /// `None` for a text file without a grammar: windows of lines.
+    symbols: Option<Vec<Symbol>>,
 }
 
 /// A workspace's semantic index and the model that embeds it.
@@ -105,20 +108,30 @@ impl Service {
                 .read()
                 .unwrap_or_else(lock_err)
                 .paths()
-                .filter(|p| !index.contains(p))
+                .filter(|p| !index.follows(p))
                 .collect();
             if index.revision() == *seen && removed.is_empty() {
                 return 0;
             }
-            let changed: Vec<Changed> = index
+            let mut changed: Vec<Changed> = index
                 .changed_since(*seen)
                 .into_iter()
                 .map(|(path, _, _)| Changed {
                     live: index.live_text(&path).map(str::to_owned),
-                    symbols: index.file_symbols(&path),
+                    symbols: Some(index.file_symbols(&path)),
                     path,
                 })
                 .collect();
+            changed.extend(
+                index
+                    .plain_changed_since(*seen)
+                    .into_iter()
+                    .map(|path| Changed {
+                        live: index.live_text(&path).map(str::to_owned),
+                        symbols: None,
+                        path,
+                    }),
+            );
             (changed, index.revision(), removed)
         };
         let n = changed.len();
@@ -126,7 +139,7 @@ impl Service {
             .into_iter()
             .map(|c| {
                 let text = c.live.or_else(|| read(&c.path)).unwrap_or_default();
-                let chunks = chunk_file(&c.path, &text, Some(&c.symbols));
+                let chunks = chunk_file(&c.path, &text, c.symbols.as_deref());
                 (c.path, chunks)
             })
             .collect();
@@ -270,12 +283,15 @@ impl PathGlob {
     }
 }
 
-/// A file's text from disk, if it is small enough and UTF-8 (the index read it the same
-/// way moments ago; a file that changed since is re-chunked on its next revision).
+/// A file's text from disk, if it is small enough, UTF-8 and without NULs (the index
+/// read a source file the same way moments ago; a file that changed since is
+/// re-chunked on its next revision).
 fn read(path: &Path) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
     if meta.len() > MAX_FILE_BYTES {
         return None;
     }
-    String::from_utf8(std::fs::read(path).ok()?).ok()
+    let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
+    // UTF-8 with NULs is binary all the same (a data file with a text extension).
+    (!text.contains('\0')).then_some(text)
 }

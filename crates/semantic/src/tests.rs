@@ -206,3 +206,54 @@ fn kept_vectors_are_read_back_by_the_next_service() {
     assert_eq!(other.keep_in(store), 0);
     assert!(Service::default().persist().is_none());
 }
+
+/// Docs and configuration (no grammar here) are searched in windows of lines: from the
+/// crawl, from an unsaved buffer as it stands, and no longer once removed.
+#[test]
+fn text_files_without_a_grammar_are_searched_as_they_stand() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::absolute(dir.path()).unwrap();
+    let doc = root.join("DEPLOY.md");
+    std::fs::write(
+        root.join("lib.py"),
+        "def parse_config(path):\n    return open(path).read()\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &doc,
+        "# Deploying\n\nRollbacks: run the previous release's migration script.\n",
+    )
+    .unwrap();
+    let index = std::sync::RwLock::new(Index::default());
+    index
+        .write()
+        .unwrap()
+        .crawl(&root, &agentls_index::Overlay::new());
+    let service = Service::default();
+    let top = |q: &str| {
+        service
+            .search(&index, q, 5, None)
+            .hits
+            .first()
+            .map(|h| (h.chunk.path.to_path_buf(), h.chunk.symbol.clone()))
+    };
+    assert_eq!(top("rollback migrations"), Some((doc.clone(), None)));
+
+    // An unsaved edit is searched as it stands.
+    index
+        .write()
+        .unwrap()
+        .update_file(&doc, "# Deploying\n\nCanary: ship to one host first.\n");
+    assert_eq!(top("canary host"), Some((doc.clone(), None)));
+    assert_eq!(top("rollback migrations"), None);
+
+    // Closed and deleted: gone.
+    index.write().unwrap().close_file(&doc);
+    std::fs::remove_file(&doc).unwrap();
+    index
+        .write()
+        .unwrap()
+        .apply_event(&agentls_index::FileEvent::Removed(doc.clone()));
+    assert_eq!(top("canary host"), None);
+    assert_eq!(service.stats().files, 1);
+}
