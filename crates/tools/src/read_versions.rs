@@ -15,7 +15,7 @@ use agentls_edit::{FileChange, Plan, merge3};
 pub struct ReadVersions {
     seen: Mutex<HashMap<PathBuf, String>>,
     /// Files the model has seen any lines of (a window read, its own edit): an edit of
-    /// a file outside this set was written blind ([`crate::blind_edit`]).
+    /// a file outside this set was written blind ([`crate::read_before_edit`]).
     looked: Mutex<HashSet<PathBuf>>,
 }
 
