@@ -69,8 +69,8 @@ const MAX_TEXTS_BYTES: usize = 4 * 1024 * 1024;
 
 /// The files the model has seen in this session, as the edit tools would match them now
 /// (live buffers first): `(path relative to the root, /-separated; text)`. Files gone,
-/// unreadable, or over [`MAX_TEXT_BYTES`] are left out, and the rest past
-/// [`MAX_TEXTS_BYTES`] in all (an edit of a file left out is not held, and is answered
+/// unreadable, or over 256 KiB are left out, and the rest past
+/// 4 MiB in all (an edit of a file left out is not held, and is answered
 /// as the tools answer any edit).
 pub fn seen_texts(ctx: &ToolContext) -> Vec<(String, String)> {
     let mut total = 0;
