@@ -184,7 +184,7 @@ pub struct StatsArgs {
     pub config: Option<PathBuf>,
 }
 
-/// `agentls eval compare`, `agentls eval merge` and `agentls eval report`.
+/// `agentls eval compare`, `merge`, `report` and `replay`.
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
     /// Compare two `--out` files task by task: pass rates, pass@1 with intervals, a
@@ -227,6 +227,10 @@ pub enum EvalCommand {
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
+    /// Re-run a recorded session's tool calls without the model against a copy of its
+    /// starting repository, and report whether each call ends as recorded (for harness
+    /// refactors; the same as `agentls replay`). Exits non-zero when any differs.
+    Replay(ReplayArgs),
 }
 
 /// `I/N` with 1 <= I <= N.
@@ -528,6 +532,9 @@ mod tests {
             eval(&["report", "--html", "r.html"]).is_err(),
             "report needs a file"
         );
+        let e = eval(&["replay", "--workspace", "ws", "t.jsonl"]).unwrap();
+        assert!(matches!(&e.command,
+            Some(EvalCommand::Replay(r)) if r.file.ends_with("t.jsonl") && r.workspace.ends_with("ws")));
         let e = eval(&["--out", "o.jsonl", "--html", "r.html"]).unwrap();
         assert!(e.command.is_none() && e.html.is_some());
         assert!(e.model.is_empty(), "the first configured");

@@ -61,6 +61,44 @@ async fn run_fixes_a_file_on_disk_and_prints_json_events() {
         .filter(|e| e.as_ref().unwrap().path().is_file())
         .count();
     assert_eq!(trajectories, 1, "one trajectory file");
+
+    // The trajectory replays without the model: from the starting repository every
+    // call ends as recorded and the edit lands again; from the edited one the edit
+    // cannot land, which the replay reports and exits non-zero for.
+    let trajectory = std::fs::read_dir(logs.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_file())
+        .unwrap();
+    let start = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(start.path().join("src")).unwrap();
+    std::fs::write(
+        start.path().join("src/lib.rs"),
+        "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    )
+    .unwrap();
+    let replay = |ws: &std::path::Path| {
+        std::process::Command::new(crate::support::bin())
+            .args(["eval", "replay", "--workspace"])
+            .arg(ws)
+            .arg(&trajectory)
+            .env("AGENTLS_EMBEDDER", "none")
+            .output()
+            .unwrap()
+    };
+    let same = replay(start.path());
+    let stdout = String::from_utf8_lossy(&same.stdout);
+    assert!(same.status.success(), "{stdout}");
+    assert!(stdout.contains("2 calls, 0 differ"), "{stdout}");
+    assert!(
+        std::fs::read_to_string(start.path().join("src/lib.rs"))
+            .unwrap()
+            .contains("a + b")
+    );
+    let changed = replay(ws.path());
+    let stdout = String::from_utf8_lossy(&changed.stdout);
+    assert!(!changed.status.success(), "{stdout}");
+    assert!(stdout.contains("2 calls, 1 differ"), "{stdout}");
 }
 
 /// A workspace with a script the default policy does not know (so it asks), a config

@@ -59,6 +59,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         Some(EvalCommand::Report { inputs, html }) => {
             return super::eval_html::report(inputs, html.as_deref());
         }
+        Some(EvalCommand::Replay(replay)) => {
+            let replay = crate::cli::ReplayArgs {
+                workspace: replay.workspace.clone(),
+                file: replay.file.clone(),
+            };
+            return super::replay::run(replay, &mut std::io::stdout().lock());
+        }
         None => {}
     }
     if let Some(html) = &args.html {
