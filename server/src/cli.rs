@@ -97,7 +97,7 @@ pub struct DemoArgs {
 }
 
 /// Options of `agentls replay`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ReplayArgs {
     /// The workspace to run the calls in.
     #[arg(long, value_name = "DIR", default_value = ".")]

@@ -6,16 +6,15 @@ use serde_json::{Value, json};
 
 use crate::support::{agentls_run, agentls_run_logged, fixture_config, tool_results};
 
+/// The file the first test's run fixes, and its replay starts from.
+const BROKEN_ADD: &str = "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
+
 #[tokio::test]
 async fn run_fixes_a_file_on_disk_and_prints_json_events() {
     let server = ModelServer::start().await.unwrap();
     let ws = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(ws.path().join("src")).unwrap();
-    std::fs::write(
-        ws.path().join("src/lib.rs"),
-        "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
-    )
-    .unwrap();
+    std::fs::write(ws.path().join("src/lib.rs"), BROKEN_ADD).unwrap();
     let cfg = ws.path().join("models.toml");
     fixture_config(&cfg, &server.url());
     server.push_turn(Turn::default().tool_call("c1", "read_file", json!({"path": "src/lib.rs"})));
@@ -72,11 +71,7 @@ async fn run_fixes_a_file_on_disk_and_prints_json_events() {
         .unwrap();
     let start = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(start.path().join("src")).unwrap();
-    std::fs::write(
-        start.path().join("src/lib.rs"),
-        "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
-    )
-    .unwrap();
+    std::fs::write(start.path().join("src/lib.rs"), BROKEN_ADD).unwrap();
     let replay = |ws: &std::path::Path| {
         std::process::Command::new(crate::support::bin())
             .args(["eval", "replay", "--workspace"])

@@ -334,9 +334,16 @@ impl Index {
 
     /// Gives the followed text file `path` a new revision, with its live text if open.
     fn touch_plain(&mut self, path: Arc<Path>, live: Option<String>) {
-        self.revision = REVISION.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        let rev = self.revision;
+        let rev = self.next_revision();
         self.plain.insert(path, PlainFile { rev, live });
+    }
+
+    /// Takes the next revision from the counter shared by every index of the process
+    /// (a fresh crawl swapped in for an older index has only newer revisions, so a
+    /// follower misses nothing) and makes it this index's latest.
+    fn next_revision(&mut self) -> u64 {
+        self.revision = REVISION.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        self.revision
     }
 
     /// [`Index::refresh_file`] for a followed text file: a new revision if it is still a
@@ -458,7 +465,7 @@ impl Index {
         if self.plain.remove(path).is_some() {
             // Followers see the removal by asking `follows`; the revision moves so
             // that one waiting for any change looks.
-            self.revision = REVISION.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            self.next_revision();
             return true;
         }
         let Some(id) = self.ids.remove(path) else {
@@ -541,9 +548,7 @@ impl Index {
             }
         };
         self.lines += u64::from(lines);
-        // From one counter for every index of the process: a fresh crawl swapped in for
-        // an older index has only newer revisions, so a follower misses nothing.
-        self.revision = REVISION.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let rev = self.next_revision();
         if let Some(slot) = self.files.get_mut(id as usize) {
             *slot = Some(FileEntry {
                 path,
@@ -551,7 +556,7 @@ impl Index {
                 lines,
                 defs,
                 refs,
-                rev: self.revision,
+                rev,
             });
         }
         match live {

@@ -60,11 +60,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             return super::eval_html::report(inputs, html.as_deref());
         }
         Some(EvalCommand::Replay(replay)) => {
-            let replay = crate::cli::ReplayArgs {
-                workspace: replay.workspace.clone(),
-                file: replay.file.clone(),
-            };
-            return super::replay::run(replay, &mut std::io::stdout().lock());
+            return super::replay::run(replay.clone(), &mut std::io::stdout().lock());
         }
         None => {}
     }
