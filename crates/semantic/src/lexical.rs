@@ -7,8 +7,11 @@ use rustc_hash::FxHashMap;
 
 /// BM25's term-frequency saturation.
 const K1: f32 = 1.2;
-/// BM25's length normalisation.
-const B: f32 = 0.75;
+/// BM25's length normalisation: weaker than the usual 0.75, because a chunk's length
+/// says little about its topic (a long function is not about less than a short one).
+/// On the retrieval sets (`agentls bench search`), lexical recall@10 with 0.75 / 0.5 /
+/// 0.3 was 0.533 / 0.599 / 0.616 on mypy and 0.642 / 0.623 / 0.621 on Wagtail.
+const B: f32 = 0.5;
 
 /// Chunk ids are assigned by the caller and never reused while postings hold them.
 pub type ChunkId = u32;

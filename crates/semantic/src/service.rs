@@ -101,7 +101,7 @@ impl Service {
     pub fn sync(&self, index: &RwLock<Index>) -> usize {
         // One sync at a time: two would chunk the same files and race on `seen`.
         let mut seen = self.seen.lock().unwrap_or_else(lock_err);
-        let (changed, revision, removed) = {
+        let (changed, revision, removed, root) = {
             let index = index.read().unwrap_or_else(lock_err);
             let removed: Vec<Arc<Path>> = self
                 .index
@@ -132,7 +132,15 @@ impl Service {
                         path,
                     }),
             );
-            (changed, index.revision(), removed)
+            // By path: chunk ids, which break ties between equal scores, must not
+            // follow the order a parallel crawl happened to index files in.
+            changed.sort_by(|a, b| a.path.cmp(&b.path));
+            (
+                changed,
+                index.revision(),
+                removed,
+                index.root().map(Path::to_owned),
+            )
         };
         let n = changed.len();
         let chunked: Vec<_> = changed
@@ -144,6 +152,9 @@ impl Service {
             })
             .collect();
         let mut sem = self.index.write().unwrap_or_else(lock_err);
+        if let Some(root) = &root {
+            sem.set_root(root);
+        }
         for path in removed {
             sem.remove_file(&path);
         }

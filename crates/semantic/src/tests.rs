@@ -257,3 +257,62 @@ fn text_files_without_a_grammar_are_searched_as_they_stand() {
     assert_eq!(top("canary host"), None);
     assert_eq!(service.stats().files, 1);
 }
+
+/// Where the workspace lies changes nothing: the same files crawled under a plain
+/// folder and under one whose names are the query's words are embedded from the same
+/// texts and rank the same, with the same scores.
+#[test]
+fn the_folder_above_the_root_is_not_part_of_a_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::path::absolute(dir.path()).unwrap();
+    let files = [
+        (
+            "net/upload.py",
+            "def resend_with_backoff(conn, data):\n    conn.write(data)\n",
+        ),
+        (
+            "cfg.py",
+            "def parse_config(path):\n    return open(path).read()\n",
+        ),
+    ];
+    let ranked = |root: &Path| {
+        for (p, text) in files {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let index = std::sync::RwLock::new(Index::default());
+        index
+            .write()
+            .unwrap()
+            .crawl(root, &agentls_index::Overlay::new());
+        let service = Service::default();
+        service.set_embedder(Arc::new(Words));
+        service.sync(&index);
+        let texts: Vec<String> = service
+            .with(|s| s.pending(usize::MAX))
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        service.embed_some(std::time::Duration::from_secs(10), 8);
+        let hits: Vec<(std::path::PathBuf, f32)> = service
+            .search(&index, "parse config", 5, None)
+            .hits
+            .iter()
+            .map(|h| (h.chunk.path.strip_prefix(root).unwrap().to_owned(), h.score))
+            .collect();
+        (texts, hits)
+    };
+    let plain = ranked(&base.join("a"));
+    let wordy = ranked(&base.join("parse-config-retry").join("a"));
+    assert!(
+        plain
+            .0
+            .iter()
+            .any(|t| t.starts_with("cfg.py parse_config\n")),
+        "{:?}",
+        plain.0
+    );
+    assert_eq!(plain, wordy);
+    assert_eq!(plain.1.len(), 2, "{:?}", plain.1);
+}

@@ -252,8 +252,8 @@ pub fn run(
         ("lexical", Some(Mode::Lexical), 0.0),
         ("vector", Some(Mode::Vector), 1.0),
         ("hybrid, vector weight 1", Some(Mode::Hybrid), 1.0),
+        ("hybrid, vector weight 0.5", Some(Mode::Hybrid), 0.5),
         (&default_hybrid, Some(Mode::Hybrid), VECTOR_WEIGHT),
-        ("hybrid, vector weight 0.25", Some(Mode::Hybrid), 0.25),
     ];
     let mut totals = vec![Scores::default(); modes.len()];
     let mut latencies = Vec::with_capacity(pairs.len());
