@@ -14,6 +14,9 @@
 //! - Chunks are searchable lexically as soon as their file is set; vectors follow.
 //!   A chunk whose text was embedded before (same embedder) gets its vector back without
 //!   a model call, so re-reading a file re-embeds only the chunks that changed.
+//! - Where the workspace lies changes no score: a chunk is matched and embedded with
+//!   its path beneath the root ([`chunk_text`]), and files are chunked in path order,
+//!   so ties between equal scores fall the same way in every run.
 //! - Vector search is brute force over unit vectors: 384 floats per chunk, a few
 //!   milliseconds for tens of thousands of chunks on one core.
 
