@@ -193,12 +193,16 @@ impl Reference {
         Ok(Self { ctx, _model: model })
     }
 
-    /// Prompt and generation throughput from an empty cache: (prompt tok/s,
-    /// generation tok/s).
-    fn run(&mut self, prompt: &[u32], gen_tokens: usize) -> Result<(f64, f64), EngineError> {
+    /// Empties the cache and reads `prompt` in one batch (logits at its last token);
+    /// returns the batch, room for at least `room` tokens, and how long the read took.
+    fn prefill(
+        &mut self,
+        prompt: &[u32],
+        room: usize,
+    ) -> Result<(LlamaBatch<'static>, Duration), EngineError> {
         let llama = |e: &dyn fmt::Display| EngineError::Llama(e.to_string());
         self.ctx.clear_kv_cache();
-        let mut batch = LlamaBatch::new(prompt.len().max(1), 1);
+        let mut batch = LlamaBatch::new(prompt.len().max(room), 1);
         let last = prompt.len().saturating_sub(1);
         for (i, &t) in prompt.iter().enumerate() {
             batch
@@ -207,7 +211,15 @@ impl Reference {
         }
         let t = Instant::now();
         self.ctx.decode(&mut batch).map_err(|e| llama(&e))?;
-        let pp = rate(prompt.len(), t.elapsed());
+        Ok((batch, t.elapsed()))
+    }
+
+    /// Prompt and generation throughput from an empty cache: (prompt tok/s,
+    /// generation tok/s).
+    fn run(&mut self, prompt: &[u32], gen_tokens: usize) -> Result<(f64, f64), EngineError> {
+        let llama = |e: &dyn fmt::Display| EngineError::Llama(e.to_string());
+        let (mut batch, took) = self.prefill(prompt, 1)?;
+        let pp = rate(prompt.len(), took);
         let mut sampler = LlamaSampler::greedy();
         let mut idx = batch.n_tokens() - 1;
         let t = Instant::now();
@@ -237,15 +249,7 @@ impl Reference {
         if context.is_empty() {
             return Err(EngineError::Llama("no context to verify after".into()));
         }
-        self.ctx.clear_kv_cache();
-        let mut batch = LlamaBatch::new(context.len().max(draft + 1), 1);
-        let last = context.len() - 1;
-        for (i, &t) in context.iter().enumerate() {
-            batch
-                .add(LlamaToken(t as i32), i as i32, &[0], i == last)
-                .map_err(|e| llama(&e))?;
-        }
-        self.ctx.decode(&mut batch).map_err(|e| llama(&e))?;
+        let (mut batch, _) = self.prefill(context, draft + 1)?;
         let at = context.len();
         let mut rates = Vec::with_capacity(rounds);
         for _ in 0..rounds.max(1) {
