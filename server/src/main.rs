@@ -87,7 +87,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 kv_cache,
             } => commands::model::bench(model, path, threads, flash_attention, kv_cache),
         },
-        // The embedding model runs without the `local` feature (candle, not llama.cpp).
+        // The embedding model runs without the `local` feature (agentls-embed, not llama.cpp).
         Some(cli::Command::Model(cli::ModelArgs {
             action: cli::ModelAction::Fetch { name: Some(name) },
         })) if name == embedding::MODEL_NAME => {

@@ -1,14 +1,10 @@
-//! The full model: all-MiniLM-L6-v2 run by candle on the CPU, pooled as
+//! The full model: all-MiniLM-L6-v2's encoder on the CPU, pooled as
 //! sentence-transformers pools it.
 
-use std::collections::HashMap;
-
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::ModelError;
+use crate::encoder::Encoder;
 use crate::fetch::{ModelFiles, SAFETENSORS_SHA256};
 
 /// Tokens per text the model sees by default, special tokens included (the
@@ -21,18 +17,16 @@ const BATCH: usize = 32;
 /// all-MiniLM-L6-v2 loaded for inference: a sentence in, a unit vector of
 /// [`Bert::dims`] floats out.
 pub struct Bert {
-    model: BertModel,
+    encoder: Encoder,
     /// Truncates at `max_tokens`, adds `[CLS]`/`[SEP]`, never pads.
     tokenizer: Tokenizer,
-    device: Device,
-    dims: usize,
     max_tokens: usize,
 }
 
 impl std::fmt::Debug for Bert {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bert")
-            .field("dims", &self.dims)
+            .field("dims", &self.dims())
             .field("max_tokens", &self.max_tokens)
             .finish_non_exhaustive()
     }
@@ -63,27 +57,9 @@ pub(crate) fn untruncated(mut tokenizer: Tokenizer) -> Result<Tokenizer, ModelEr
 impl Bert {
     /// Loads the fetched model (weights read into memory, about 90 MB).
     pub fn load(files: &ModelFiles) -> Result<Bert, ModelError> {
-        let device = Device::Cpu;
-        let config_path = files.config();
-        let config_text =
-            std::fs::read_to_string(&config_path).map_err(|source| ModelError::Io {
-                context: format!("cannot read {}", config_path.display()),
-                source,
-            })?;
-        let config: Config =
-            serde_json::from_str(&config_text).map_err(|e| ModelError::Format {
-                path: config_path,
-                detail: e.to_string(),
-            })?;
-        let tensors: HashMap<String, Tensor> =
-            candle_core::safetensors::load(files.safetensors(), &device)?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let model = BertModel::load(vb, &config)?;
         let mut bert = Bert {
-            model,
+            encoder: Encoder::load(&files.config(), &files.safetensors())?,
             tokenizer: load_tokenizer(files)?,
-            device,
-            dims: config.hidden_size,
             max_tokens: 0,
         };
         bert.set_max_tokens(DEFAULT_MAX_TOKENS)?;
@@ -93,7 +69,7 @@ impl Bert {
     /// Truncates each text at `max_tokens` tokens, `[CLS]` and `[SEP]` included (at
     /// least 2; at most the model's 512 positions).
     pub fn set_max_tokens(&mut self, max_tokens: usize) -> Result<(), ModelError> {
-        let max_tokens = max_tokens.clamp(2, 512);
+        let max_tokens = max_tokens.clamp(2, self.encoder.positions());
         self.tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: max_tokens,
@@ -114,7 +90,7 @@ impl Bert {
 
     /// Length of an embedding (384).
     pub fn dims(&self) -> usize {
-        self.dims
+        self.encoder.hidden()
     }
 
     /// sha256 of the weights this model was loaded from.
@@ -128,8 +104,7 @@ impl Bert {
     }
 
     /// Embeds `texts`: each one tokenized (truncated), run through the model in
-    /// batches of similar length, mean-pooled over its tokens (padding masked out)
-    /// and L2-normalized, as sentence-transformers does. One vector per text, in
+    /// batches, mean-pooled over its tokens and L2-normalized, as sentence-transformers does. One vector per text, in
     /// order.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         let mut ids = Vec::with_capacity(texts.len());
@@ -143,42 +118,59 @@ impl Bert {
                     })?;
             ids.push(enc.get_ids().to_vec());
         }
-        // Similar lengths together: less padding to run through the model.
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by_key(|&i| ids[i].len());
-        let mut out = vec![Vec::new(); ids.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
-            for (&i, mut v) in chunk.iter().zip(self.mean_pooled(&batch)?) {
+        // Sequences are not padded, so order costs nothing: batches keep the texts'.
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BATCH) {
+            let batch: Vec<&[u32]> = chunk.iter().map(Vec::as_slice).collect();
+            for mut v in self.mean_pooled(&batch)? {
                 normalize(&mut v);
-                out[i] = v;
+                out.push(v);
             }
         }
         Ok(out)
     }
 
     /// Runs token sequences through the model and mean-pools each over its own
-    /// tokens; not normalized.
+    /// tokens; not normalized. The batch is split across the machine's cores.
     pub(crate) fn mean_pooled(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, ModelError> {
-        let rows = batch.len();
-        let width = batch.iter().map(|s| s.len()).max().unwrap_or(0);
-        if rows == 0 || width == 0 {
-            return Ok(vec![vec![0.0; self.dims]; rows]);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per_thread = batch.len().div_ceil(threads).max(1);
+        let parts: Vec<Result<Vec<Vec<f32>>, ModelError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .chunks(per_thread)
+                .map(|part| scope.spawn(move || self.pooled_part(part)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let mut out = Vec::with_capacity(batch.len());
+        for part in parts {
+            out.extend(part?);
         }
-        let mut input = vec![0u32; rows * width];
-        let mut mask = vec![0u32; rows * width];
-        for (r, seq) in batch.iter().enumerate() {
-            input[r * width..r * width + seq.len()].copy_from_slice(seq);
-            mask[r * width..r * width + seq.len()].fill(1);
+        Ok(out)
+    }
+
+    /// [`Bert::mean_pooled`] on this thread.
+    fn pooled_part(&self, seqs: &[&[u32]]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let dims = self.dims();
+        let states = self.encoder.forward(seqs)?;
+        let mut rows = states.chunks_exact(dims);
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            let mut sum = vec![0.0f32; dims];
+            for row in rows.by_ref().take(seq.len()) {
+                sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+            }
+            let count = seq.len().max(1) as f32;
+            sum.iter_mut().for_each(|s| *s /= count);
+            out.push(sum);
         }
-        let input = Tensor::from_vec(input, (rows, width), &self.device)?;
-        let mask = Tensor::from_vec(mask, (rows, width), &self.device)?;
-        let types = input.zeros_like()?;
-        let hidden = self.model.forward(&input, &types, Some(&mask))?;
-        let mask = mask.to_dtype(DType::F32)?;
-        let summed = hidden.broadcast_mul(&mask.unsqueeze(2)?)?.sum(1)?;
-        let counts = mask.sum_keepdim(1)?.clamp(1e-9, f32::MAX)?;
-        Ok(summed.broadcast_div(&counts)?.to_vec2::<f32>()?)
+        Ok(out)
     }
 }
 
