@@ -624,6 +624,7 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         assert_eq!(option_env!("GGML_AVX2"), Some("ON"));
         assert_eq!(option_env!("GGML_LLAMAFILE"), Some("OFF"));
+        assert_eq!(option_env!("GGML_CPU_REPACK"), Some("OFF"));
         assert_eq!(super::missing_cpu_features(), Vec::<&str>::new());
     }
 }

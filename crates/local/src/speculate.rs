@@ -14,10 +14,11 @@
 //! needed to draft grows, and shrinks back as drafts succeed.
 //!
 //! A draft is only a guess: the provider keeps the drafted tokens greedy decoding
-//! picks from the batch's logits. With a quantized model those can differ from
-//! one-token logits in the last bits (llama.cpp's batched matrix kernels sum in
-//! another order), so at a near tie the drafted answer may take the other token:
-//! it is then still the model's greedy answer, under another rounding.
+//! picks from the batch's logits. llama.cpp's llamafile sgemm and repacked weight
+//! kernels sum batches in another order than one token, so those logits could
+//! differ in the last bits and take the other token at a near tie; both are built
+//! out (`.cargo/config.toml`), and `agentls bench model` checks that speculation
+//! leaves the text as plain decoding writes it.
 
 /// How drafts are looked up and sized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

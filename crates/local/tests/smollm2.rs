@@ -258,9 +258,13 @@ async fn speculative_decoding_keeps_a_copied_answer_identical() {
     let list: String = (1..=30)
         .map(|i| format!("item_{i} = {}\n", i * 7))
         .collect();
-    // Only the copy-heavy case: batched and one-token logits may differ in the last
-    // bits (see the `speculate` module doc), so free text may part at a near tie.
-    for user in [format!("Repeat this list exactly:\n{list}")] {
+    // Free text too: with llama.cpp's llamafile and repack kernels built out
+    // (.cargo/config.toml), a verifying batch sums as one-token decoding does, so
+    // even a near tie cannot part the two (see the `speculate` module doc).
+    for user in [
+        format!("Repeat this list exactly:\n{list}"),
+        "Write a short story about a lighthouse keeper and a storm.".to_owned(),
+    ] {
         let req = request(&user, 120);
         let a = collect(plain.stream(&req, CancellationToken::new()))
             .await
