@@ -38,7 +38,8 @@ pub(crate) fn load_tokenizer(files: &ModelFiles) -> Result<Tokenizer, ModelError
         context: format!("cannot load {}", path.display()),
         detail: e.to_string(),
     })?;
-    // tokenizer.json pads every text to 128 and truncates there; we pad per batch.
+    // tokenizer.json pads every text to 128 and truncates there; the encoder takes
+    // sequences unpadded.
     untruncated(tokenizer)
 }
 
@@ -104,8 +105,8 @@ impl Bert {
     }
 
     /// Embeds `texts`: each one tokenized (truncated), run through the model in
-    /// batches, mean-pooled over its tokens and L2-normalized, as sentence-transformers does. One vector per text, in
-    /// order.
+    /// batches, mean-pooled over its tokens and L2-normalized, as
+    /// sentence-transformers does. One vector per text, in order.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         let mut ids = Vec::with_capacity(texts.len());
         for text in texts {

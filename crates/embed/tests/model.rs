@@ -100,7 +100,8 @@ fn full_model_ranks_the_relevant_code_first() {
     assert!(rel > unrel + 0.1, "relevant {rel}, unrelated {unrel}");
 }
 
-/// Batching pads shorter texts: the mask must keep padding out of their embedding.
+/// A text's embedding must not depend on the texts batched with it (each sequence
+/// attends only to its own tokens).
 #[test]
 fn batched_embedding_equals_one_at_a_time() {
     let Some(bert) = bert("batched_embedding_equals_one_at_a_time") else {
