@@ -24,6 +24,19 @@ fn model_path() -> Option<PathBuf> {
     present.then_some(p)
 }
 
+/// The coder model's weights, or None after saying (under CI: failing) that `test` has
+/// none to run on.
+fn coder_model(test: &str) -> Option<PathBuf> {
+    let path = model_path();
+    if path.is_none() {
+        common::missing(
+            test,
+            "Qwen2.5-Coder-0.5B weights (agentls model fetch qwen2.5-coder-0.5b)",
+        );
+    }
+    path
+}
+
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for e in std::fs::read_dir(from)? {
@@ -48,11 +61,7 @@ fn cargo_test(ws: &Path) -> std::io::Result<std::process::Output> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_task_lands_its_edit_and_the_stubs_tests_pass() {
-    let Some(path) = model_path() else {
-        common::missing(
-            "the_demo_task_lands_its_edit_and_the_stubs_tests_pass",
-            "Qwen2.5-Coder-0.5B weights (agentls model fetch qwen2.5-coder-0.5b)",
-        );
+    let Some(path) = coder_model("the_demo_task_lands_its_edit_and_the_stubs_tests_pass") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -129,11 +138,7 @@ async fn an_answer_never_opens_with_a_tool_call_written_as_text() {
     use agentls_model::{
         ChatRequest, Message, Part, Provider, Role, ToolCall, ToolResult, collect,
     };
-    let Some(path) = model_path() else {
-        common::missing(
-            "an_answer_never_opens_with_a_tool_call_written_as_text",
-            "Qwen2.5-Coder-0.5B weights (agentls model fetch qwen2.5-coder-0.5b)",
-        );
+    let Some(path) = coder_model("an_answer_never_opens_with_a_tool_call_written_as_text") else {
         return;
     };
     let provider = LocalProvider::load("qwen2.5-coder-0.5b", &path).unwrap();
@@ -182,11 +187,7 @@ async fn an_answer_never_opens_with_a_tool_call_written_as_text() {
 async fn speculation_leaves_the_coder_models_text_unchanged() {
     use agentls_local::bench::{edit_request, free_request, timed_call};
     use agentls_local::speculate::Lookup;
-    let Some(path) = model_path() else {
-        common::missing(
-            "speculation_leaves_the_coder_models_text_unchanged",
-            "Qwen2.5-Coder-0.5B weights (agentls model fetch qwen2.5-coder-0.5b)",
-        );
+    let Some(path) = coder_model("speculation_leaves_the_coder_models_text_unchanged") else {
         return;
     };
     for (label, req) in [

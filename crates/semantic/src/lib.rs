@@ -29,7 +29,8 @@ mod terms;
 
 pub use chunk::{Chunk, chunk_file};
 pub use index::{
-    Embedder, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT, chunk_text, files_of,
+    DEPTH, Embedder, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT, chunk_text, files_of,
+    nearest,
 };
 pub use lexical::ChunkId;
 pub use service::{Answer, PathGlob, Service};

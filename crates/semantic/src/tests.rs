@@ -316,3 +316,35 @@ fn the_folder_above_the_root_is_not_part_of_a_chunk() {
     assert_eq!(plain, wordy);
     assert_eq!(plain.1.len(), 2, "{:?}", plain.1);
 }
+
+/// The scan's eight-lane dot product against the plain sum, with lengths that leave a
+/// remainder, and its ranking best first.
+#[test]
+fn nearest_ranks_by_dot_product_with_any_length() {
+    for dim in [1usize, 7, 8, 9, 384, 389] {
+        let q: Vec<f32> = (0..dim).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+        let vs: Vec<Vec<f32>> = (0..20)
+            .map(|j| {
+                (0..dim)
+                    .map(|i| ((i * 3 + j * 5) % 13) as f32 - 6.0)
+                    .collect()
+            })
+            .collect();
+        let plain = |v: &[f32]| -> f32 { q.iter().zip(v).map(|(a, b)| a * b).sum() };
+        let mut ids = vs.iter().enumerate().map(|(i, v)| (i as ChunkId, &v[..]));
+        let got = nearest(&q, &mut ids, 5);
+        assert_eq!(got.len(), 5.min(vs.len()));
+        for w in got.windows(2) {
+            assert!(w[0].1 >= w[1].1, "{dim}: not best first: {got:?}");
+        }
+        for &(id, score) in &got {
+            let want = plain(&vs[id as usize]);
+            assert!(
+                (score - want).abs() <= 1e-3 * want.abs().max(1.0),
+                "{dim}: {score} vs {want}"
+            );
+        }
+        let best = vs.iter().map(|v| plain(v)).fold(f32::MIN, f32::max);
+        assert!((got[0].1 - best).abs() <= 1e-3 * best.abs().max(1.0));
+    }
+}

@@ -16,7 +16,9 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 
 use agentls_index::{Index, IndexOptions, Overlay};
-use agentls_semantic::{Embedder, Mode, Query, Service, VECTOR_WEIGHT, files_of};
+use agentls_semantic::{
+    ChunkId, DEPTH, Embedder, Mode, Query, Service, VECTOR_WEIGHT, files_of, nearest,
+};
 
 /// A retrieval set's `set.toml` (the keys the bench reads).
 #[derive(Debug, Deserialize)]
@@ -176,6 +178,51 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// The bound on a query, embedding included.
+const QUERY_BUDGET: Duration = Duration::from_millis(50);
+
+/// The sizes [`scan_budget`] tries, after the set's own.
+const SCAN_SIZES: [usize; 4] = [100_000, 200_000, 400_000, 800_000];
+
+/// The vector scan alone (what an approximate nearest-neighbour index would replace)
+/// over the set's vectors copied out to growing sizes, one allocation per vector as the
+/// index holds them: at what size brute force stops fitting the query budget. Each
+/// size with its p95, up to the first over the budget.
+fn scan_budget(vectors: &[Vec<f32>], queries: &[Vec<f32>]) -> Vec<(usize, Duration)> {
+    let mut rows = Vec::new();
+    if vectors.is_empty() || queries.is_empty() {
+        return rows;
+    }
+    let mut pool: Vec<Vec<f32>> = Vec::new();
+    let sizes = std::iter::once(vectors.len()).chain(SCAN_SIZES);
+    for n in sizes.filter(|&n| n >= vectors.len()) {
+        pool.extend(
+            vectors
+                .iter()
+                .cycle()
+                .skip(pool.len())
+                .take(n - pool.len())
+                .cloned(),
+        );
+        let mut took: Vec<Duration> = queries
+            .iter()
+            .map(|q| {
+                let t = Instant::now();
+                let mut ids = pool.iter().enumerate().map(|(i, v)| (i as ChunkId, &v[..]));
+                std::hint::black_box(nearest(q, &mut ids, DEPTH));
+                t.elapsed()
+            })
+            .collect();
+        took.sort();
+        let p95 = percentile(&took, 0.95);
+        rows.push((n, p95));
+        if p95 > QUERY_BUDGET {
+            break;
+        }
+    }
+    rows
+}
+
 /// Runs the benchmark on the set in `set_dir`, with `embedder` for the vector rankings
 /// (`None`: grep-only and lexical only).
 pub fn run(
@@ -257,12 +304,14 @@ pub fn run(
     ];
     let mut totals = vec![Scores::default(); modes.len()];
     let mut latencies = Vec::with_capacity(pairs.len());
+    let mut query_vectors = Vec::new();
     for pair in pairs {
         let t = Instant::now();
         let qv = embedder
             .as_ref()
             .and_then(|e| e.embed(&[pair.query.as_str()]).pop());
         let embed_query = t.elapsed();
+        query_vectors.extend(qv.clone());
         for (i, (_, mode, weight)) in modes.iter().enumerate() {
             let t = Instant::now();
             let ranked = match mode {
@@ -329,6 +378,22 @@ pub fn run(
         latencies.len(),
         stats.chunks
     )?;
+
+    let vectors: Vec<Vec<f32>> = service.with(|s| s.vectors().map(|(_, v)| v.to_vec()).collect());
+    let queries = &query_vectors[..query_vectors.len().min(50)];
+    let rows = scan_budget(&vectors, queries);
+    if !rows.is_empty() {
+        let rows: Vec<String> = rows
+            .iter()
+            .map(|(n, p95)| format!("{n} vectors p95 {p95:.1?}"))
+            .collect();
+        writeln!(
+            out,
+            "vector scan alone ({} queries; the set's vectors repeated; budget {QUERY_BUDGET:?}): {}",
+            queries.len(),
+            rows.join(", ")
+        )?;
+    }
 
     // One edited file: re-indexed, re-chunked, its changed chunk re-embedded.
     let biggest = index
@@ -404,6 +469,22 @@ pub fn main(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scan_is_timed_from_the_sets_size_up_to_the_first_over_budget() {
+        let vectors: Vec<Vec<f32>> = (0..10).map(|i| vec![i as f32, 1.0]).collect();
+        let rows = scan_budget(&vectors, &vec![vec![1.0, 0.0]; 3]);
+        let sizes: Vec<usize> = rows.iter().map(|r| r.0).collect();
+        let all: Vec<usize> = std::iter::once(10).chain(SCAN_SIZES).collect();
+        assert_eq!(sizes, all[..sizes.len()], "{rows:?}");
+        let (last, under) = rows.split_last().unwrap();
+        assert!(under.iter().all(|r| r.1 <= QUERY_BUDGET), "{rows:?}");
+        assert!(
+            last.1 > QUERY_BUDGET || sizes.len() == all.len(),
+            "{rows:?}"
+        );
+        assert!(scan_budget(&[], &[vec![1.0]]).is_empty());
+    }
 
     #[test]
     fn scores_count_files_in_the_top_k_and_the_first_rank() {
