@@ -1,7 +1,7 @@
 //! The index and grep measured against universal-ctags and ripgrep on the same tree, in
 //! one run, printed as ratios (machines are shared and noisy; only ratios travel).
 //!
-//! Run with `cargo run --release -p agentls-search --example bench -- [CORPUS]`; the
+//! Run with `cargo run --release -p agentls-search --example bench_index -- [CORPUS]`; the
 //! default corpus is `~/.cargo/registry/src`, which every machine that built us has.
 
 use std::fmt::Write as _;

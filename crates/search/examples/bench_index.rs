@@ -1,4 +1,4 @@
-//! `cargo run --release -p agentls-search --example bench -- [CORPUS]`: cold index vs
+//! `cargo run --release -p agentls-search --example bench_index -- [CORPUS]`: cold index vs
 //! ctags, grep vs ripgrep, re-index after an edit; printed side by side.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
