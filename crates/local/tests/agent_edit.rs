@@ -16,18 +16,16 @@ use agentls_agent::{HeadlessOptions, SessionConfig, Status, ToolSet};
 use agentls_local::{DEMO_TASK, LocalProvider, catalog_entry, default_data_dir, installed_path};
 use agentls_model::{CancellationToken, ModelsConfig};
 
-fn model_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("AGENTLS_TEST_GGUF_CODER") {
-        return Some(PathBuf::from(p));
-    }
-    let (p, present) = installed_path(catalog_entry("qwen2.5-coder-0.5b")?, &default_data_dir()?);
-    present.then_some(p)
-}
-
-/// The coder model's weights, or None after saying (under CI: failing) that `test` has
-/// none to run on.
+/// The coder model's weights (`AGENTLS_TEST_GGUF_CODER`, else the fetched catalog
+/// copy), or None after saying (under CI: failing) that `test` has none to run on.
 fn coder_model(test: &str) -> Option<PathBuf> {
-    let path = model_path();
+    let path = match std::env::var_os("AGENTLS_TEST_GGUF_CODER") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => catalog_entry("qwen2.5-coder-0.5b")
+            .zip(default_data_dir())
+            .map(|(entry, dir)| installed_path(entry, &dir))
+            .and_then(|(p, present)| present.then_some(p)),
+    };
     if path.is_none() {
         common::missing(
             test,

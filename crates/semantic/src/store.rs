@@ -15,9 +15,11 @@ fn bad(what: &str) -> io::Error {
 }
 
 /// Where the vectors of the workspace at `root` are kept: under the user's cache
-/// directory, named by a hash of the root. `None` without a cache directory.
+/// directory, named by a hash of the root's canonical path, so the same workspace
+/// opened through a symlink finds its vectors. `None` without a cache directory.
 pub fn default_path(root: &Path) -> Option<std::path::PathBuf> {
     use std::hash::{Hash, Hasher};
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let mut h = std::collections::hash_map::DefaultHasher::new();
     root.hash(&mut h);
     Some(
@@ -125,5 +127,21 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
         assert!(load(&path, "m-1").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_workspace_through_a_symlink_keeps_its_vectors_where_its_real_path_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("ws");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let other = dir.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        let at_real = default_path(&real).expect("a cache directory ($HOME is set)");
+        assert_eq!(default_path(&link), Some(at_real.clone()));
+        assert_eq!(default_path(&real.join("../ws")), Some(at_real.clone()));
+        assert_ne!(default_path(&other), Some(at_real));
     }
 }

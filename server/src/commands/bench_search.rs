@@ -178,32 +178,32 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// The bound on a query, embedding included.
+/// The bound on a query's p95 latency, embedding included.
 const QUERY_BUDGET: Duration = Duration::from_millis(50);
 
 /// The sizes [`scan_budget`] tries, after the set's own.
 const SCAN_SIZES: [usize; 4] = [100_000, 200_000, 400_000, 800_000];
 
+/// How many of the set's query vectors [`scan_budget`] times at each size.
+const SCAN_QUERIES: usize = 50;
+
 /// The vector scan alone (what an approximate nearest-neighbour index would replace)
 /// over the set's vectors copied out to growing sizes, one allocation per vector as the
 /// index holds them: at what size brute force stops fitting the query budget. Each
 /// size with its p95, up to the first over the budget.
-fn scan_budget(vectors: &[Vec<f32>], queries: &[Vec<f32>]) -> Vec<(usize, Duration)> {
+fn scan_budget(vectors: Vec<Vec<f32>>, queries: &[Vec<f32>]) -> Vec<(usize, Duration)> {
     let mut rows = Vec::new();
-    if vectors.is_empty() || queries.is_empty() {
+    let own = vectors.len();
+    if own == 0 || queries.is_empty() {
         return rows;
     }
-    let mut pool: Vec<Vec<f32>> = Vec::new();
-    let sizes = std::iter::once(vectors.len()).chain(SCAN_SIZES);
-    for n in sizes.filter(|&n| n >= vectors.len()) {
-        pool.extend(
-            vectors
-                .iter()
-                .cycle()
-                .skip(pool.len())
-                .take(n - pool.len())
-                .cloned(),
-        );
+    // The set's own vectors first, then copies of them in turn.
+    let mut pool = vectors;
+    for n in std::iter::once(own).chain(SCAN_SIZES.into_iter().filter(|&n| n > own)) {
+        for i in pool.len()..n {
+            let copy = pool[i % own].clone();
+            pool.push(copy);
+        }
         let mut took: Vec<Duration> = queries
             .iter()
             .map(|q| {
@@ -311,7 +311,9 @@ pub fn run(
             .as_ref()
             .and_then(|e| e.embed(&[pair.query.as_str()]).pop());
         let embed_query = t.elapsed();
-        query_vectors.extend(qv.clone());
+        if query_vectors.len() < SCAN_QUERIES {
+            query_vectors.extend(qv.clone());
+        }
         for (i, (_, mode, weight)) in modes.iter().enumerate() {
             let t = Instant::now();
             let ranked = match mode {
@@ -380,8 +382,8 @@ pub fn run(
     )?;
 
     let vectors: Vec<Vec<f32>> = service.with(|s| s.vectors().map(|(_, v)| v.to_vec()).collect());
-    let queries = &query_vectors[..query_vectors.len().min(50)];
-    let rows = scan_budget(&vectors, queries);
+    let queries = &query_vectors;
+    let rows = scan_budget(vectors, queries);
     if !rows.is_empty() {
         let rows: Vec<String> = rows
             .iter()
@@ -473,7 +475,7 @@ mod tests {
     #[test]
     fn the_scan_is_timed_from_the_sets_size_up_to_the_first_over_budget() {
         let vectors: Vec<Vec<f32>> = (0..10).map(|i| vec![i as f32, 1.0]).collect();
-        let rows = scan_budget(&vectors, &vec![vec![1.0, 0.0]; 3]);
+        let rows = scan_budget(vectors, &vec![vec![1.0, 0.0]; 3]);
         let sizes: Vec<usize> = rows.iter().map(|r| r.0).collect();
         let all: Vec<usize> = std::iter::once(10).chain(SCAN_SIZES).collect();
         assert_eq!(sizes, all[..sizes.len()], "{rows:?}");
@@ -483,7 +485,7 @@ mod tests {
             last.1 > QUERY_BUDGET || sizes.len() == all.len(),
             "{rows:?}"
         );
-        assert!(scan_budget(&[], &[vec![1.0]]).is_empty());
+        assert!(scan_budget(Vec::new(), &[vec![1.0]]).is_empty());
     }
 
     #[test]
