@@ -71,6 +71,11 @@ pub struct Session {
     final_checked: bool,
     /// Characters of the user's latest message.
     request_chars: usize,
+    /// Words of the user's messages that may name files
+    /// ([`crate::workspace_paths::path_words`]), at most
+    /// [`crate::workspace_paths::MAX_NAMED`]: a provider that constrains path arguments
+    /// lets them name those files, git-ignored or not.
+    named: Vec<String>,
     artifacts: Artifacts,
     pending_note: Option<String>,
     /// The cancel token was spent by an earlier run: the next run gets a fresh one. A
@@ -172,6 +177,7 @@ impl Session {
             challenged: Vec::new(),
             final_checked: false,
             request_chars: 0,
+            named: Vec::new(),
             artifacts: Artifacts::default(),
             pending_note: None,
             spent_cancel: false,
@@ -249,7 +255,28 @@ impl Session {
     /// Goes on from a saved conversation: `messages` become the transcript; the system
     /// prompt and tools stay this session's.
     pub fn restore(&mut self, messages: Vec<Message>) {
+        for m in &messages {
+            if m.role == agentls_model::Role::User {
+                for part in &m.parts {
+                    if let Part::Text(text) = part {
+                        self.remember_named(text);
+                    }
+                }
+            }
+        }
         self.request.messages = messages;
+    }
+
+    /// Keeps the words of a user's `text` that may name files (the field `named`).
+    fn remember_named(&mut self, text: &str) {
+        for word in crate::workspace_paths::path_words(text) {
+            if self.named.len() >= crate::workspace_paths::MAX_NAMED {
+                break;
+            }
+            if !self.named.iter().any(|n| n == word) {
+                self.named.push(word.to_owned());
+            }
+        }
     }
 
     /// The conversation so far.
@@ -444,6 +471,7 @@ impl Session {
             parts.push(Part::Text(note));
         }
         self.request_chars = message.chars().count();
+        self.remember_named(&message);
         parts.push(Part::Text(message));
         self.request.messages.push(Message {
             role: agentls_model::Role::User,
@@ -706,7 +734,7 @@ impl Session {
         }
         if self.provider.constrains_arguments() {
             self.request.paths =
-                crate::workspace_paths::constraint_async(&self.ctx, &self.tools).await;
+                crate::workspace_paths::constraint_async(&self.ctx, &self.tools, &self.named).await;
         }
         self.request.forbidden_tools = self.repeats.refused_tools(step);
         let t0 = Instant::now();

@@ -14,19 +14,22 @@ use crate::toolset::ToolSet;
 pub const MAX_PATHS: usize = 20_000;
 
 /// The constraint for `tools` over the files and directories under `root`: git-ignored
-/// entries and `.git` left out, hidden ones kept, links not followed; edits of the files
-/// in `texts` (those the model has seen) held to their text. `None` when the tree has
-/// more than [`MAX_PATHS`] entries or no tool names a path.
+/// entries and `.git` left out, hidden ones kept, links not followed, and the files
+/// `named` (words of the user's messages) in, ignored or not; edits of the files in
+/// `texts` (those the model has seen) held to their text. `None` when the tree has more
+/// than [`MAX_PATHS`] entries or no tool names a path.
 pub fn constraint(
     root: &Path,
     tools: &ToolSet,
     texts: Vec<(String, String)>,
+    named: &[String],
 ) -> Option<PathConstraint> {
     let args = tools.path_args();
     if args.is_empty() {
         return None;
     }
-    let (files, dirs) = walk(root, MAX_PATHS)?;
+    let (mut files, dirs) = walk(root, MAX_PATHS)?;
+    files.extend(named_files(root, named));
     let constraint = PathConstraint::new(files, dirs, args).with_texts(tools.edit_args(), texts);
     Some(match root.to_str() {
         Some(r) => constraint.with_root(r),
@@ -72,17 +75,59 @@ fn walk(root: &Path, limit: usize) -> Option<(Vec<String>, Vec<String>)> {
     Some((files, dirs))
 }
 
-/// [`constraint`] for the session's tools and the files its model has seen, off the
-/// async runtime.
+/// Words of user messages tried as file names at most: a pasted log must not turn
+/// every request's walk into thousands of lookups.
+pub const MAX_NAMED: usize = 256;
+
+/// The words of a user's `message` that could name a file, as [`named_files`] takes
+/// them: quotes, brackets and trailing punctuation trimmed off (`` `src/a.rs`, `` is
+/// `src/a.rs`), words with no letter or digit left out.
+pub fn path_words(message: &str) -> impl Iterator<Item = &str> {
+    message
+        .split_whitespace()
+        .map(|w| {
+            w.trim_start_matches(|c: char| "`'\"([{<".contains(c))
+                .trim_end_matches(|c: char| "`'\")]}>.,;:!?".contains(c))
+        })
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+}
+
+/// Of the `words`, the files beneath `root` (links resolved, none leading out), as
+/// relative `/`-separated names: so a file the user names is one the model can name
+/// too, though the walk leaves it out (git-ignored).
+fn named_files(root: &Path, words: &[String]) -> Vec<String> {
+    let Ok(beneath) = agentls_edit::Beneath::open(root) else {
+        return Vec::new();
+    };
+    words
+        .iter()
+        .filter_map(|w| {
+            let rel = agentls_edit::Beneath::relative(root, w).ok()?;
+            if !matches!(beneath.check(&rel, w), Ok(agentls_edit::Found::File)) {
+                return None;
+            }
+            let name = rel.to_str()?;
+            (!name
+                .chars()
+                .any(|c| c.is_control() || c == '"' || c == '\\'))
+            .then(|| name.to_owned())
+        })
+        .collect()
+}
+
+/// [`constraint`] for the session's tools, the files its model has seen and the words
+/// of its user's messages, off the async runtime.
 pub async fn constraint_async(
     ctx: &agentls_tools::ToolContext,
     tools: &ToolSet,
+    named: &[String],
 ) -> Option<Arc<PathConstraint>> {
     let ctx = ctx.clone();
     let tools = tools.clone();
+    let named = named.to_vec();
     tokio::task::spawn_blocking(move || {
         let texts = agentls_tools::seen_texts(&ctx);
-        constraint(&ctx.root, &tools, texts)
+        constraint(&ctx.root, &tools, texts, &named)
     })
     .await
     .ok()
@@ -94,6 +139,18 @@ pub async fn constraint_async(
 mod tests {
     use super::*;
     use agentls_model::{PathCheck, PathKind};
+
+    #[test]
+    fn path_words_trim_quotes_brackets_and_trailing_punctuation() {
+        let words: Vec<&str> =
+            path_words("Edit `src/a.rs`, (b.py) and \"./c d\"... then .env? -- ok.").collect();
+        assert_eq!(
+            words,
+            [
+                "Edit", "src/a.rs", "b.py", "and", "./c", "d", "then", ".env", "ok"
+            ]
+        );
+    }
 
     #[test]
     fn the_walk_keeps_hidden_files_and_leaves_git_and_ignored_ones_out() {
@@ -124,10 +181,33 @@ mod tests {
         );
 
         let tools = ToolSet::new(vec![Arc::new(agentls_tools::ReadFile)]);
-        let c = constraint(root, &tools, Vec::new()).expect("read_file names a path");
+        let c = constraint(root, &tools, Vec::new(), &[]).expect("read_file names a path");
         assert_eq!(c.kind("read_file", "path"), Some(PathKind::File));
         assert_eq!(c.check(PathKind::File, "src/lib.rs"), PathCheck::Complete);
         assert_eq!(c.check(PathKind::File, "target/x.o"), PathCheck::Invalid);
+
+        // A file the user names is in, git-ignored or not; names leading out are not.
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::write(outside.path().join("secret"), "x").expect("write");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.join("src/link"))
+            .expect("symlink");
+        let named: Vec<String> = path_words(&format!(
+            "Fix `target/x.o`, then src/link and ../{0}/secret, {1}/secret and nope.rs.",
+            outside
+                .path()
+                .file_name()
+                .and_then(|n| n.to_str())
+                .expect("name"),
+            outside.path().display()
+        ))
+        .map(str::to_owned)
+        .collect();
+        assert_eq!(named_files(root, &named), ["target/x.o"], "{named:?}");
+        let c = constraint(root, &tools, Vec::new(), &named).expect("read_file names a path");
+        assert_eq!(c.check(PathKind::File, "target/x.o"), PathCheck::Complete);
+        assert_eq!(c.check(PathKind::File, "src/lib.rs"), PathCheck::Complete);
+        assert_eq!(c.check(PathKind::File, "src/link"), PathCheck::Invalid);
 
         // No git repository: its `.gitignore` still holds.
         std::fs::remove_dir_all(root.join(".git")).expect("rm .git");

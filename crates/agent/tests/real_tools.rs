@@ -691,6 +691,54 @@ async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_st
 }
 
 #[tokio::test]
+async fn a_git_ignored_file_the_user_names_is_one_a_constraining_provider_can_read() {
+    use agentls_model::{PathCheck, PathKind};
+    let server = ModelServer::start().await.unwrap();
+    let ws = workspace();
+    std::fs::write(ws.path().join(".gitignore"), "build/\n").unwrap();
+    std::fs::create_dir(ws.path().join("build")).unwrap();
+    std::fs::write(ws.path().join("build/out.log"), "error: add is wrong\n").unwrap();
+    std::fs::write(ws.path().join("build/other.log"), "ok\n").unwrap();
+    server.push_turn(call("c1", "read_file", json!({"path": "build/out.log"})));
+    server.push_turn(Turn::text("add subtracts."));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let provider = Arc::new(Constraining {
+        inner: provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
+        seen: Arc::clone(&seen),
+        forbidden: Arc::default(),
+    });
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
+    let mut s = Session::new(
+        provider,
+        tools,
+        test_context(ws.path()),
+        SessionConfig::default(),
+        static_ctx,
+    );
+    let status = s.run("What does `build/out.log` say?").await;
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    let seen = seen.lock().unwrap().clone();
+    let first = seen[0].as_ref().expect("the first request holds the paths");
+    assert_eq!(
+        first.check(PathKind::File, "build/out.log"),
+        PathCheck::Complete
+    );
+    assert_eq!(
+        first.check(PathKind::File, "build/other.log"),
+        PathCheck::Invalid,
+        "an ignored file nobody named stays out"
+    );
+    let second = seen[1]
+        .as_ref()
+        .expect("the second request holds the paths");
+    assert_eq!(
+        second.text_of("build/out.log"),
+        Some("error: add is wrong\n")
+    );
+}
+
+#[tokio::test]
 async fn a_tool_whose_call_was_refused_is_forbidden_to_a_constraining_provider_for_a_step() {
     let server = ModelServer::start().await.unwrap();
     let ws = workspace();
