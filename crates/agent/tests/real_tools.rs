@@ -592,7 +592,7 @@ async fn a_checked_edit_is_not_checked_again() {
 #[derive(Debug)]
 struct Constraining {
     inner: Arc<agentls_model::HttpProvider>,
-    seen: Arc<std::sync::Mutex<Vec<Option<Arc<agentls_model::PathConstraint>>>>>,
+    seen: Seen,
     forbidden: Arc<std::sync::Mutex<Vec<Vec<String>>>>,
 }
 
@@ -620,6 +620,30 @@ impl agentls_model::Provider for Constraining {
     }
 }
 
+/// The paths each request to a [`Constraining`] provider held.
+type Seen = Arc<std::sync::Mutex<Vec<Option<Arc<agentls_model::PathConstraint>>>>>;
+
+/// A session over the standard tools in `ws` whose provider, the fixture server's,
+/// constrains its calls; with the paths its requests hold.
+async fn constrained_session(server: &ModelServer, ws: &std::path::Path) -> (Session, Seen) {
+    let seen: Seen = Arc::default();
+    let provider = Arc::new(Constraining {
+        inner: provider(server, WireFormat::OpenaiChat, ModelProfile::default()),
+        seen: Arc::clone(&seen),
+        forbidden: Arc::default(),
+    });
+    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
+    let static_ctx = StaticContext::gather(ws, &[]).await;
+    let session = Session::new(
+        provider,
+        tools,
+        test_context(ws),
+        SessionConfig::default(),
+        static_ctx,
+    );
+    (session, seen)
+}
+
 #[tokio::test]
 async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_step() {
     use agentls_model::{PathCheck, PathKind};
@@ -636,21 +660,7 @@ async fn a_constraining_provider_gets_the_workspace_paths_as_they_are_at_each_st
         json!({"path": "src/lib.rs", "limit": 1}),
     ));
     server.push_turn(Turn::text("Added src/extra.rs."));
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let provider = Arc::new(Constraining {
-        inner: provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
-        seen: Arc::clone(&seen),
-        forbidden: Arc::default(),
-    });
-    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
-    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
-    let mut s = Session::new(
-        provider,
-        tools,
-        test_context(ws.path()),
-        SessionConfig::default(),
-        static_ctx,
-    );
+    let (mut s, seen) = constrained_session(&server, ws.path()).await;
     let status = s.run("Add src/extra.rs.").await;
     assert!(matches!(status, Status::Done { .. }), "{status:?}");
     let seen = seen.lock().unwrap().clone();
@@ -701,21 +711,7 @@ async fn a_git_ignored_file_the_user_names_is_one_a_constraining_provider_can_re
     std::fs::write(ws.path().join("build/other.log"), "ok\n").unwrap();
     server.push_turn(call("c1", "read_file", json!({"path": "build/out.log"})));
     server.push_turn(Turn::text("add subtracts."));
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let provider = Arc::new(Constraining {
-        inner: provider(&server, WireFormat::OpenaiChat, ModelProfile::default()),
-        seen: Arc::clone(&seen),
-        forbidden: Arc::default(),
-    });
-    let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
-    let static_ctx = StaticContext::gather(ws.path(), &[]).await;
-    let mut s = Session::new(
-        provider,
-        tools,
-        test_context(ws.path()),
-        SessionConfig::default(),
-        static_ctx,
-    );
+    let (mut s, seen) = constrained_session(&server, ws.path()).await;
     let status = s.run("What does `build/out.log` say?").await;
     assert!(matches!(status, Status::Done { .. }), "{status:?}");
     let seen = seen.lock().unwrap().clone();
