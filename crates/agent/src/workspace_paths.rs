@@ -61,9 +61,7 @@ fn walk(root: &Path, limit: usize) -> Option<(Vec<String>, Vec<String>)> {
         let Ok(rel) = entry.path().strip_prefix(root) else {
             continue;
         };
-        let Some(name) = rel.to_str().filter(|n| {
-            !n.is_empty() && !n.chars().any(|c| c.is_control() || c == '"' || c == '\\')
-        }) else {
+        let Some(name) = rel.to_str().filter(|n| !n.is_empty() && plain(n)) else {
             continue;
         };
         if kind.is_file() {
@@ -73,6 +71,14 @@ fn walk(root: &Path, limit: usize) -> Option<(Vec<String>, Vec<String>)> {
         }
     }
     Some((files, dirs))
+}
+
+/// Whether a constrained call can write `name` plainly: the path grammar allows no
+/// escapes, so control characters, quotes and backslashes are out.
+fn plain(name: &str) -> bool {
+    !name
+        .chars()
+        .any(|c| c.is_control() || c == '"' || c == '\\')
 }
 
 /// Words of user messages tried as file names at most: a pasted log must not turn
@@ -106,11 +112,7 @@ fn named_files(root: &Path, words: &[String]) -> Vec<String> {
             if !matches!(beneath.check(&rel, w), Ok(agentls_edit::Found::File)) {
                 return None;
             }
-            let name = rel.to_str()?;
-            (!name
-                .chars()
-                .any(|c| c.is_control() || c == '"' || c == '\\'))
-            .then(|| name.to_owned())
+            rel.to_str().filter(|n| plain(n)).map(str::to_owned)
         })
         .collect()
 }

@@ -382,8 +382,7 @@ pub fn run(
     )?;
 
     let vectors: Vec<Vec<f32>> = service.with(|s| s.vectors().map(|(_, v)| v.to_vec()).collect());
-    let queries = &query_vectors;
-    let rows = scan_budget(vectors, queries);
+    let rows = scan_budget(vectors, &query_vectors);
     if !rows.is_empty() {
         let rows: Vec<String> = rows
             .iter()
@@ -392,7 +391,7 @@ pub fn run(
         writeln!(
             out,
             "vector scan alone ({} queries; the set's vectors repeated; budget {QUERY_BUDGET:?}): {}",
-            queries.len(),
+            query_vectors.len(),
             rows.join(", ")
         )?;
     }
