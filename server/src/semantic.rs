@@ -1,8 +1,9 @@
 //! Semantic search in the server: after the first crawl the chunks follow the index, and
 //! a background task embeds them (with `$/progress` for the first build), stores the
 //! vectors under the user's cache directory keyed by workspace, and keeps embedding the
-//! chunks that edits change. Requests never wait for it: they answer from what is
-//! ready and say how much is.
+//! chunks that edits change; past [`agentls_semantic::GRAPH_MIN`] vectors it also links
+//! them into a nearest-neighbour graph. Requests never wait for it: they answer from
+//! what is ready and say how much is.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -77,6 +78,7 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
     }
     let mut last_save = std::time::Instant::now();
     let mut unsaved = 0usize;
+    let mut linking: Option<tokio::task::JoinHandle<()>> = None;
     loop {
         let Some(state) = weak.upgrade() else {
             return;
@@ -84,6 +86,7 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         let semantic = state.semantic.clone();
         let index = state.index_handle();
         drop(state);
+        let for_graph = semantic.clone();
         let (done, stats) = tokio::task::spawn_blocking(move || {
             semantic.sync(&index);
             let done = semantic.embed_some(ROUND, BATCH);
@@ -91,6 +94,20 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         })
         .await
         .unwrap_or_default();
+        // Nothing left to embed: link a graph if the vectors outgrew the scan. A task of
+        // its own (minutes past 100k vectors), so that edits are embedded meanwhile.
+        if done == 0 && linking.as_ref().is_none_or(|t| t.is_finished()) {
+            linking = Some(tokio::task::spawn_blocking(move || {
+                let started = std::time::Instant::now();
+                if let Some(n) = for_graph.refresh_graph() {
+                    tracing::info!(
+                        vectors = n,
+                        ms = started.elapsed().as_millis() as u64,
+                        "semantic index: nearest-neighbour graph built"
+                    );
+                }
+            }));
+        }
         unsaved += done;
         let finished = stats.embedded >= stats.chunks;
         if let Some(p) = &progress {

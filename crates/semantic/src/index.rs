@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 use crate::chunk::Chunk;
+use crate::graph::{GRAPH_MIN, Graph};
 use crate::lexical::{ChunkId, Lexical, top_k};
 use crate::terms::terms;
 
@@ -106,7 +107,54 @@ pub struct SemanticIndex {
     embedder_id: Option<String>,
     /// The workspace root, left out of the paths chunks are embedded and matched by.
     root: Option<Arc<Path>>,
+    /// The nearest-neighbour graph over most vectors, once there are many
+    /// ([`SemanticIndex::graph_wanted`]).
+    graph: Option<Arc<Graph>>,
+    /// Counts the times every vector was dropped: a graph built from the vectors of an
+    /// earlier count is not installed.
+    epoch: u64,
+    /// Vectors from which a graph is wanted; `None`: [`GRAPH_MIN`].
+    graph_min: Option<usize>,
 }
+
+/// The vectors to build a graph from ([`SemanticIndex::graph_wanted`]).
+pub struct GraphInput {
+    /// (chunk id, vector) of every chunk embedded now.
+    vectors: Vec<(ChunkId, Arc<[f32]>)>,
+    epoch: u64,
+}
+
+impl GraphInput {
+    /// How many vectors.
+    pub fn len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
+
+    /// Links them into a graph ([`Graph::build`]: every core, without the index), for
+    /// [`SemanticIndex::set_graph`].
+    pub fn build(self) -> BuiltGraph {
+        BuiltGraph {
+            graph: Graph::build(self.vectors),
+            epoch: self.epoch,
+        }
+    }
+}
+
+/// A graph from [`GraphInput::build`], and the vectors it was built from.
+pub struct BuiltGraph {
+    graph: Graph,
+    epoch: u64,
+}
+
+/// The share of a graph's size that chunks embedded after it, plus chunks removed
+/// since, may reach before a new graph is wanted: the first are scanned beside the graph
+/// on every query, the second only waste its answers.
+const GRAPH_STALE: usize = 8;
 
 impl std::fmt::Debug for SemanticIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -258,6 +306,8 @@ impl SemanticIndex {
         }
         self.embedder_id = Some(id.to_owned());
         self.cache.clear();
+        self.graph = None;
+        self.epoch += 1;
         for e in self.entries.iter_mut().flatten() {
             e.vector = None;
         }
@@ -283,6 +333,63 @@ impl SemanticIndex {
                 e.vector = self.cache.get(&e.hash).cloned();
             }
         }
+    }
+
+    /// Vectors from which a graph is wanted (tests and the benchmark lower it).
+    pub fn set_graph_min(&mut self, n: usize) {
+        self.graph_min = Some(n);
+    }
+
+    /// The vectors to build a graph from when one is wanted: there are at least
+    /// [`GRAPH_MIN`] vectors and no graph, or the chunks embedded since the graph was
+    /// built and those removed since are more than an eighth of it. The build
+    /// ([`Graph::build`]) runs without the index; [`Self::set_graph`] installs it.
+    pub fn graph_wanted(&self) -> Option<GraphInput> {
+        let min = self.graph_min.unwrap_or(GRAPH_MIN);
+        let mut embedded = 0;
+        let mut rest = 0;
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.as_ref().is_some_and(|e| e.vector.is_some()) {
+                embedded += 1;
+                if !self.graph.as_ref().is_some_and(|g| g.covers(i as ChunkId)) {
+                    rest += 1;
+                }
+            }
+        }
+        if embedded < min.max(1) {
+            return None;
+        }
+        if let Some(g) = &self.graph {
+            let gone = g.len() - (embedded - rest);
+            if (rest + gone) * GRAPH_STALE <= g.len() {
+                return None;
+            }
+        }
+        let vectors = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| Some((i as ChunkId, e.as_ref()?.vector.clone()?)))
+            .collect();
+        Some(GraphInput {
+            vectors,
+            epoch: self.epoch,
+        })
+    }
+
+    /// Installs a graph built from [`Self::graph_wanted`]'s vectors; returns false (and
+    /// drops it) when the vectors were all dropped since, by a change of embedder.
+    pub fn set_graph(&mut self, built: BuiltGraph) -> bool {
+        if built.epoch != self.epoch {
+            return false;
+        }
+        self.graph = Some(Arc::new(built.graph));
+        true
+    }
+
+    /// How many vectors the graph holds (0 without one).
+    pub fn graph_len(&self) -> usize {
+        self.graph.as_ref().map_or(0, |g| g.len())
     }
 
     /// What the index holds.
@@ -330,16 +437,11 @@ impl SemanticIndex {
         };
         let vector: Vec<ChunkId> = match (q.mode, q.vector) {
             (Mode::Lexical, _) | (_, None) => Vec::new(),
-            (_, Some(qv)) => {
-                let mut vectors = self.entries.iter().enumerate().filter_map(|(i, e)| {
-                    let v = e.as_ref()?.vector.as_deref()?;
-                    keep(i as ChunkId).then_some((i as ChunkId, v))
-                });
-                nearest(qv, &mut vectors, DEPTH)
-                    .into_iter()
-                    .map(|(id, _)| id)
-                    .collect()
-            }
+            (_, Some(qv)) => self
+                .vector_ranking(qv, &keep, q.filter.is_some())
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect(),
         };
         let mut fused: FxHashMap<ChunkId, (f32, Option<usize>, Option<usize>)> =
             FxHashMap::default();
@@ -377,6 +479,35 @@ impl SemanticIndex {
         });
         hits.truncate(q.k);
         hits
+    }
+}
+
+impl SemanticIndex {
+    /// The [`DEPTH`] chunks accepted by `keep` nearest to `qv`: from the graph and a scan
+    /// of the vectors it does not hold when there is one, from a scan of them all
+    /// otherwise, and always when `filtered` (a path glob may keep few of the graph's
+    /// nearest, while the scan reads only the vectors it keeps).
+    fn vector_ranking(
+        &self,
+        qv: &[f32],
+        keep: &dyn Fn(ChunkId) -> bool,
+        filtered: bool,
+    ) -> Vec<(ChunkId, f32)> {
+        let graph = self.graph.as_deref().filter(|_| !filtered);
+        let mut vectors = self.entries.iter().enumerate().filter_map(|(i, e)| {
+            let id = i as ChunkId;
+            let v = e.as_ref()?.vector.as_deref()?;
+            let scanned = !graph.is_some_and(|g| g.covers(id));
+            (scanned && keep(id)).then_some((id, v))
+        });
+        let rest = nearest(qv, &mut vectors, DEPTH);
+        let Some(graph) = graph else {
+            return rest;
+        };
+        top_k(
+            graph.nearest(qv, DEPTH, keep).into_iter().chain(rest),
+            DEPTH,
+        )
     }
 }
 
@@ -421,7 +552,7 @@ pub fn nearest(
 /// Eight running sums: a single one is a chain of dependent additions that the compiler
 /// may not reorder into vector lanes (36k vectors of 384: 14.6 ms a scan with one sum,
 /// 8.4-9.3 ms with eight, measured alone).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let (ca, ra) = a.as_chunks::<8>();
     let (cb, rb) = b.as_chunks::<8>();
     let mut acc = [0.0f32; 8];

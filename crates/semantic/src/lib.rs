@@ -17,10 +17,13 @@
 //! - Where the workspace lies changes no score: a chunk is matched and embedded with
 //!   its path beneath the root ([`chunk_text`]), and files are chunked in path order,
 //!   so ties between equal scores fall the same way in every run.
-//! - Vector search is brute force over unit vectors: 384 floats per chunk, a few
-//!   milliseconds for tens of thousands of chunks on one core.
+//! - Vector search is brute force over unit vectors (384 floats per chunk, a few
+//!   milliseconds for tens of thousands of chunks on one core) until a workspace holds
+//!   [`GRAPH_MIN`] of them; then a [`Graph`] built in the background answers for the
+//!   vectors it holds, and the scan reads only those embedded after it.
 
 mod chunk;
+mod graph;
 mod index;
 mod lexical;
 mod service;
@@ -28,9 +31,10 @@ pub mod store;
 mod terms;
 
 pub use chunk::{Chunk, chunk_file};
+pub use graph::{GRAPH_MIN, Graph};
 pub use index::{
-    DEPTH, Embedder, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT, chunk_text, files_of,
-    nearest,
+    BuiltGraph, DEPTH, Embedder, GraphInput, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT,
+    chunk_text, files_of, nearest,
 };
 pub use lexical::ChunkId;
 pub use service::{Answer, PathGlob, Service};

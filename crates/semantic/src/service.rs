@@ -193,6 +193,17 @@ impl Service {
         done
     }
 
+    /// Builds the nearest-neighbour graph when the index wants one
+    /// ([`SemanticIndex::graph_wanted`]), holding the index's lock only to copy the
+    /// vectors out and to install it; returns how many vectors it holds, `None` when
+    /// none was wanted or the vectors changed embedder meanwhile.
+    pub fn refresh_graph(&self) -> Option<usize> {
+        let input = self.with(SemanticIndex::graph_wanted)?;
+        let n = input.len();
+        let built = input.build();
+        self.with_mut(|s| s.set_graph(built)).then_some(n)
+    }
+
     /// Searches with the index brought up to date first: hybrid when the model is set and
     /// some chunks have vectors, lexical otherwise (the answer says which).
     pub fn search(

@@ -348,3 +348,118 @@ fn nearest_ranks_by_dot_product_with_any_length() {
         assert!((got[0].1 - best).abs() <= 1e-3 * best.abs().max(1.0));
     }
 }
+
+/// `n` small Python files, each a function named by two words of a list and calling a
+/// third, so that each can be asked for by its words.
+fn many_files(n: usize) -> Vec<(Arc<Path>, String)> {
+    const WORDS: [&str; 24] = [
+        "upload", "parse", "retry", "cache", "token", "socket", "render", "index", "merge",
+        "split", "queue", "lock", "batch", "stream", "config", "schema", "buffer", "cursor",
+        "digest", "encode", "filter", "graph", "hash", "journal",
+    ];
+    (0..n)
+        .map(|i| {
+            let w = |k: usize| WORDS[(i * (k + 3) + k * 7 + i / 24) % WORDS.len()];
+            let path: Arc<Path> = Path::new(&format!("/ws/m{i}.py")).into();
+            let text = format!("def {}_{}_{i}(x):\n    return {}(x)\n", w(0), w(1), w(2));
+            (path, text)
+        })
+        .collect()
+}
+
+fn vector_paths(sem: &SemanticIndex, text: &str) -> Vec<(Arc<Path>, Option<usize>)> {
+    search(sem, text, Mode::Vector)
+        .iter()
+        .map(|h| (h.chunk.path.clone(), h.vector_rank))
+        .collect()
+}
+
+#[test]
+fn a_graph_answers_like_the_scan_and_follows_later_changes() {
+    let build = |files: &[(Arc<Path>, String)]| {
+        let mut sem = SemanticIndex::default();
+        sem.set_graph_min(100);
+        for (path, text) in files {
+            sem.set_file(path, chunk_file(path, text, None));
+        }
+        sem.embed_pending(&Words, usize::MAX, 64);
+        sem
+    };
+    let files = many_files(300);
+    let scan = build(&files);
+    let mut graphed = build(&files);
+    let mut few = build(&files[..50]);
+    assert!(
+        few.graph_wanted().is_none(),
+        "50 chunks are below the minimum"
+    );
+    let input = graphed.graph_wanted().expect("300 chunks want a graph");
+    assert_eq!(input.len(), 300);
+    assert!(graphed.set_graph(input.build()));
+    assert_eq!(graphed.graph_len(), 300);
+    assert!(graphed.graph_wanted().is_none(), "the graph is fresh");
+    // On so few vectors the graph's wide search reaches them all: the same answers.
+    for q in [
+        "retry upload",
+        "parse config",
+        "socket stream queue",
+        "hash journal",
+    ] {
+        assert_eq!(vector_paths(&graphed, q), vector_paths(&scan, q), "{q}");
+    }
+    // A file embedded after the graph is found by the scan beside it; a removed one is
+    // never answered.
+    let new: Arc<Path> = Path::new("/ws/late.py").into();
+    let text = "def zebra_quokka_walrus(x):\n    return narwhal(x)\n";
+    graphed.set_file(&new, chunk_file(&new, text, None));
+    graphed.embed_pending(&Words, usize::MAX, 64);
+    assert_eq!(
+        vector_paths(&graphed, "zebra quokka walrus narwhal")[0].0,
+        new
+    );
+    let first = vector_paths(&graphed, "retry upload")[0].0.clone();
+    graphed.remove_file(&first);
+    assert!(
+        vector_paths(&graphed, "retry upload")
+            .iter()
+            .all(|(p, _)| *p != first)
+    );
+    // Past an eighth of the graph changed, a new one is wanted.
+    for (path, _) in &files[..40] {
+        graphed.remove_file(path);
+    }
+    let again = graphed.graph_wanted().expect("41 of 300 gone, one added");
+    assert_eq!(again.len(), 300 - 41 + 1);
+    // Vectors of another embedder drop the graph, and one built before is refused.
+    few.set_graph_min(10);
+    let stale = few.graph_wanted().expect("50 chunks over 10");
+    few.use_embedder("other-1");
+    assert!(!few.set_graph(stale.build()));
+    assert_eq!(few.graph_len(), 0);
+}
+
+#[test]
+fn the_service_links_a_graph_once_its_vectors_pass_the_minimum() {
+    let mut index = Index::default();
+    let files = many_files(150);
+    for (path, text) in &files {
+        index.update_file(path, text);
+    }
+    let index = std::sync::RwLock::new(index);
+    let service = Service::default();
+    service.set_embedder(Arc::new(Words));
+    service.with_mut(|s| s.set_graph_min(100));
+    assert_eq!(service.refresh_graph(), None, "no vectors yet");
+    service.sync(&index);
+    while service.embed_some(std::time::Duration::from_secs(10), 64) > 0 {}
+    let chunks = service.stats().chunks;
+    assert!(chunks >= 150, "{chunks}");
+    assert_eq!(service.refresh_graph(), Some(chunks));
+    assert_eq!(service.refresh_graph(), None, "the graph is fresh");
+    let answer = service.search(&index, "zebra", 3, None);
+    assert!(answer.vectors);
+    let (path, text) = &files[7];
+    let name = text[4..text.find('(').unwrap()].replace('_', " ");
+    let answer = service.search(&index, &name, 3, None);
+    assert_eq!(&answer.hits[0].chunk.path, path, "{name}");
+}

@@ -17,7 +17,8 @@ use serde::Deserialize;
 
 use agentls_index::{Index, IndexOptions, Overlay};
 use agentls_semantic::{
-    ChunkId, DEPTH, Embedder, Mode, Query, Service, VECTOR_WEIGHT, files_of, nearest,
+    ChunkId, DEPTH, Embedder, GRAPH_MIN, Graph, Mode, Query, Service, VECTOR_WEIGHT, files_of,
+    nearest,
 };
 
 /// A retrieval set's `set.toml` (the keys the bench reads).
@@ -223,6 +224,90 @@ fn scan_budget(vectors: Vec<Vec<f32>>, queries: &[Vec<f32>]) -> Vec<(usize, Dura
     rows
 }
 
+/// Sizes at which the graph is built and searched against the scan: the smallest that
+/// uses one, and twice that.
+const GRAPH_SIZES: [usize; 2] = [GRAPH_MIN, 2 * GRAPH_MIN];
+
+/// One row of [`graph_rows`].
+struct GraphRow {
+    vectors: usize,
+    build: Duration,
+    scan_p95: Duration,
+    graph_p95: Duration,
+    /// Of the scan's 10 and [`DEPTH`] nearest, the share the graph's answer holds.
+    recall10: f64,
+    recall_depth: f64,
+}
+
+/// The graph against the scan at `sizes` ([`GRAPH_SIZES`]): the set's vectors, then copies of them
+/// moved by noise (norm about 0.3 before normalising again), so that no two are equal
+/// (equal copies would tie, and make any answer among them right); build time, p95 of
+/// both searches, and how many of the scan's nearest the graph finds.
+fn graph_rows(vectors: &[Vec<f32>], queries: &[Vec<f32>], sizes: &[usize]) -> Vec<GraphRow> {
+    let own = vectors.len();
+    let mut rows = Vec::new();
+    if own == 0 || queries.is_empty() {
+        return rows;
+    }
+    let dim = vectors[0].len();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut noise = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Uniform in [-0.5, 0.5): standard deviation 0.29, scaled to a norm near 0.3.
+        ((x >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * (0.3 / 0.29) / (dim as f32).sqrt()
+    };
+    let mut pool: Vec<Arc<[f32]>> = vectors.iter().map(|v| v[..].into()).collect();
+    for &n in sizes {
+        while pool.len() < n {
+            let base = &pool[pool.len() % own];
+            let moved: Vec<f32> = base.iter().map(|a| a + noise()).collect();
+            let norm = moved.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-6);
+            pool.push(moved.iter().map(|a| a / norm).collect::<Vec<f32>>().into());
+        }
+        let t = Instant::now();
+        let graph = Graph::build(
+            pool.iter()
+                .enumerate()
+                .map(|(i, v)| (i as ChunkId, v.clone()))
+                .collect(),
+        );
+        let build = t.elapsed();
+        let (mut scan_took, mut graph_took) = (Vec::new(), Vec::new());
+        let (mut hit10, mut hit_depth, mut total10, mut total_depth) = (0, 0, 0, 0);
+        for q in queries {
+            let t = Instant::now();
+            let mut ids = pool.iter().enumerate().map(|(i, v)| (i as ChunkId, &v[..]));
+            let exact = nearest(q, &mut ids, DEPTH);
+            scan_took.push(t.elapsed());
+            let t = Instant::now();
+            let found = graph.nearest(q, DEPTH, |_| true);
+            graph_took.push(t.elapsed());
+            let found: std::collections::HashSet<ChunkId> = found.iter().map(|p| p.0).collect();
+            hit10 += exact
+                .iter()
+                .take(10)
+                .filter(|p| found.contains(&p.0))
+                .count();
+            hit_depth += exact.iter().filter(|p| found.contains(&p.0)).count();
+            total10 += exact.len().min(10);
+            total_depth += exact.len();
+        }
+        scan_took.sort();
+        graph_took.sort();
+        rows.push(GraphRow {
+            vectors: n,
+            build,
+            scan_p95: percentile(&scan_took, 0.95),
+            graph_p95: percentile(&graph_took, 0.95),
+            recall10: hit10 as f64 / total10.max(1) as f64,
+            recall_depth: hit_depth as f64 / total_depth.max(1) as f64,
+        });
+    }
+    rows
+}
+
 /// Runs the benchmark on the set in `set_dir`, with `embedder` for the vector rankings
 /// (`None`: grep-only and lexical only).
 pub fn run(
@@ -381,7 +466,63 @@ pub fn run(
         stats.chunks
     )?;
 
+    if embedder.is_some() {
+        // The same hybrid ranking through a graph over the set's own vectors (which a
+        // workspace this size does not need): what the approximation costs in recall.
+        service.with_mut(|s| s.set_graph_min(0));
+        let t = Instant::now();
+        let linked = service.refresh_graph().unwrap_or(0);
+        let build = t.elapsed();
+        let mut scores = Scores::default();
+        let mut took = Vec::with_capacity(pairs.len());
+        for pair in pairs {
+            let t = Instant::now();
+            let qv = embedder
+                .as_ref()
+                .and_then(|e| e.embed(&[pair.query.as_str()]).pop());
+            let hits = service.with(|s| {
+                s.search(&Query {
+                    text: &pair.query,
+                    vector: qv.as_deref(),
+                    k: 100,
+                    mode: Mode::Hybrid,
+                    filter: None,
+                    boosted: None,
+                    vector_weight: VECTOR_WEIGHT,
+                })
+            });
+            took.push(t.elapsed());
+            let s = score(&files_of(&hits), &root, &pair.files);
+            scores.recall5 += s.recall5;
+            scores.recall10 += s.recall10;
+            scores.mrr += s.mrr;
+        }
+        took.sort();
+        writeln!(
+            out,
+            "hybrid through a graph of the set's {linked} vectors (built in {build:.1?}): recall@5 {:.3}, recall@10 {:.3}, MRR {:.3}; query p50 {:.1?}, p95 {:.1?}",
+            scores.recall5 / n,
+            scores.recall10 / n,
+            scores.mrr / n,
+            percentile(&took, 0.5),
+            percentile(&took, 0.95),
+        )?;
+        service.with_mut(|s| s.set_graph_min(GRAPH_MIN));
+    }
+
     let vectors: Vec<Vec<f32>> = service.with(|s| s.vectors().map(|(_, v)| v.to_vec()).collect());
+    for r in graph_rows(&vectors, &query_vectors, &GRAPH_SIZES) {
+        writeln!(
+            out,
+            "graph of {} vectors (the set's, and copies moved by noise): built in {:.1?}; p95 {:.1?} against the scan's {:.1?}; holds {:.1}% of the scan's 10 nearest and {:.1}% of its {DEPTH}",
+            r.vectors,
+            r.build,
+            r.graph_p95,
+            r.scan_p95,
+            r.recall10 * 100.0,
+            r.recall_depth * 100.0
+        )?;
+    }
     let rows = scan_budget(vectors, &query_vectors);
     if !rows.is_empty() {
         let rows: Vec<String> = rows
@@ -485,6 +626,25 @@ mod tests {
             "{rows:?}"
         );
         assert!(scan_budget(Vec::new(), &[vec![1.0]]).is_empty());
+    }
+
+    #[test]
+    fn the_graph_is_measured_against_the_scan_on_moved_copies() {
+        let vectors: Vec<Vec<f32>> = (0..40)
+            .map(|i| {
+                let a = i as f32 * 0.15;
+                vec![a.cos(), a.sin(), 0.0, 0.0]
+            })
+            .collect();
+        let queries = vec![vec![1.0, 0.0, 0.0, 0.0], vec![0.0, 0.0, 1.0, 0.0]];
+        let rows = graph_rows(&vectors, &queries, &[100, 300]);
+        let sizes: Vec<usize> = rows.iter().map(|r| r.vectors).collect();
+        assert_eq!(sizes, [100, 300]);
+        for r in &rows {
+            // A wide search over a few hundred vectors reaches them all.
+            assert_eq!((r.recall10, r.recall_depth), (1.0, 1.0), "{}", r.vectors);
+        }
+        assert!(graph_rows(&[], &queries, &[100]).is_empty());
     }
 
     #[test]
