@@ -13,7 +13,7 @@ use std::sync::Arc;
 use instant_distance::{Builder, HnswMap, Point, Search};
 
 use crate::index::dot;
-use crate::lexical::ChunkId;
+use crate::lexical::{ChunkId, top_k};
 
 /// Vectors from which a workspace is searched through a graph: below this the scan
 /// itself stays well inside the 50 ms query budget (`agentls bench search` times both).
@@ -56,7 +56,9 @@ impl std::fmt::Debug for Graph {
 }
 
 impl Graph {
-    /// Links `vectors` (chunk id, unit vector) into a graph; uses every core (rayon).
+    /// Links `vectors` (chunk id, unit vector) into a graph, on every core but at a
+    /// lower priority ([`background_pool`]): minutes of work past 100k vectors, which
+    /// the editor's requests and the embedding of its edits must not wait behind.
     pub fn build(vectors: Vec<(ChunkId, Arc<[f32]>)>) -> Graph {
         let mut covered = Vec::new();
         let mut points = Vec::with_capacity(vectors.len());
@@ -73,12 +75,16 @@ impl Graph {
         // Neighbours are the nearest found, without the paper's pruning heuristic: that
         // re-ranks each neighbour's own 64 links for every vector linked in, and took
         // 54 s for mypy's 36k vectors on two cores.
-        let map = Builder::default()
+        let builder = Builder::default()
             .select_heuristic(None)
             .ef_search(EF_SEARCH)
             .ef_construction(EF_CONSTRUCTION)
-            .seed(SEED)
-            .build(points, ids);
+            .seed(SEED);
+        let map = match background_pool() {
+            Some(pool) => pool.install(|| builder.build(points, ids)),
+            // No thread could be started: rayon's own pool (the build still runs).
+            None => builder.build(points, ids),
+        };
         Graph { map, covered }
     }
 
@@ -98,7 +104,8 @@ impl Graph {
     }
 
     /// Up to `k` chunks accepted by `keep` whose vectors are the nearest the graph finds
-    /// to `query`, with their dot product, best first (the scan's order: ties by id).
+    /// to `query`, with their dot product, best first: scored and ordered as the scan
+    /// scores and orders them ([`crate::nearest`]), so the two agree where they meet.
     pub fn nearest(
         &self,
         query: &[f32],
@@ -106,18 +113,38 @@ impl Graph {
         keep: impl Fn(ChunkId) -> bool,
     ) -> Vec<(ChunkId, f32)> {
         let mut search = Search::default();
-        let query = Vector(query.into());
-        let mut found: Vec<(ChunkId, f32)> = self
+        let point = Vector(query.into());
+        let found = self
             .map
-            .search(&query, &mut search)
+            .search(&point, &mut search)
             .filter(|item| keep(*item.value))
-            .map(|item| (*item.value, 1.0 - item.distance))
-            .collect();
-        found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        found.truncate(k);
-        found
+            .map(|item| (*item.value, dot(query, &item.point.0)));
+        top_k(found, k)
     }
 }
+
+/// A pool with a thread per core whose threads run at a lower priority (nice 10 on
+/// Linux), so that the scheduler prefers the server's other threads while it links.
+fn background_pool() -> Option<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("agentls-graph-{i}"))
+        .start_handler(|_| lower_priority())
+        .build()
+        .ok()
+}
+
+/// On Linux each thread has its own nice value, and `setpriority` with `who` 0 sets
+/// the calling thread's. Elsewhere it would lower the whole process, so only Linux asks.
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // SAFETY: plain integers in, an integer out; failing (no permission) changes nothing.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
 
 #[cfg(test)]
 mod tests {
@@ -140,6 +167,19 @@ mod tests {
                 v.iter().map(|a| a / norm).collect::<Vec<f32>>().into()
             })
             .collect()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_build_pool_runs_below_the_servers_priority() {
+        // SAFETY (all three): as in `lower_priority`.
+        let before = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        let pool = background_pool().expect("a pool");
+        let nice = pool.install(|| unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) });
+        assert!(nice >= 10, "nice {nice}");
+        // The calling thread keeps its own.
+        let after = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        assert_eq!(after, before);
     }
 
     #[test]

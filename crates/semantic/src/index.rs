@@ -272,13 +272,15 @@ impl SemanticIndex {
             .collect()
     }
 
-    /// Gives chunk `id` its vector (ignored if the chunk is gone or changed since).
+    /// Gives chunk `id` its vector (ignored if the chunk is gone, changed since, or has
+    /// one: a graph may hold that one, and would answer by it).
     pub fn set_vector(&mut self, id: ChunkId, text: &str, vector: Vec<f32>) {
         let v: Arc<[f32]> = vector.into();
         let h = hash(text);
         self.cache.insert(h, v.clone());
         if let Some(Some(e)) = self.entries.get_mut(id as usize)
             && e.hash == h
+            && e.vector.is_none()
         {
             e.vector = Some(v);
         }

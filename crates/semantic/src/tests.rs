@@ -407,6 +407,24 @@ fn a_graph_answers_like_the_scan_and_follows_later_changes() {
     ] {
         assert_eq!(vector_paths(&graphed, q), vector_paths(&scan, q), "{q}");
     }
+    // The graph, not a scan, answers for the vectors it holds: one linked from other
+    // vectors of the same chunks (their text embedded backwards) ranks by those.
+    let mut other = SemanticIndex::default();
+    other.set_graph_min(100);
+    for (path, text) in &files {
+        other.set_file(path, chunk_file(path, text, None));
+    }
+    other.use_embedder(Words.id());
+    for (id, text) in other.pending(usize::MAX) {
+        let backwards: String = text.chars().rev().collect();
+        other.set_vector(id, &text, Words.embed(&[&backwards]).remove(0));
+    }
+    let mut misled = build(&files);
+    assert!(misled.set_graph(other.graph_wanted().expect("300 vectors").build()));
+    assert_ne!(
+        vector_paths(&misled, "retry upload"),
+        vector_paths(&scan, "retry upload")
+    );
     // A file embedded after the graph is found by the scan beside it; a removed one is
     // never answered.
     let new: Arc<Path> = Path::new("/ws/late.py").into();

@@ -46,6 +46,36 @@ struct Scores {
     mrr: f64,
 }
 
+impl Scores {
+    fn add(&mut self, s: Scores) {
+        self.recall5 += s.recall5;
+        self.recall10 += s.recall10;
+        self.mrr += s.mrr;
+    }
+}
+
+/// The files of the index's best 100 chunks for `text`, best first.
+fn ranked(
+    service: &Service,
+    text: &str,
+    vector: Option<&[f32]>,
+    mode: Mode,
+    vector_weight: f32,
+) -> Vec<Arc<Path>> {
+    let hits = service.with(|s| {
+        s.search(&Query {
+            text,
+            vector,
+            k: 100,
+            mode,
+            filter: None,
+            boosted: None,
+            vector_weight,
+        })
+    });
+    files_of(&hits)
+}
+
 /// Where a set's release tree is unpacked.
 fn cache_dir() -> PathBuf {
     dirs::cache_dir()
@@ -188,8 +218,8 @@ const SCAN_SIZES: [usize; 4] = [100_000, 200_000, 400_000, 800_000];
 /// How many of the set's query vectors [`scan_budget`] times at each size.
 const SCAN_QUERIES: usize = 50;
 
-/// The vector scan alone (what an approximate nearest-neighbour index would replace)
-/// over the set's vectors copied out to growing sizes, one allocation per vector as the
+/// The vector scan alone (what the graph replaces past [`GRAPH_MIN`] vectors) over
+/// the set's vectors copied out to growing sizes, one allocation per vector as the
 /// index holds them: at what size brute force stops fitting the query budget. Each
 /// size with its p95, up to the first over the budget.
 fn scan_budget(vectors: Vec<Vec<f32>>, queries: &[Vec<f32>]) -> Vec<(usize, Duration)> {
@@ -407,18 +437,7 @@ pub fn run(
                     if *mode != Mode::Lexical && qv.is_none() {
                         continue;
                     }
-                    let hits = service.with(|s| {
-                        s.search(&Query {
-                            text: &pair.query,
-                            vector: qv.as_deref(),
-                            k: 100,
-                            mode: *mode,
-                            filter: None,
-                            boosted: None,
-                            vector_weight: *weight,
-                        })
-                    });
-                    files_of(&hits)
+                    ranked(&service, &pair.query, qv.as_deref(), *mode, *weight)
                 }
             };
             let measured = (*mode == Some(Mode::Hybrid) && *weight == VECTOR_WEIGHT)
@@ -426,10 +445,7 @@ pub fn run(
             if measured {
                 latencies.push(embed_query + t.elapsed());
             }
-            let s = score(&ranked, &root, &pair.files);
-            totals[i].recall5 += s.recall5;
-            totals[i].recall10 += s.recall10;
-            totals[i].mrr += s.mrr;
+            totals[i].add(score(&ranked, &root, &pair.files));
         }
     }
     let n = pairs.len().max(1) as f64;
@@ -480,22 +496,15 @@ pub fn run(
             let qv = embedder
                 .as_ref()
                 .and_then(|e| e.embed(&[pair.query.as_str()]).pop());
-            let hits = service.with(|s| {
-                s.search(&Query {
-                    text: &pair.query,
-                    vector: qv.as_deref(),
-                    k: 100,
-                    mode: Mode::Hybrid,
-                    filter: None,
-                    boosted: None,
-                    vector_weight: VECTOR_WEIGHT,
-                })
-            });
+            let files = ranked(
+                &service,
+                &pair.query,
+                qv.as_deref(),
+                Mode::Hybrid,
+                VECTOR_WEIGHT,
+            );
             took.push(t.elapsed());
-            let s = score(&files_of(&hits), &root, &pair.files);
-            scores.recall5 += s.recall5;
-            scores.recall10 += s.recall10;
-            scores.mrr += s.mrr;
+            scores.add(score(&files, &root, &pair.files));
         }
         took.sort();
         writeln!(
