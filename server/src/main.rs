@@ -78,7 +78,8 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 sets,
                 limit,
                 embedder,
-            } => commands::bench_search::main(sets, limit, &embedder),
+                recall_only,
+            } => commands::bench_search::main(sets, limit, &embedder, recall_only),
             cli::BenchTarget::Model {
                 model,
                 path,

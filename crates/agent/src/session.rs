@@ -24,6 +24,12 @@ use crate::status::Status;
 use crate::toolset::ToolSet;
 use crate::trajectory::Trajectory;
 
+/// Files named to a lean model for its task ([`Session::files_for_task`]): as many as
+/// `repo_map` focuses on for a query.
+const TASK_FILES: usize = 5;
+/// Chunks searched for them.
+const TASK_FILES_HITS: usize = 30;
+
 /// Longest tool output written to the trajectory (bytes).
 const MAX_LOGGED_OUTPUT: usize = 20_000;
 
@@ -279,6 +285,46 @@ impl Session {
         }
     }
 
+    /// For the lean profile, when its prompt lists only the workspace's first files: the
+    /// files semantic search finds for `task`, as a note for the model. A small model
+    /// that starts from the files that matter reads them instead of wandering the tree.
+    async fn files_for_task(&self, task: &str) -> Option<String> {
+        if !self.provider.profile().lean_tools || self.static_ctx.more_files == 0 {
+            return None;
+        }
+        let (semantic, index) = (self.ctx.semantic.clone(), self.ctx.index.clone());
+        let text = task.to_owned();
+        let answer = tokio::task::spawn_blocking(move || {
+            semantic.search(&index, &text, TASK_FILES_HITS, None)
+        })
+        .await
+        .ok()?;
+        let mut files = agentls_semantic::files_of(&answer.hits);
+        files.truncate(TASK_FILES);
+        if files.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = files
+            .iter()
+            .map(|p| {
+                p.strip_prefix(&self.ctx.root)
+                    .unwrap_or(p)
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        self.log(
+            "task_files",
+            json!({ "files": names, "ranking": answer.ranking() }),
+        );
+        // How they were ranked goes to the trajectory, not to a small model: the
+        // words about installing an embedding model are the user's business.
+        Some(format!(
+            "Files that may matter for this task (semantic search on it): {}",
+            names.join(", ")
+        ))
+    }
+
     /// The conversation so far.
     pub fn transcript(&self) -> &[Message] {
         &self.request.messages
@@ -472,7 +518,11 @@ impl Session {
         }
         self.request_chars = message.chars().count();
         self.remember_named(&message);
+        let found = self.files_for_task(&message).await;
         parts.push(Part::Text(message));
+        if let Some(note) = found {
+            parts.push(Part::Text(note));
+        }
         self.request.messages.push(Message {
             role: agentls_model::Role::User,
             parts,

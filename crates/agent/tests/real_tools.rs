@@ -140,6 +140,72 @@ async fn compact_model_gets_the_lean_tools_and_fixes_the_crate() {
     check_run(&server, &ws, status);
 }
 
+/// The lean profile's prompt lists only the workspace's first files; when there are more,
+/// the files semantic search finds for the task follow it, so a small model starts from
+/// the files that matter. Other profiles, which have `semantic_search`, get no note.
+#[tokio::test]
+async fn a_lean_model_is_told_the_files_semantic_search_finds_for_its_task() {
+    let ws = workspace();
+    for i in 0..agentls_agent::context::LISTED_FILES + 5 {
+        std::fs::write(
+            ws.path().join(format!("src/filler_{i:02}.rs")),
+            format!("pub fn filler_{i}() -> u32 {{ {i} }}\n"),
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(ws.path().join("zz/net")).unwrap();
+    std::fs::write(
+        ws.path().join("zz/net/upload.rs"),
+        "/// Tries again when the server drops a file.\npub fn retry_failed_upload(attempts: u32) -> u32 {\n    attempts\n}\n",
+    )
+    .unwrap();
+    let task = "Retry failed uploads one time more.";
+    let first_user = |profile: ModelProfile| {
+        let root = ws.path().to_path_buf();
+        async move {
+            let server = ModelServer::start().await.unwrap();
+            // The lean workflow sends an answer without an edit back once.
+            for _ in 0..3 {
+                server.push_turn(Turn::text("Nothing to change."));
+            }
+            let ctx = sandboxed(&root);
+            ctx.index
+                .write()
+                .unwrap()
+                .crawl(&root, &agentls_index::Overlay::new());
+            let static_ctx = StaticContext::gather(&root, &[]).await;
+            let system_lists_it = system_of(&static_ctx, &profile).contains("zz/net/upload.rs");
+            let mut s = Session::new(
+                provider(&server, WireFormat::OpenaiChat, profile),
+                ToolSet::from_registry(&agentls_tools::Registry::standard()),
+                ctx,
+                SessionConfig::default(),
+                static_ctx,
+            );
+            s.run(task).await;
+            let body = &server.requests()[0].body;
+            let messages = body["messages"].as_array().unwrap();
+            let user = messages.last().unwrap()["content"].to_string();
+            (system_lists_it, user)
+        }
+    };
+    let (listed, user) = first_user(agentls_model::local::profile(4096)).await;
+    assert!(!listed, "beyond the prompt's list");
+    assert!(user.contains(task), "{user}");
+    assert!(
+        user.contains(
+            "Files that may matter for this task (semantic search on it): zz/net/upload.rs"
+        ),
+        "{user}"
+    );
+    let (_, user) = first_user(ModelProfile::default()).await;
+    assert!(!user.contains("Files that may matter"), "{user}");
+}
+
+fn system_of(ctx: &StaticContext, profile: &ModelProfile) -> String {
+    agentls_agent::context::system_prompt(profile, agentls_agent::Mode::Agent, ctx)
+}
+
 /// The lean profile holds a small model to its workflow: an edit of a file it never read
 /// is answered with the file instead of being made; an answer with no edit in the run,
 /// and one after an edit nothing checked, each go back once per run; so does an answer

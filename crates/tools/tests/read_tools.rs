@@ -166,6 +166,64 @@ async fn symbols_and_repo_map_come_from_the_index() {
 }
 
 #[tokio::test]
+async fn repo_map_focuses_on_the_files_semantic_search_finds_for_a_query() {
+    let mut files = vec![(
+        "core/helpers.py".to_owned(),
+        "def helper(x):\n    return x\n\n\ndef other_helper(y):\n    return y\n".to_owned(),
+    )];
+    // Files that all use `helper`, so that the map's ranking puts core/helpers.py first
+    // and its small budget runs out before a file no one uses.
+    for i in 0..8 {
+        files.push((
+            format!("app/view{i}.py"),
+            format!("from core.helpers import helper\n\n\ndef render_page_{i}(x):\n    return helper(x)\n"),
+        ));
+    }
+    files.push((
+        "net/upload.py".to_owned(),
+        "# Try again when the server drops a file.\ndef retry_failed_upload(conn, f, attempts=3):\n    for _ in range(attempts):\n        conn.write(f)\n".to_owned(),
+    ));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let w = ws(&files);
+    w.crawl();
+    let plain = w.ok("repo_map", json!({"max_tokens": 64})).await;
+    assert!(plain.starts_with("core/helpers.py:"), "{plain}");
+    assert!(!plain.contains("net/upload.py"), "{plain}");
+    let out = w
+        .ok(
+            "repo_map",
+            json!({"query": "where do we retry uploads that failed?", "max_tokens": 64}),
+        )
+        .await;
+    let mut lines = out.lines();
+    let head = lines.next().unwrap_or_default();
+    assert!(
+        head.starts_with(
+            "focused on the files semantic search found for `where do we retry uploads that failed?` (ranked by words only"
+        ) && head.ends_with("): net/upload.py"),
+        "{out}"
+    );
+    assert!(
+        out.contains("net/upload.py:\n  2 function retry_failed_upload"),
+        "{out}"
+    );
+    // A query nothing matches says so and leaves the map as it was.
+    let out = w
+        .ok("repo_map", json!({"query": "zzzqqq", "max_tokens": 64}))
+        .await;
+    assert!(
+        out.starts_with(
+            "semantic search found no files for `zzzqqq`; the map is not focused by it\n\n"
+        ),
+        "{out}"
+    );
+    assert!(out.ends_with(&plain), "{out}");
+}
+
+#[tokio::test]
 async fn semantic_search_follows_the_index_unsaved_buffers_included() {
     let w = ws(&[
         (

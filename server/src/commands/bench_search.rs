@@ -258,10 +258,21 @@ fn scan_budget(vectors: Vec<Vec<f32>>, queries: &[Vec<f32>]) -> Vec<(usize, Dura
 /// uses one, and twice that.
 const GRAPH_SIZES: [usize; 2] = [GRAPH_MIN, 2 * GRAPH_MIN];
 
+/// The process's resident memory (Linux: `VmRSS` of `/proc/self/status`).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// One row of [`graph_rows`].
 struct GraphRow {
     vectors: usize,
     build: Duration,
+    /// What the process's resident memory grew by while the graph was linked (the
+    /// graph's links and what the build left allocated); `None` where it cannot be read.
+    grew: Option<u64>,
     scan_p95: Duration,
     graph_p95: Duration,
     /// Of the scan's 10 and [`DEPTH`] nearest, the share the graph's answer holds.
@@ -296,6 +307,7 @@ fn graph_rows(vectors: &[Vec<f32>], queries: &[Vec<f32>], sizes: &[usize]) -> Ve
             let norm = moved.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-6);
             pool.push(moved.iter().map(|a| a / norm).collect::<Vec<f32>>().into());
         }
+        let before = resident_bytes();
         let t = Instant::now();
         let graph = Graph::build(
             pool.iter()
@@ -304,6 +316,9 @@ fn graph_rows(vectors: &[Vec<f32>], queries: &[Vec<f32>], sizes: &[usize]) -> Ve
                 .collect(),
         );
         let build = t.elapsed();
+        let grew = resident_bytes()
+            .zip(before)
+            .map(|(after, before)| after.saturating_sub(before));
         let (mut scan_took, mut graph_took) = (Vec::new(), Vec::new());
         let (mut hit10, mut hit_depth, mut total10, mut total_depth) = (0, 0, 0, 0);
         for q in queries {
@@ -329,6 +344,7 @@ fn graph_rows(vectors: &[Vec<f32>], queries: &[Vec<f32>], sizes: &[usize]) -> Ve
         rows.push(GraphRow {
             vectors: n,
             build,
+            grew,
             scan_p95: percentile(&scan_took, 0.95),
             graph_p95: percentile(&graph_took, 0.95),
             recall10: hit10 as f64 / total10.max(1) as f64,
@@ -339,11 +355,12 @@ fn graph_rows(vectors: &[Vec<f32>], queries: &[Vec<f32>], sizes: &[usize]) -> Ve
 }
 
 /// Runs the benchmark on the set in `set_dir`, with `embedder` for the vector rankings
-/// (`None`: grep-only and lexical only).
+/// (`None`: grep-only and lexical only); with `recall_only`, the rankings' table alone.
 pub fn run(
     set_dir: &Path,
     limit: Option<usize>,
     embedder: Option<Arc<dyn Embedder>>,
+    recall_only: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let set: SetFile = toml::from_str(
@@ -482,6 +499,9 @@ pub fn run(
         stats.chunks
     )?;
 
+    if recall_only {
+        return Ok(());
+    }
     if embedder.is_some() {
         // The same hybrid ranking through a graph over the set's own vectors (which a
         // workspace this size does not need): what the approximation costs in recall.
@@ -523,9 +543,17 @@ pub fn run(
     for r in graph_rows(&vectors, &query_vectors, &GRAPH_SIZES) {
         writeln!(
             out,
-            "graph of {} vectors (the set's, and copies moved by noise): built in {:.1?}; p95 {:.1?} against the scan's {:.1?}; holds {:.1}% of the scan's 10 nearest and {:.1}% of its {DEPTH}",
+            "graph of {} vectors (the set's, and copies moved by noise): built in {:.1?}, resident memory {}; p95 {:.1?} against the scan's {:.1?}; holds {:.1}% of the scan's 10 nearest and {:.1}% of its {DEPTH}",
             r.vectors,
             r.build,
+            r.grew.map_or_else(
+                || "not read".to_owned(),
+                |b| format!(
+                    "+{:.0} MiB ({} B a vector)",
+                    b as f64 / 1048576.0,
+                    b / r.vectors.max(1) as u64
+                )
+            ),
             r.graph_p95,
             r.scan_p95,
             r.recall10 * 100.0,
@@ -584,11 +612,12 @@ pub fn run(
     Ok(())
 }
 
-/// `agentls bench search [SET…] [--limit N] [--embedder static|full|none]`.
+/// `agentls bench search [SET…] [--limit N] [--embedder static|full|none] [--recall-only]`.
 pub fn main(
     sets: Vec<PathBuf>,
     limit: Option<usize>,
     embedder: &str,
+    recall_only: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
     let sets = if sets.is_empty() {
         let dir = Path::new("fixtures/retrieval");
@@ -611,7 +640,7 @@ pub fn main(
     let embedder = crate::embedding::load(embedder)?;
     let mut out = std::io::stdout().lock();
     for set in &sets {
-        run(set, limit, embedder.clone(), &mut out)?;
+        run(set, limit, embedder.clone(), recall_only, &mut out)?;
         writeln!(out)?;
     }
     Ok(std::process::ExitCode::SUCCESS)
@@ -638,6 +667,19 @@ mod tests {
     }
 
     #[test]
+    fn resident_memory_is_read_and_grows_with_what_is_held() {
+        let before = resident_bytes().expect("VmRSS on Linux");
+        // 64 MiB written, so that every page is resident.
+        let held = vec![1u8; 64 << 20];
+        let after = resident_bytes().expect("VmRSS on Linux");
+        assert!(
+            after >= before + (48 << 20),
+            "{before} -> {after} holding {} bytes",
+            std::hint::black_box(&held).len()
+        );
+    }
+
+    #[test]
     fn the_graph_is_measured_against_the_scan_on_moved_copies() {
         let vectors: Vec<Vec<f32>> = (0..40)
             .map(|i| {
@@ -652,6 +694,7 @@ mod tests {
         for r in &rows {
             // A wide search over a few hundred vectors reaches them all.
             assert_eq!((r.recall10, r.recall_depth), (1.0, 1.0), "{}", r.vectors);
+            assert!(r.grew.is_some(), "resident memory read on Linux");
         }
         assert!(graph_rows(&[], &queries, &[100]).is_empty());
     }
