@@ -308,6 +308,15 @@ impl LanguageServer for Server {
     ) -> jsonrpc::Result<lsp::InitializeResult> {
         guard("initialize", async {
             let client_name = params.client_info.as_ref().map(|c| c.name.clone());
+            let folders_note = crate::convert::from_lsp::other_folders_note(&params);
+            if let Some(note) = &folders_note {
+                tracing::warn!("{note}");
+            }
+            *self
+                .state
+                .folders_note
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = folders_note;
             let result = handlers::lifecycle::initialize(&self.state, params);
             let advice =
                 crate::client_advice::slow_path(self.state.client_caps(), client_name.as_deref());
@@ -336,6 +345,17 @@ impl LanguageServer for Server {
         if let Some(advice) = advice {
             self.client
                 .log_message(lsp::MessageType::WARNING, format!("agentls: {advice}"))
+                .await;
+        }
+        let folders_note = self
+            .state
+            .folders_note
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(note) = folders_note {
+            self.client
+                .show_message(lsp::MessageType::WARNING, note)
                 .await;
         }
         let problems = self.state.config().problems;

@@ -33,6 +33,9 @@ pub struct State {
     /// What this client's settings cost the edit path (see `client_advice`), said once
     /// the client is initialized.
     pub client_advice: Mutex<Option<String>>,
+    /// Said to the user once the client is initialized: the workspace folders beyond the
+    /// first, which the server does not work in (`from_lsp::other_folders_note`).
+    pub folders_note: Mutex<Option<String>>,
     /// Held while an edit lands: one edit (and its repair) goes out at a time.
     pub landing: tokio::sync::Mutex<()>,
     /// Pinged after every change to the store, for whoever waits for an edit to land.

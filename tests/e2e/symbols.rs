@@ -565,3 +565,41 @@ async fn a_headless_session_searches_by_meaning() {
         "{stored:?}"
     );
 }
+
+/// A client that opens several workspace folders is told that the server works in the
+/// first only, and it does: the second folder's symbols are not found.
+#[test]
+fn folders_beyond_the_first_are_named_to_the_user() {
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let (first, second) = (
+        first.path().canonicalize().unwrap(),
+        second.path().canonicalize().unwrap(),
+    );
+    std::fs::write(first.join("a.rs"), "pub fn in_the_first_folder() {}\n").unwrap();
+    std::fs::write(second.join("b.rs"), "pub fn in_the_second_folder() {}\n").unwrap();
+    let mut client = start(&[]);
+    let caps = json!({ "window": { "workDoneProgress": true } });
+    let folders = json!({ "workspaceFolders": [
+        { "uri": url(&first), "name": "one" },
+        { "uri": url(&second), "name": "two" },
+    ] });
+    client.initialize(caps, folders).unwrap();
+    let shown = client.wait_notification("window/showMessage").unwrap();
+    let message = shown["params"]["message"].as_str().unwrap();
+    assert_eq!(shown["params"]["type"], 2, "a warning: {shown}");
+    assert!(
+        message.starts_with(&format!(
+            "agentls works in the first workspace folder, {}; it does not index or search the other folder ({}), and the agent reads and edits beneath the first only.",
+            first.display(),
+            second.display()
+        )),
+        "{message}"
+    );
+    let found = eventually_finds(&mut client, "in_the_first_folder", "in_the_first_folder");
+    assert!(
+        found.iter().any(|(n, _, _)| n == "in_the_first_folder"),
+        "{found:?}"
+    );
+    assert_eq!(symbol_names(&mut client, "in_the_second_folder"), vec![]);
+}

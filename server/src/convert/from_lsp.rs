@@ -55,6 +55,32 @@ pub fn workspace_root(params: &lsp::InitializeParams) -> Option<std::path::PathB
     url.to_file_path().ok()
 }
 
+/// What the user is told when the client opened several workspace folders: the server
+/// works in the first ([`workspace_root`]) only, and an agent that silently could not
+/// see or edit the others would look broken. `None` with one folder or none.
+pub fn other_folders_note(params: &lsp::InitializeParams) -> Option<String> {
+    let folders = params.workspace_folders.as_ref()?;
+    let (first, rest) = folders.split_first()?;
+    if rest.is_empty() {
+        return None;
+    }
+    let name = |f: &lsp::WorkspaceFolder| match f.uri.to_file_path() {
+        Ok(p) => p.display().to_string(),
+        Err(()) => f.uri.to_string(),
+    };
+    let others: Vec<String> = rest.iter().map(name).collect();
+    let which = if others.len() == 1 {
+        "the other folder".to_owned()
+    } else {
+        format!("the other {} folders", others.len())
+    };
+    Some(format!(
+        "agentls works in the first workspace folder, {}; it does not index or search {which} ({}), and the agent reads and edits beneath the first only. Open a folder on its own to work in it.",
+        name(first),
+        others.join(", ")
+    ))
+}
+
 /// The client capabilities the server acts on.
 pub fn client_caps(caps: &lsp::ClientCapabilities) -> crate::state::ClientCaps {
     let edit_caps = caps
