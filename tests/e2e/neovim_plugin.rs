@@ -1,7 +1,8 @@
 //! The Neovim plugin (editor-clients/neovim) in a real headless Neovim 0.11 against the
 //! built binary and the fixture model: chat round trip with a folded tool call, review
 //! reject and accept, cancel, a file opened later, another server's diagnostics reaching
-//! the agent. CI installs Neovim; there its absence fails the test.
+//! the agent, semantic search into the quickfix list. CI installs Neovim; there its
+//! absence fails the test.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -51,6 +52,11 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
 
     let (dir, root, config) = agent_workspace(&model.url(), STUB);
     std::fs::write(root.join("src/other.rs"), "pub fn other() {}\n").unwrap();
+    std::fs::write(
+        root.join("src/upload.rs"),
+        "/// Tries again when the server drops a file.\npub fn retry_failed_upload(attempts: u32) -> u32 {\n    attempts\n}\n",
+    )
+    .unwrap();
     let out = dir.path().join("out.txt");
     let chat = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neovim-e2e/chat.txt");
     std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
@@ -138,6 +144,25 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
     assert!(
         seen.contains("mismatched types from another server"),
         "{seen}"
+    );
+    // :AgentSearch: the hits in the quickfix list (words only: no embedding model here).
+    assert_eq!(
+        results["search_title"],
+        "agentls search: where do we retry uploads that failed (1 hit, ranked by words)",
+        "{results:#?}"
+    );
+    assert_eq!(
+        results["search_first"],
+        format!(
+            "{}:1 retry_failed_upload (function)",
+            root.join("src/upload.rs").display()
+        )
+    );
+    assert_eq!(results["search_qf_open"], "true");
+    assert!(
+        results["search_bad_glob"].starts_with("agentls search: ")
+            && results["search_bad_glob"].contains("[["),
+        "{results:#?}"
     );
     // :checkhealth agentls: the binary, the settings, the models.
     let health = &results["health"];

@@ -79,6 +79,12 @@ async fn vscode_extension_in_code_server() {
     let root = dir.path().canonicalize().unwrap().join("ws");
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/lib.rs"), LIB_RS).unwrap();
+    // For the semantic search step.
+    std::fs::write(
+        root.join("src/upload.rs"),
+        "/// Tries again when the server drops a file.\npub fn retry_failed_upload(attempts: u32) -> u32 {\n    attempts\n}\n",
+    )
+    .unwrap();
     let config = dir.path().join("config.toml");
     let url = model.url();
     std::fs::write(
@@ -174,6 +180,7 @@ async fn vscode_extension_in_code_server() {
         "resume",
         "approval",
         "lightbulb",
+        "search",
     ] {
         assert!(
             passed.iter().any(|p| p == step),

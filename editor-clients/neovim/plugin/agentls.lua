@@ -10,6 +10,9 @@ end
 local function review()
   return require("agentls.review")
 end
+local function search()
+  return require("agentls.search")
+end
 
 local cmd = vim.api.nvim_create_user_command
 cmd("Agent", function(opts)
@@ -39,3 +42,6 @@ end, { desc = "agentls: accept every pending change of the session" })
 cmd("AgentRejectAll", function()
   review().all("reject")
 end, { desc = "agentls: reject every pending change of the session" })
+cmd("AgentSearch", function(opts)
+  search().search(opts.args)
+end, { nargs = "+", desc = "agentls: find code by what it does (semantic search) into the quickfix list" })

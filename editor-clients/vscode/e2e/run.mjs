@@ -270,6 +270,23 @@ try {
   await page.screenshot({ path: join(out, "progress-notification.png") });
   await page.locator(".monaco-editor .view-lines").first().getByText("x * 2").waitFor();
   log("PASS lightbulb");
+
+  // Semantic search from the palette: hits as you type, Enter opens the chosen one.
+  await palette("Agent: Search Code by Meaning");
+  await page.locator(".quick-input-widget input").waitFor();
+  const tSearch = Date.now();
+  await page.keyboard.type("where do we retry uploads that failed");
+  const hitRow = page.locator(".quick-input-list .monaco-list-row", { hasText: "retry_failed_upload (function)" });
+  await hitRow.waitFor();
+  figure("search_typed_to_hits", Date.now() - tSearch, "ms (typing included)");
+  const searchTitle = await page.locator(".quick-input-title").innerText();
+  if (!/ranked by words/.test(searchTitle)) throw new Error(`search title: ${searchTitle}`);
+  if (!(await hitRow.innerText()).includes("src/upload.rs:1")) throw new Error(`search row: ${await hitRow.innerText()}`);
+  await page.screenshot({ path: join(out, "semantic-search.png") });
+  await page.keyboard.press("Enter");
+  await page.locator(".tab.active", { hasText: "upload.rs" }).waitFor();
+  await page.locator(".monaco-editor .view-lines", { hasText: "pub fn retry_failed_upload" }).first().waitFor();
+  log("PASS search");
   const status = await page.locator(".statusbar").innerText();
   log(`status bar: ${status.replace(/\s+/g, " ").slice(0, 200)}`);
 } catch (e) {

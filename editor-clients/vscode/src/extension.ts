@@ -9,6 +9,7 @@ import { forwardDiagnostics } from "./diagnostics";
 import { registerProgress } from "./progress";
 import { type EventParams, Methods } from "./protocol";
 import { Review } from "./review";
+import { searchCode } from "./search";
 import { findServer } from "./serverPath";
 import { Status } from "./status";
 
@@ -32,6 +33,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     vscode.commands.registerCommand("agentls.model.select", () => chat.selectModel()),
     vscode.commands.registerCommand("agentls.sessions.show", () => chat.resume()),
     vscode.commands.registerCommand("agentls.output.show", () => output.show()),
+    vscode.commands.registerCommand("agentls.search", (query?: string) => searchCode(() => client, query)),
     vscode.commands.registerCommand("agentls.server.restart", () => start()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("agentls") && client)

@@ -16,6 +16,8 @@ export type {
   PromptParams,
   ReviewParams,
   ReviewResult,
+  SemanticSearchParams,
+  SemanticSearchResult,
   SessionInfo,
   Started,
   TaskArgs,
@@ -35,6 +37,7 @@ export const Methods = {
   review: "agent/review",
   event: "agent/event",
   diagnostics: "agent/diagnostics",
+  semanticSearch: "agentls/semanticSearch",
 } as const;
 
 /** An LSP diagnostic as `agent/diagnostics` carries it (severity 1 = error … 4 = hint). */

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseContext } from "../src/context";
 import { toAgentDiagnostic } from "../src/diagnosticsMap";
 import { linesOfTitle, textBefore } from "../src/diffText";
+import { hitRows, rankingTitle, relativeTo } from "../src/searchItems";
 import { BUILD_COMMAND, findServer } from "../src/serverPath";
 import { toServerSettings } from "../src/settings";
 import { renderMarkdown } from "../src/webview/markdown";
@@ -78,5 +79,23 @@ describe("markdown", () => {
     expect(html).toContain('data-act="copy"');
     expect(html).toContain("<li><strong>two</strong></li>");
     expect(renderMarkdown("<script>alert(1)</script>")).not.toContain("<script>");
+  });
+});
+
+describe("semantic search rows", () => {
+  const hit = { uri: "file:///ws/my%20dir/src/up.rs", startLine: 4, endLine: 9, score: 0.03 };
+  const result = { hits: [{ ...hit, symbol: "retry_upload", kind: "function" }, { ...hit, uri: "file:///elsewhere/a.md", startLine: 0, endLine: 2 }], chunks: 40, embedded: 40, files: 7, ranking: "hybrid" };
+  it("names the definition or the lines, and the place relative to the folder", () => {
+    expect(hitRows(result, "file:///ws/my%20dir")).toEqual([
+      { label: "retry_upload (function)", description: "src/up.rs:5", uri: hit.uri, startLine: 4, endLine: 9 },
+      { label: "lines 1-3", description: "/elsewhere/a.md:1", uri: "file:///elsewhere/a.md", startLine: 0, endLine: 2 },
+    ]);
+    expect(relativeTo(undefined, "file:///ws/a.rs")).toBe("/ws/a.rs");
+    expect(relativeTo("file:///ws", "file:///wsx/a.rs")).toBe("/wsx/a.rs");
+  });
+  it("says how the hits were ranked", () => {
+    expect(rankingTitle(result)).toBe("2 hits among 40 pieces of 7 files, ranked by words and meaning");
+    expect(rankingTitle({ ...result, embedded: 10 })).toBe("2 hits among 40 pieces of 7 files, ranked by words and meaning (10 of 40 embedded so far)");
+    expect(rankingTitle({ ...result, hits: result.hits.slice(1), ranking: "lexical" })).toBe("1 hit among 40 pieces of 7 files, ranked by words (no embedding model, or no vectors yet)");
   });
 });

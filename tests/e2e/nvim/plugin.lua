@@ -1,6 +1,6 @@
 -- Drives the Neovim plugin (editor-clients/neovim) in a real, headless Neovim 0.11 as a
 -- user would: setup{}, a file opened, :Agent prompts, :AgentAccept/:AgentReject,
--- :AgentCancel, a file opened later, another server's diagnostics. The model turns are
+-- :AgentCancel, a file opened later, another server's diagnostics, :AgentSearch. The model turns are
 -- queued by the Rust test in the order the steps run. Results go to $OUT, one
 -- `key=value` per line; $CHAT gets the chat window's text at the end.
 local out = {}
@@ -155,6 +155,30 @@ local ok, err = pcall(function()
     return text:find("## You", 1, true) ~= nil and text:find("_model: fixture_", 1, true) == nil
   end)
   out.resumed = true
+
+  -- 8. :AgentSearch: hits in the quickfix list, which opens; a bad glob is an error.
+  vim.fn.setqflist({}, " ", { title = "before" })
+  vim.cmd("AgentSearch where do we retry uploads that failed")
+  wait("the search's quickfix list", 10000, function()
+    return vim.fn.getqflist({ title = 0 }).title ~= "before"
+  end)
+  local qf = vim.fn.getqflist({ title = 0, items = 0 })
+  out.search_title = qf.title
+  local first = qf.items[1]
+  out.search_first = first and (vim.api.nvim_buf_get_name(first.bufnr) .. ":" .. first.lnum .. " " .. first.text) or ""
+  out.search_qf_open = vim.fn.getqflist({ winid = 0 }).winid ~= 0
+  local notified = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notified, msg)
+    notify(msg, level)
+  end
+  require("agentls.search").search("retry", { path = "[[" })
+  wait("the bad glob's error", 10000, function()
+    return #notified > 0
+  end)
+  vim.notify = notify
+  out.search_bad_glob = notified[1]
 
   out.status_end = agentls.status()
   vim.cmd("checkhealth agentls")
