@@ -44,6 +44,13 @@ impl Embedder for Full {
         "minilm-l6-v2-full-1"
     }
 
+    /// Equal to the words: on Wagtail's retrieval set the whole model's vectors alone
+    /// find more than BM25 (recall@10 0.696 against 0.623), and the hybrid at weight 1
+    /// is best (0.726, against 0.717 at 0.5 and 0.700 at 0.25).
+    fn fusion_weight(&self) -> f32 {
+        1.0
+    }
+
     fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
         self.0.embed(texts).unwrap_or_else(|e| {
             tracing::warn!("embedding failed: {e}");

@@ -89,7 +89,9 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         let for_graph = semantic.clone();
         let (done, stats) = tokio::task::spawn_blocking(move || {
             semantic.sync(&index);
-            let done = semantic.embed_some(ROUND, BATCH);
+            // Below the editor's priority: with the whole model this runs for as long as
+            // half an hour on two cores for a thousand files.
+            let done = agentls_semantic::at_low_priority(|| semantic.embed_some(ROUND, BATCH));
             (done, semantic.stats())
         })
         .await

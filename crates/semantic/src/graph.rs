@@ -57,7 +57,7 @@ impl std::fmt::Debug for Graph {
 
 impl Graph {
     /// Links `vectors` (chunk id, unit vector) into a graph, on every core but at a
-    /// lower priority ([`background_pool`]): minutes of work past 100k vectors, which
+    /// lower priority ([`crate::priority::background_pool`]): minutes of work past 100k vectors, which
     /// the editor's requests and the embedding of its edits must not wait behind.
     pub fn build(vectors: Vec<(ChunkId, Arc<[f32]>)>) -> Graph {
         let mut covered = Vec::new();
@@ -80,7 +80,7 @@ impl Graph {
             .ef_search(EF_SEARCH)
             .ef_construction(EF_CONSTRUCTION)
             .seed(SEED);
-        let map = match background_pool() {
+        let map = match crate::priority::background_pool("agentls-graph", None) {
             Some(pool) => pool.install(|| builder.build(points, ids)),
             // No thread could be started: rayon's own pool (the build still runs).
             None => builder.build(points, ids),
@@ -123,29 +123,6 @@ impl Graph {
     }
 }
 
-/// A pool with a thread per core whose threads run at a lower priority (nice 10 on
-/// Linux), so that the scheduler prefers the server's other threads while it links.
-fn background_pool() -> Option<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .thread_name(|i| format!("agentls-graph-{i}"))
-        .start_handler(|_| lower_priority())
-        .build()
-        .ok()
-}
-
-/// On Linux each thread has its own nice value, and `setpriority` with `who` 0 sets
-/// the calling thread's. Elsewhere it would lower the whole process, so only Linux asks.
-#[cfg(target_os = "linux")]
-fn lower_priority() {
-    // SAFETY: plain integers in, an integer out; failing (no permission) changes nothing.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn lower_priority() {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,19 +144,6 @@ mod tests {
                 v.iter().map(|a| a / norm).collect::<Vec<f32>>().into()
             })
             .collect()
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn the_build_pool_runs_below_the_servers_priority() {
-        // SAFETY (all three): as in `lower_priority`.
-        let before = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
-        let pool = background_pool().expect("a pool");
-        let nice = pool.install(|| unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) });
-        assert!(nice >= 10, "nice {nice}");
-        // The calling thread keeps its own.
-        let after = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
-        assert_eq!(after, before);
     }
 
     #[test]

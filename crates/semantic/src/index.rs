@@ -29,6 +29,12 @@ pub trait Embedder: Send + Sync {
     fn id(&self) -> &str;
     /// One unit-length vector per text.
     fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>>;
+    /// How much this model's vector ranking counts against the words in the hybrid
+    /// (measured per model by `agentls bench search`); [`VECTOR_WEIGHT`] unless a model
+    /// says otherwise.
+    fn fusion_weight(&self) -> f32 {
+        VECTOR_WEIGHT
+    }
 }
 
 /// How to rank.

@@ -26,6 +26,7 @@ mod chunk;
 mod graph;
 mod index;
 mod lexical;
+mod priority;
 mod service;
 pub mod store;
 mod terms;
@@ -37,6 +38,7 @@ pub use index::{
     chunk_text, files_of, nearest,
 };
 pub use lexical::ChunkId;
+pub use priority::at_low_priority;
 pub use service::{Answer, PathGlob, Service};
 pub use terms::terms;
 

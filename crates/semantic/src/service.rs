@@ -232,7 +232,9 @@ impl Service {
                 },
                 filter,
                 boosted: None,
-                vector_weight: crate::index::VECTOR_WEIGHT,
+                vector_weight: embedder
+                    .as_ref()
+                    .map_or(crate::index::VECTOR_WEIGHT, |e| e.fusion_weight()),
             })
         });
         Answer {

@@ -481,3 +481,55 @@ fn the_service_links_a_graph_once_its_vectors_pass_the_minimum() {
     let answer = service.search(&index, &name, 3, None);
     assert_eq!(&answer.hits[0].chunk.path, path, "{name}");
 }
+
+/// [`Words`] at another fusion weight.
+struct Heavy;
+
+impl Embedder for Heavy {
+    fn id(&self) -> &str {
+        "words-1"
+    }
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        Words.embed(texts)
+    }
+    fn fusion_weight(&self) -> f32 {
+        1.0
+    }
+}
+
+#[test]
+fn the_service_fuses_at_the_models_own_weight() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("upload.py");
+    // `resend` is found by the vectors only (Words maps it to `retry`).
+    let text = "def resend_packet(conn):\n    conn.write()\n";
+    std::fs::write(&file, text).unwrap();
+    let index = std::sync::RwLock::new(Index::default());
+    index
+        .write()
+        .unwrap()
+        .update_file(&Arc::from(file.as_path()), text);
+    let score = |embedder: Arc<dyn Embedder>| {
+        let service = Service::default();
+        service.set_embedder(embedder);
+        service.sync(&index);
+        service.embed_some(std::time::Duration::from_secs(10), 8);
+        let answer = service.search(&index, "retry", 5, None);
+        assert!(answer.vectors, "ranked with vectors");
+        let hit = answer
+            .hits
+            .iter()
+            .find(|h| h.chunk.symbol.as_deref() == Some("resend_packet"))
+            .expect("found by its vector");
+        assert_eq!(hit.lexical_rank, None);
+        hit.score
+    };
+    let light = score(Arc::new(Words));
+    let heavy = score(Arc::new(Heavy));
+    // The same vector rank, counted at 1.0 instead of VECTOR_WEIGHT.
+    let ratio = heavy / light;
+    assert!(
+        (ratio - 1.0 / VECTOR_WEIGHT).abs() < 1e-4,
+        "{heavy} / {light} = {ratio}"
+    );
+}

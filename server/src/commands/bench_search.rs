@@ -459,15 +459,28 @@ pub fn run(
         .filter_map(|p| Some((p.clone(), std::fs::read_to_string(p).ok()?.to_lowercase())))
         .collect();
 
-    // The hybrid at its default vector weight, and at others for comparison.
-    let default_hybrid = format!("hybrid, vector weight {VECTOR_WEIGHT} (default)");
+    // The hybrid at the model's own vector weight (the default), and at the others.
+    let default_weight = embedder
+        .as_ref()
+        .map_or(VECTOR_WEIGHT, |e| e.fusion_weight());
+    let names: Vec<String> = [1.0f32, 0.5, 0.25]
+        .iter()
+        .map(|&w| {
+            let default = if w == default_weight {
+                " (default)"
+            } else {
+                ""
+            };
+            format!("hybrid, vector weight {w}{default}")
+        })
+        .collect();
     let modes: &[(&str, Option<Mode>, f32)] = &[
         ("grep-only", None, 0.0),
         ("lexical", Some(Mode::Lexical), 0.0),
         ("vector", Some(Mode::Vector), 1.0),
-        ("hybrid, vector weight 1", Some(Mode::Hybrid), 1.0),
-        ("hybrid, vector weight 0.5", Some(Mode::Hybrid), 0.5),
-        (&default_hybrid, Some(Mode::Hybrid), VECTOR_WEIGHT),
+        (&names[0], Some(Mode::Hybrid), 1.0),
+        (&names[1], Some(Mode::Hybrid), 0.5),
+        (&names[2], Some(Mode::Hybrid), 0.25),
     ];
     let mut totals = vec![Scores::default(); modes.len()];
     let mut latencies = Vec::with_capacity(pairs.len());
@@ -492,7 +505,7 @@ pub fn run(
                     ranked(&service, &pair.query, qv.as_deref(), *mode, *weight)
                 }
             };
-            let measured = (*mode == Some(Mode::Hybrid) && *weight == VECTOR_WEIGHT)
+            let measured = (*mode == Some(Mode::Hybrid) && *weight == default_weight)
                 || (qv.is_none() && *mode == Some(Mode::Lexical));
             if measured {
                 latencies.push(embed_query + t.elapsed());
@@ -556,7 +569,7 @@ pub fn run(
                 &pair.query,
                 qv.as_deref(),
                 Mode::Hybrid,
-                VECTOR_WEIGHT,
+                default_weight,
             );
             took.push(t.elapsed());
             scores.add(score(&files, &root, &pair.files));
