@@ -288,8 +288,14 @@ impl Session {
     /// For the lean profile, when its prompt lists only the workspace's first files: the
     /// files semantic search finds for `task`, as a note for the model. A small model
     /// that starts from the files that matter reads them instead of wandering the tree.
+    /// The session's first message only: a follow-up ("go on", "yes") names no task.
     async fn files_for_task(&self, task: &str) -> Option<String> {
-        if !self.provider.profile().lean_tools || self.static_ctx.more_files == 0 {
+        let first = !self
+            .request
+            .messages
+            .iter()
+            .any(|m| m.role == agentls_model::Role::User);
+        if !first || !self.provider.profile().lean_tools || self.static_ctx.more_files == 0 {
             return None;
         }
         let (semantic, index) = (self.ctx.semantic.clone(), self.ctx.index.clone());

@@ -165,7 +165,7 @@ async fn a_lean_model_is_told_the_files_semantic_search_finds_for_its_task() {
         async move {
             let server = ModelServer::start().await.unwrap();
             // The lean workflow sends an answer without an edit back once.
-            for _ in 0..3 {
+            for _ in 0..6 {
                 server.push_turn(Turn::text("Nothing to change."));
             }
             let ctx = sandboxed(&root);
@@ -186,6 +186,15 @@ async fn a_lean_model_is_told_the_files_semantic_search_finds_for_its_task() {
             let body = &server.requests()[0].body;
             let messages = body["messages"].as_array().unwrap();
             let user = messages.last().unwrap()["content"].to_string();
+            // A follow-up is not a new task: no files are looked up for it, even when its
+            // words would find some.
+            let asked = server.requests().len();
+            s.run("and retry failed uploads twice").await;
+            let body = &server.requests()[asked].body;
+            let messages = body["messages"].as_array().unwrap();
+            let follow_up = messages.last().unwrap()["content"].to_string();
+            assert!(follow_up.contains("twice"), "{follow_up}");
+            assert!(!follow_up.contains("Files that may matter"), "{follow_up}");
             (system_lists_it, user)
         }
     };

@@ -68,14 +68,19 @@ impl Tool for RepoMap {
             .filter(|q| !q.is_empty())
             .map(str::to_owned);
         let mut found = Vec::new();
-        let mut ranked_how = String::new();
+        let mut ranked_how = "";
         if let Some(query) = query.clone() {
             let (semantic, index) = (ctx.semantic.clone(), ctx.index.clone());
             // Ranks from what the index holds now; embedding what is pending is left to
             // `semantic_search` and the server's background task.
             let answer =
                 blocking(move || Ok(semantic.search(&index, &query, QUERY_HITS, None))).await?;
-            ranked_how = answer.ranking();
+            // In the model's words: how to install a model is the user's business.
+            ranked_how = if answer.vectors {
+                "by words and meaning"
+            } else {
+                "by words"
+            };
             found = agentls_semantic::files_of(&answer.hits);
             found.truncate(QUERY_FILES);
             files.extend(found.iter().map(|p| p.to_path_buf()));
@@ -95,7 +100,13 @@ impl Tool for RepoMap {
         let files_shown = map.lines().filter(|l| !l.starts_with(' ')).count();
         let mut out = String::new();
         if let Some(query) = &query {
-            // Said first, so the model knows why these files lead and how they were found.
+            // Said first, so the model knows why these files lead and how they were found;
+            // the query on one line, its backticks dropped, so it cannot break the header.
+            let query = query
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace('`', "'");
             if found.is_empty() {
                 out.push_str(&format!(
                     "semantic search found no files for `{query}`; the map is not focused by it\n\n"

@@ -200,23 +200,23 @@ async fn repo_map_focuses_on_the_files_semantic_search_finds_for_a_query() {
         .await;
     let mut lines = out.lines();
     let head = lines.next().unwrap_or_default();
-    assert!(
-        head.starts_with(
-            "focused on the files semantic search found for `where do we retry uploads that failed?` (ranked by words only"
-        ) && head.ends_with("): net/upload.py"),
+    assert_eq!(
+        head,
+        "focused on the files semantic search found for `where do we retry uploads that failed?` (ranked by words): net/upload.py",
         "{out}"
     );
     assert!(
         out.contains("net/upload.py:\n  2 function retry_failed_upload"),
         "{out}"
     );
-    // A query nothing matches says so and leaves the map as it was.
+    // A query nothing matches says so and leaves the map as it was; its newlines and
+    // backticks cannot break the header.
     let out = w
-        .ok("repo_map", json!({"query": "zzzqqq", "max_tokens": 64}))
+        .ok("repo_map", json!({"query": "zzz\n`qqq`", "max_tokens": 64}))
         .await;
     assert!(
         out.starts_with(
-            "semantic search found no files for `zzzqqq`; the map is not focused by it\n\n"
+            "semantic search found no files for `zzz 'qqq'`; the map is not focused by it\n\n"
         ),
         "{out}"
     );

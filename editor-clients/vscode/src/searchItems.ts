@@ -4,29 +4,50 @@ import type { SemanticSearchResult } from "./protocol";
 
 /** One hit as a quick pick row: the definition (or its lines), then where it is. */
 export interface HitRow {
+  /** An icon only: VS Code sorts rows whose label matches the typed text first, and the
+   * server's order is the ranking. Icons are left out of that matching. */
   label: string;
+  /** The definition and its place. */
   description: string;
   uri: string;
   startLine: number;
   endLine: number;
 }
 
-/** `uri` relative to the workspace folder `root` (a `file://` URI, no trailing slash). */
-export function relativeTo(root: string | undefined, uri: string): string {
-  const path = decodeURIComponent(uri.replace(/^file:\/\//, ""));
-  const base = root ? decodeURIComponent(root.replace(/^file:\/\//, "")) : undefined;
-  return base && path.startsWith(`${base}/`) ? path.slice(base.length + 1) : path;
+/** The codicon for a chunk's kind. */
+export function kindIcon(kind: string | null | undefined): string {
+  switch (kind) {
+    case "function":
+      return "$(symbol-function)";
+    case "method":
+      return "$(symbol-method)";
+    case "class":
+    case "struct":
+    case "impl":
+    case "trait":
+    case "interface":
+      return "$(symbol-class)";
+    case "enum":
+      return "$(symbol-enum)";
+    case "module":
+      return "$(symbol-namespace)";
+    default:
+      return "$(symbol-file)";
+  }
 }
 
-/** The rows of `result`, best first. */
-export function hitRows(result: SemanticSearchResult, root: string | undefined): HitRow[] {
-  return result.hits.map((h) => ({
-    label: h.symbol ? `${h.symbol}${h.kind ? ` (${h.kind})` : ""}` : `lines ${h.startLine + 1}-${h.endLine + 1}`,
-    description: `${relativeTo(root, h.uri)}:${h.startLine + 1}`,
-    uri: h.uri,
-    startLine: h.startLine,
-    endLine: h.endLine,
-  }));
+/** The rows of `result`, best first; `relative` shows a hit's URI relative to the workspace. */
+export function hitRows(result: SemanticSearchResult, relative: (uri: string) => string): HitRow[] {
+  return result.hits.map((h) => {
+    const what = h.symbol ? `${h.symbol}${h.kind ? ` (${h.kind})` : ""}` : `lines ${h.startLine + 1}-${h.endLine + 1}`;
+    return {
+      label: kindIcon(h.symbol ? h.kind : null),
+      description: `${what}  ${relative(h.uri)}:${h.startLine + 1}`,
+      uri: h.uri,
+      startLine: h.startLine,
+      endLine: h.endLine,
+    };
+  });
 }
 
 /** How the hits were ranked, for the quick pick's title. */

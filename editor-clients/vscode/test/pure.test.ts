@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseContext } from "../src/context";
 import { toAgentDiagnostic } from "../src/diagnosticsMap";
 import { linesOfTitle, textBefore } from "../src/diffText";
-import { hitRows, rankingTitle, relativeTo } from "../src/searchItems";
+import { hitRows, kindIcon, rankingTitle } from "../src/searchItems";
 import { BUILD_COMMAND, findServer } from "../src/serverPath";
 import { toServerSettings } from "../src/settings";
 import { renderMarkdown } from "../src/webview/markdown";
@@ -83,15 +83,16 @@ describe("markdown", () => {
 });
 
 describe("semantic search rows", () => {
-  const hit = { uri: "file:///ws/my%20dir/src/up.rs", startLine: 4, endLine: 9, score: 0.03 };
-  const result = { hits: [{ ...hit, symbol: "retry_upload", kind: "function" }, { ...hit, uri: "file:///elsewhere/a.md", startLine: 0, endLine: 2 }], chunks: 40, embedded: 40, files: 7, ranking: "hybrid" };
-  it("names the definition or the lines, and the place relative to the folder", () => {
-    expect(hitRows(result, "file:///ws/my%20dir")).toEqual([
-      { label: "retry_upload (function)", description: "src/up.rs:5", uri: hit.uri, startLine: 4, endLine: 9 },
-      { label: "lines 1-3", description: "/elsewhere/a.md:1", uri: "file:///elsewhere/a.md", startLine: 0, endLine: 2 },
+  const hit = { uri: "file:///ws/src/up.rs", startLine: 4, endLine: 9, score: 0.03 };
+  const result = { hits: [{ ...hit, symbol: "retry_upload", kind: "function" }, { ...hit, uri: "file:///ws/a.md", startLine: 0, endLine: 2 }], chunks: 40, embedded: 40, files: 7, ranking: "hybrid" };
+  const relative = (uri: string) => uri.replace("file:///ws/", "");
+  it("labels rows with an icon only, so the typed text reorders nothing, and names the definition or the lines with the place", () => {
+    expect(hitRows(result, relative)).toEqual([
+      { label: "$(symbol-function)", description: "retry_upload (function)  src/up.rs:5", uri: hit.uri, startLine: 4, endLine: 9 },
+      { label: "$(symbol-file)", description: "lines 1-3  a.md:1", uri: "file:///ws/a.md", startLine: 0, endLine: 2 },
     ]);
-    expect(relativeTo(undefined, "file:///ws/a.rs")).toBe("/ws/a.rs");
-    expect(relativeTo("file:///ws", "file:///wsx/a.rs")).toBe("/wsx/a.rs");
+    expect(kindIcon("method")).toBe("$(symbol-method)");
+    expect(kindIcon("class")).toBe("$(symbol-class)");
   });
   it("says how the hits were ranked", () => {
     expect(rankingTitle(result)).toBe("2 hits among 40 pieces of 7 files, ranked by words and meaning");

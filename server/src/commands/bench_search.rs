@@ -293,9 +293,14 @@ fn edit_once(
     })
 }
 
-/// The process's resident memory (Linux: `VmRSS` of `/proc/self/status`).
+/// The process's resident memory (Linux: `VmRSS` of `/proc/self/status`); `None`
+/// elsewhere.
 fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    vm_rss(&std::fs::read_to_string("/proc/self/status").ok()?)
+}
+
+/// `VmRSS` of a `/proc/<pid>/status` text, in bytes.
+fn vm_rss(status: &str) -> Option<u64> {
     let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
     let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
     Some(kib * 1024)
@@ -591,7 +596,7 @@ pub fn run(
     for r in graph_rows(&vectors, &query_vectors, &GRAPH_SIZES) {
         writeln!(
             out,
-            "graph of {} vectors (the set's, and copies moved by noise): built in {:.1?}, resident memory {}; p95 {:.1?} against the scan's {:.1?}; holds {:.1}% of the scan's 10 nearest and {:.1}% of its {DEPTH}",
+            "graph of {} vectors (the set's, and copies moved by noise): built in {:.1?}, resident memory grew by {} (approximate: the build's threads and what the allocator keeps count too); p95 {:.1?} against the scan's {:.1?}; holds {:.1}% of the scan's 10 nearest and {:.1}% of its {DEPTH}",
             r.vectors,
             r.build,
             r.grew.map_or_else(
@@ -724,16 +729,13 @@ mod tests {
     }
 
     #[test]
-    fn resident_memory_is_read_and_grows_with_what_is_held() {
-        let before = resident_bytes().expect("VmRSS on Linux");
-        // 64 MiB written, so that every page is resident.
-        let held = vec![1u8; 64 << 20];
-        let after = resident_bytes().expect("VmRSS on Linux");
-        assert!(
-            after >= before + (48 << 20),
-            "{before} -> {after} holding {} bytes",
-            std::hint::black_box(&held).len()
-        );
+    fn resident_memory_is_read_from_proc_status() {
+        let status = "Name:\tagentls\nVmPeak:\t  900 kB\nVmRSS:\t   51234 kB\nRssAnon:\t 1 kB\n";
+        assert_eq!(vm_rss(status), Some(51234 * 1024));
+        assert_eq!(vm_rss("VmRSS: lots\n"), None);
+        assert_eq!(vm_rss("Name: x\n"), None);
+        #[cfg(target_os = "linux")]
+        assert!(resident_bytes().is_some_and(|b| b > 0));
     }
 
     #[test]
@@ -751,6 +753,7 @@ mod tests {
         for r in &rows {
             // A wide search over a few hundred vectors reaches them all.
             assert_eq!((r.recall10, r.recall_depth), (1.0, 1.0), "{}", r.vectors);
+            #[cfg(target_os = "linux")]
             assert!(r.grew.is_some(), "resident memory read on Linux");
         }
         assert!(graph_rows(&[], &queries, &[100]).is_empty());

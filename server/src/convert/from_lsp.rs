@@ -61,7 +61,9 @@ pub fn workspace_root(params: &lsp::InitializeParams) -> Option<std::path::PathB
 pub fn other_folders_note(params: &lsp::InitializeParams) -> Option<String> {
     let folders = params.workspace_folders.as_ref()?;
     let (first, rest) = folders.split_first()?;
-    if rest.is_empty() {
+    // A first folder that is not on disk gives no workspace at all (`workspace_root`):
+    // then there is nothing to say about the first.
+    if rest.is_empty() || first.uri.to_file_path().is_err() {
         return None;
     }
     let name = |f: &lsp::WorkspaceFolder| match f.uri.to_file_path() {
@@ -132,5 +134,44 @@ pub fn client_caps(caps: &lsp::ClientCapabilities) -> crate::state::ClientCaps {
             .as_ref()
             .and_then(|w| w.show_document.as_ref())
             .is_some_and(|d| d.support),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(folders: &[&str]) -> lsp::InitializeParams {
+        lsp::InitializeParams {
+            workspace_folders: Some(
+                folders
+                    .iter()
+                    .map(|u| lsp::WorkspaceFolder {
+                        uri: lsp::Url::parse(u).expect("a test URL"),
+                        name: "f".to_owned(),
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_folders_note_names_the_first_and_the_others() {
+        assert_eq!(other_folders_note(&params(&["file:///a"])), None);
+        assert_eq!(other_folders_note(&lsp::InitializeParams::default()), None);
+        let two = other_folders_note(&params(&["file:///a", "file:///b"])).unwrap_or_default();
+        assert!(
+            two.starts_with("agentls works in the first workspace folder, /a; it does not index or search the other folder (/b),"),
+            "{two}"
+        );
+        let three = other_folders_note(&params(&["file:///a", "file:///b", "file:///c"]))
+            .unwrap_or_default();
+        assert!(three.contains("the other 2 folders (/b, /c)"), "{three}");
+        // A first folder not on disk gives no workspace: nothing to say about it.
+        assert_eq!(
+            other_folders_note(&params(&["untitled:x", "file:///b"])),
+            None
+        );
     }
 }
