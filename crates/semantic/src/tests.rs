@@ -171,18 +171,26 @@ impl Embedder for Renamed {
     }
 }
 
-#[test]
-fn kept_vectors_are_read_back_by_the_next_service() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("ws.vectors");
-    let file = dir.path().join("upload.py");
-    let text = "def send_chunk(conn, data):\n    conn.write(data)\n\ndef resend(conn, data):\n    send_chunk(conn, data)\n";
+/// A symbol index holding `dir/upload.py` with `text`, written to disk too.
+fn one_file(dir: &Path, text: &str) -> std::sync::RwLock<Index> {
+    let file = dir.join("upload.py");
     std::fs::write(&file, text).unwrap();
     let index = std::sync::RwLock::new(Index::default());
     index
         .write()
         .unwrap()
         .update_file(&Arc::from(file.as_path()), text);
+    index
+}
+
+#[test]
+fn kept_vectors_are_read_back_by_the_next_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("ws.vectors");
+    let index = one_file(
+        dir.path(),
+        "def send_chunk(conn, data):\n    conn.write(data)\n\ndef resend(conn, data):\n    send_chunk(conn, data)\n",
+    );
 
     let first = Service::default();
     first.set_embedder(Arc::new(Words));
@@ -500,15 +508,8 @@ impl Embedder for Heavy {
 #[test]
 fn the_service_fuses_at_the_models_own_weight() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("upload.py");
     // `resend` is found by the vectors only (Words maps it to `retry`).
-    let text = "def resend_packet(conn):\n    conn.write()\n";
-    std::fs::write(&file, text).unwrap();
-    let index = std::sync::RwLock::new(Index::default());
-    index
-        .write()
-        .unwrap()
-        .update_file(&Arc::from(file.as_path()), text);
+    let index = one_file(dir.path(), "def resend_packet(conn):\n    conn.write()\n");
     let score = |embedder: Arc<dyn Embedder>| {
         let service = Service::default();
         service.set_embedder(embedder);
