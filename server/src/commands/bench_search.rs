@@ -602,7 +602,7 @@ pub fn run(
             r.grew.map_or_else(
                 || "not read".to_owned(),
                 |b| format!(
-                    "+{:.0} MiB ({} B a vector)",
+                    "{:.0} MiB ({} B a vector)",
                     b as f64 / 1048576.0,
                     b / r.vectors.max(1) as u64
                 )
