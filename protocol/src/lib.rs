@@ -143,6 +143,10 @@ pub mod semantic_search {
         pub files: u32,
         /// `hybrid` when vectors took part, `lexical` otherwise.
         pub ranking: String,
+        /// The embedding model whose vectors took part (`minilm-l6-v2-static-1`,
+        /// `minilm-l6-v2-full-1`); absent when none did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub model: Option<String>,
     }
 
     /// One piece of code.

@@ -391,6 +391,12 @@ pub enum BenchTarget {
         /// instead of 5 minutes with static vectors): for tuning the ranking.
         #[arg(long)]
         recall_only: bool,
+        /// Keep each set's vectors in DIR (one file per set and model): a later run with
+        /// the same model reads them instead of embedding again, and an interrupted one
+        /// goes on where it stopped. For tuning the ranking on the whole model's vectors
+        /// (half an hour of embedding a set).
+        #[arg(long, value_name = "DIR")]
+        vectors: Option<PathBuf>,
     },
     /// The embedded model (prompt and generation tok/s vs llama.cpp called directly,
     /// prefix cache, speculative decoding, time to first token; needs `local`).
@@ -550,7 +556,7 @@ mod tests {
     }
 
     #[test]
-    fn bench_search_takes_recall_only() {
+    fn bench_search_takes_recall_only_and_a_vectors_dir() {
         let search = |args: &[&str]| {
             let cli = Cli::try_parse_from(["agentls", "bench", "search"].iter().chain(args))
                 .map_err(|e| e.to_string())?;
@@ -558,14 +564,21 @@ mod tests {
                 Some(Command::Bench(BenchArgs {
                     target:
                         BenchTarget::Search {
-                            sets, recall_only, ..
+                            sets,
+                            recall_only,
+                            vectors,
+                            ..
                         },
-                })) => Ok((sets, recall_only)),
+                })) => Ok((sets, recall_only, vectors)),
                 other => Err(format!("not bench search: {other:?}")),
             }
         };
-        assert_eq!(search(&["s"]), Ok((vec![PathBuf::from("s")], false)));
-        assert_eq!(search(&["--recall-only"]), Ok((vec![], true)));
+        assert_eq!(search(&["s"]), Ok((vec![PathBuf::from("s")], false, None)));
+        assert_eq!(search(&["--recall-only"]), Ok((vec![], true, None)));
+        assert_eq!(
+            search(&["--vectors", "v"]),
+            Ok((vec![], false, Some(PathBuf::from("v"))))
+        );
         assert!(search(&["--recall-only=no"]).is_err());
     }
 }

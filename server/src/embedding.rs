@@ -39,9 +39,12 @@ impl Embedder for Static {
 
 struct Full(Bert);
 
+/// The whole model's [`Embedder::id`].
+const FULL_ID: &str = "minilm-l6-v2-full-1";
+
 impl Embedder for Full {
     fn id(&self) -> &str {
-        "minilm-l6-v2-full-1"
+        FULL_ID
     }
 
     /// Half the words' weight, the best over both retrieval sets (`agentls bench search
@@ -117,6 +120,53 @@ pub fn for_server(configured: Option<&str>) -> Option<Arc<dyn Embedder>> {
             None
         }
     }
+}
+
+/// The models the server searches by: `now` at once, and `later`, when set, embedding
+/// in the background and taking over once it has every chunk.
+pub struct Tiers {
+    /// Searches rank by it from the start.
+    pub now: Arc<dyn Embedder>,
+    /// A better, slower model that takes over ([`agentls_semantic::Service::set_successor`]).
+    pub later: Option<Arc<dyn Embedder>>,
+}
+
+/// What the server searches by ([`for_server`]'s model). With the whole model, the static
+/// vectors search first when they are on disk: the whole model needs about half an hour
+/// on two cores for a thousand files (`agentls bench search`), the static vectors 10-15
+/// seconds, and the whole model takes over when it is done.
+pub fn tiers_for_server(configured: Option<&str>) -> Option<Tiers> {
+    let chosen = for_server(configured)?;
+    if chosen.id() != FULL_ID {
+        return Some(Tiers {
+            now: chosen,
+            later: None,
+        });
+    }
+    let quick = models_dir().ok().and_then(|dir| {
+        let files = ModelFiles::find(&dir)?;
+        // Never a minute-long distillation started by the server on its own.
+        if !dir.join(STATIC_FILE).is_file() {
+            return None;
+        }
+        match load_static(&dir, &files) {
+            Ok(m) => Some(Arc::new(Static(m)) as Arc<dyn Embedder>),
+            Err(e) => {
+                tracing::warn!("the whole model alone, without the static vectors first: {e:#}");
+                None
+            }
+        }
+    });
+    Some(match quick {
+        Some(now) => Tiers {
+            now,
+            later: Some(chosen),
+        },
+        None => Tiers {
+            now: chosen,
+            later: None,
+        },
+    })
 }
 
 /// `agentls model fetch all-minilm-l6-v2`: the model's files, then its static vectors.

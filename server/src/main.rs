@@ -79,7 +79,8 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 limit,
                 embedder,
                 recall_only,
-            } => commands::bench_search::main(sets, limit, &embedder, recall_only),
+                vectors,
+            } => commands::bench_search::main(sets, limit, &embedder, recall_only, vectors),
             cli::BenchTarget::Model {
                 model,
                 path,

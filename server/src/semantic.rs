@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentls_semantic::Succession;
 use tower_lsp::Client;
 
 use crate::indexing::Progress;
@@ -18,6 +19,9 @@ use crate::state::State;
 const ROUND: Duration = Duration::from_millis(500);
 /// Chunks per model call.
 const BATCH: usize = 64;
+/// Chunks per call of the better model (about 50 ms a chunk on two cores: a round
+/// stays near a second).
+const SUCCESSOR_BATCH: usize = 16;
 /// How often an idle follower looks for changes.
 const IDLE: Duration = Duration::from_secs(1);
 /// How often new vectors are written back to the store.
@@ -26,41 +30,43 @@ const SAVE_EVERY: Duration = Duration::from_secs(60);
 /// Starts following the workspace; returns when the server's state is gone.
 pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
     let configured = state.config().config.semantic.embedder.clone();
-    let embedder =
-        tokio::task::spawn_blocking(move || crate::embedding::for_server(configured.as_deref()))
-            .await
-            .ok()
-            .flatten();
-    let Some(embedder) = embedder else {
+    let tiers = tokio::task::spawn_blocking(move || {
+        crate::embedding::tiers_for_server(configured.as_deref())
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some(tiers) = tiers else {
         // Words only: the chunks follow the index at each search, nothing to do here.
         return;
     };
-    state.semantic.set_embedder(embedder.clone());
-    let store = agentls_semantic::store::default_path(&root);
+    state.semantic.set_embedder(tiers.now.clone());
     let weak = Arc::downgrade(&state);
-    let (loaded, pending) = {
+    let (loaded, pending, later) = {
         let semantic = state.semantic.clone();
         let index = state.index_handle();
-        let store = store.clone();
-        let id = embedder.id().to_owned();
+        let root = root.clone();
         tokio::task::spawn_blocking(move || {
             semantic.sync(&index);
-            let loaded = store
-                .as_deref()
-                .and_then(|p| agentls_semantic::store::load(p, &id).ok())
-                .map(|v| {
-                    let n = v.len();
-                    semantic.with_mut(|s| s.load_vectors(&id, v));
-                    n
-                })
-                .unwrap_or(0);
+            let loaded = agentls_semantic::store::default_path(&root, tiers.now.id())
+                .map_or(0, |p| semantic.keep_in(p));
+            let later = tiers.later.map(|later| {
+                let store = agentls_semantic::store::default_path(&root, later.id());
+                semantic.set_successor(later, store)
+            });
             let stats = semantic.stats();
-            (loaded, stats.chunks - stats.embedded)
+            (loaded, stats.chunks - stats.embedded, later)
         })
         .await
-        .unwrap_or((0, 0))
+        .unwrap_or((0, 0, None))
     };
     tracing::info!(loaded, pending, "semantic index: stored vectors loaded");
+    if let Some(read) = later {
+        tracing::info!(
+            read,
+            "semantic index: a better model embeds in the background and takes over when done"
+        );
+    }
     drop(state);
     let mut progress = None;
     if pending > 0
@@ -76,6 +82,8 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
             .await,
         );
     }
+    // The better model's own progress, once the first tier is done.
+    let mut succession: Option<Option<Progress>> = later.map(|_| None);
     let mut last_save = std::time::Instant::now();
     let mut unsaved = 0usize;
     let mut linking: Option<tokio::task::JoinHandle<()>> = None;
@@ -87,12 +95,20 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         let index = state.index_handle();
         drop(state);
         let for_graph = semantic.clone();
-        let (done, stats) = tokio::task::spawn_blocking(move || {
+        let (done, stats, round) = tokio::task::spawn_blocking(move || {
             semantic.sync(&index);
             // Below the editor's priority: with the whole model this runs for as long as
             // half an hour on two cores for a thousand files.
             let done = agentls_semantic::at_low_priority(|| semantic.embed_some(ROUND, BATCH));
-            (done, semantic.stats())
+            // The better model only once the first has embedded everything.
+            let round = if done == 0 {
+                agentls_semantic::at_low_priority(|| {
+                    semantic.embed_successor_some(ROUND, SUCCESSOR_BATCH)
+                })
+            } else {
+                Succession::default()
+            };
+            (done, semantic.stats(), round)
         })
         .await
         .unwrap_or_default();
@@ -131,26 +147,88 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
                 .await;
             }
         }
-        if unsaved > 0 && (finished || last_save.elapsed() > SAVE_EVERY) {
-            if let (Some(path), Some(state)) = (store.clone(), weak.upgrade()) {
+        if let Some(shown) = &mut succession {
+            report_succession(&weak, &client, shown, round).await;
+            if round.took_over {
+                succession = None;
+                // Its vectors are the index's now: written to its store at once.
+                unsaved += 1;
+                tracing::info!(
+                    chunks = round.chunks,
+                    "semantic index: the better model took over"
+                );
+            }
+        }
+        if (unsaved > 0 && (finished || last_save.elapsed() > SAVE_EVERY))
+            || (round.embedded > 0 && last_save.elapsed() > SAVE_EVERY)
+        {
+            if let Some(state) = weak.upgrade() {
                 let semantic = state.semantic.clone();
-                let id = embedder.id().to_owned();
                 drop(state);
                 let saved = tokio::task::spawn_blocking(move || {
-                    semantic.with(|s| agentls_semantic::store::save(&path, &id, s.vectors()))
+                    (semantic.persist(), semantic.persist_successor())
                 })
                 .await;
                 match saved {
-                    Ok(Ok(n)) => tracing::debug!(vectors = n, "semantic vectors stored"),
-                    Ok(Err(e)) => tracing::warn!("storing semantic vectors: {e}"),
+                    Ok((now, later)) => {
+                        for saved in [now, later].into_iter().flatten() {
+                            match saved {
+                                Ok(n) => tracing::debug!(vectors = n, "semantic vectors stored"),
+                                Err(e) => tracing::warn!("storing semantic vectors: {e}"),
+                            }
+                        }
+                    }
                     Err(e) => tracing::warn!("storing semantic vectors: {e}"),
                 }
             }
             unsaved = 0;
             last_save = std::time::Instant::now();
         }
-        if done == 0 {
+        if done == 0 && round.embedded == 0 {
             tokio::time::sleep(IDLE).await;
         }
+    }
+}
+
+/// The better model's `$/progress`: begun at its first round that embeds (or leaves work
+/// for later), reported each round after, ended when it takes over. Nothing when it
+/// takes over with the vectors stored by an earlier run.
+async fn report_succession(
+    weak: &std::sync::Weak<State>,
+    client: &Client,
+    shown: &mut Option<Progress>,
+    round: Succession,
+) {
+    if round.chunks == 0 {
+        return;
+    }
+    let what = format!("{} of {} chunks", round.covered, round.chunks);
+    let mut begun = false;
+    if shown.is_none()
+        && (round.embedded > 0 || !round.took_over)
+        && let Some(state) = weak.upgrade()
+    {
+        *shown = Some(
+            Progress::begin(
+                &state,
+                client,
+                "agentls: semantic index, better model",
+                &format!("{what}; searches rank by the quicker model until it has them all"),
+            )
+            .await,
+        );
+        begun = true;
+    }
+    if round.took_over {
+        if let Some(p) = shown.take() {
+            p.end(
+                client,
+                format!("{} chunks embedded; it ranks now", round.chunks),
+            )
+            .await;
+        }
+    } else if let Some(p) = shown.as_ref().filter(|_| !begun) {
+        let pct = (round.covered * 100 / round.chunks.max(1)) as u32;
+        p.report(client, what, pct).await;
     }
 }

@@ -152,6 +152,11 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
         "{results:#?}"
     );
     assert_eq!(
+        results["search_title_model"],
+        "agentls search: q (1 hit, ranked by words and meaning, model minilm-l6-v2-full-1; 3 of 4 chunks embedded so far)",
+        "{results:#?}"
+    );
+    assert_eq!(
         results["search_first"],
         format!(
             "{}:1 retry_failed_upload (function)",

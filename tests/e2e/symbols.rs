@@ -486,6 +486,7 @@ fn semantic_search_with_the_embedding_model() {
         )
         .unwrap();
     assert_eq!(r["ranking"], "hybrid", "{r}");
+    assert_eq!(r["model"], "minilm-l6-v2-static-1", "{r}");
     assert_eq!(r["embedded"], r["chunks"], "{r}");
     // No word of the query is in the code (words alone find nothing: see
     // `semantic_search_over_lsp`); the vectors find `Point { x: 0.0, y: 0.0 }`.
@@ -496,7 +497,105 @@ fn semantic_search_with_the_embedding_model() {
     while std::fs::read_dir(&stored).map_or(0, |d| d.count()) == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(std::fs::read_dir(&stored).unwrap().count(), 1);
+    let stored: Vec<_> = std::fs::read_dir(&stored).unwrap().flatten().collect();
+    assert_eq!(stored.len(), 1);
+    assert!(
+        stored[0]
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".minilm-l6-v2-static-1.vectors")
+    );
+}
+
+/// With the whole model configured, the static vectors search first and the whole
+/// model embeds behind them, with its own progress, then takes over: searches rank by
+/// its vectors, and each model's vectors are stored in a file of its own.
+#[test]
+fn the_whole_model_takes_over_from_the_static_vectors() {
+    if !fetch_embedding_model() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    fs_tree::copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/workspaces/rust"),
+        &root,
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let mut client = start(&[
+        ("AGENTLS_EMBEDDER", "full"),
+        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+    ]);
+    let caps = json!({ "window": { "workDoneProgress": true } });
+    let folders = json!({ "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] });
+    client.initialize(caps, folders).unwrap();
+    let mut titles = Vec::new();
+    let mut ends = Vec::new();
+    while !titles
+        .last()
+        .is_some_and(|t: &String| t.ends_with("better model"))
+        || ends.len() < titles.len()
+    {
+        let p = client.wait_notification("$/progress").unwrap();
+        let v = &p["params"]["value"];
+        match v["kind"].as_str() {
+            Some("begin") => titles.push(v["title"].as_str().unwrap().to_owned()),
+            Some("end") => ends.push(v["message"].as_str().unwrap_or_default().to_owned()),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        titles,
+        [
+            "agentls: indexing",
+            "agentls: semantic index",
+            "agentls: semantic index, better model"
+        ]
+    );
+    assert!(ends[1].contains("chunks of 4 files embedded"), "{ends:?}");
+    assert!(
+        ends[2].ends_with("chunks embedded; it ranks now"),
+        "{ends:?}"
+    );
+    let r = client
+        .request_ok(
+            "agentls/semanticSearch",
+            json!({ "query": "coordinates at zero", "limit": 3 }),
+        )
+        .unwrap();
+    assert_eq!(r["ranking"], "hybrid", "{r}");
+    assert_eq!(r["model"], "minilm-l6-v2-full-1", "{r}");
+    assert_eq!(r["embedded"], r["chunks"], "{r}");
+    assert_eq!(r["hits"][0]["symbol"], "Point.origin", "{r}");
+    // Both models' vectors are kept, each in its own file.
+    let stored = cache.path().join("agentls/semantic");
+    let names = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&stored)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".vectors"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while names().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let names = names();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names[0].ends_with(".minilm-l6-v2-full-1.vectors"),
+        "{names:?}"
+    );
+    assert!(
+        names[1].ends_with(".minilm-l6-v2-static-1.vectors"),
+        "{names:?}"
+    );
 }
 
 /// A headless session (`agentls run`) searches with the embedding model too: the

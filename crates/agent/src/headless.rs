@@ -375,10 +375,11 @@ pub async fn build_session(
                 workspace_context(&root, &options.verify, options.session.mode.allows_writes())
                     .await;
             if let Some(embedder) = hooks.embedder {
+                let store = agentls_semantic::store::default_path(&root, embedder.id());
                 ctx.semantic.set_embedder(embedder);
                 // Vectors embedded by earlier sessions (and the server) in this
                 // workspace are read back, and new ones kept there.
-                if let Some(path) = agentls_semantic::store::default_path(&root) {
+                if let Some(path) = store {
                     let semantic = ctx.semantic.clone();
                     let read = tokio::task::spawn_blocking(move || semantic.keep_in(path)).await;
                     tracing::debug!(vectors = read.unwrap_or(0), "stored semantic vectors read");

@@ -307,6 +307,36 @@ impl SemanticIndex {
         todo.len()
     }
 
+    /// The embedder the vectors came from, once one is set.
+    pub fn embedder_id(&self) -> Option<&str> {
+        self.embedder_id.as_deref()
+    }
+
+    /// Chunks whose text has no vector in `have` (by text hash), each text once:
+    /// (hash, text to embed), at most `max`. For a model that is to take over
+    /// ([`crate::Service::set_successor`]).
+    pub fn missing_from(
+        &self,
+        have: &FxHashMap<u64, Arc<[f32]>>,
+        max: usize,
+    ) -> Vec<(u64, String)> {
+        let mut taken = FxHashSet::default();
+        self.entries
+            .iter()
+            .flatten()
+            .filter(|e| !have.contains_key(&e.hash) && taken.insert(e.hash))
+            .take(max)
+            .map(|e| (e.hash, chunk_text(&e.chunk, self.root.as_deref())))
+            .collect()
+    }
+
+    /// How many chunks have a vector in `have`, of how many.
+    pub fn covered_by(&self, have: &FxHashMap<u64, Arc<[f32]>>) -> (usize, usize) {
+        self.entries.iter().flatten().fold((0, 0), |(c, n), e| {
+            (c + usize::from(have.contains_key(&e.hash)), n + 1)
+        })
+    }
+
     /// Drops every vector unless they came from `id`.
     pub fn use_embedder(&mut self, id: &str) {
         if self.embedder_id.as_deref() == Some(id) {
@@ -327,10 +357,12 @@ impl SemanticIndex {
     }
 
     /// Vectors stored earlier by the same embedder: chunks with the same text take them.
-    pub fn load_vectors(
+    /// Given another embedder's, every vector held is dropped first and the index moves
+    /// to that embedder in the same step (a search never sees it half moved).
+    pub fn load_vectors<V: Into<Arc<[f32]>>>(
         &mut self,
         embedder_id: &str,
-        vectors: impl IntoIterator<Item = (u64, Vec<f32>)>,
+        vectors: impl IntoIterator<Item = (u64, V)>,
     ) {
         self.use_embedder(embedder_id);
         for (h, v) in vectors {

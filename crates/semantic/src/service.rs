@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use agentls_index::{Index, Symbol};
+use rustc_hash::FxHashMap;
 
 use crate::chunk::chunk_file;
 use crate::index::{Embedder, Hit, Mode, Query, SemanticIndex, Stats};
@@ -39,6 +40,33 @@ pub struct Service {
     embedder: RwLock<Option<Arc<dyn Embedder>>>,
     /// Where the vectors are kept between processes ([`Service::keep_in`]).
     store: Mutex<Option<PathBuf>>,
+    /// A better, slower model embedding every chunk meanwhile, which takes over once it
+    /// has ([`Service::set_successor`]).
+    successor: Mutex<Option<Successor>>,
+}
+
+/// The model that is to take over from the one searching now, and its vectors so far.
+struct Successor {
+    embedder: Arc<dyn Embedder>,
+    /// By chunk text hash, as [`SemanticIndex`] keeps its own.
+    vectors: FxHashMap<u64, Arc<[f32]>>,
+    /// Where they are kept between processes.
+    store: Option<PathBuf>,
+    /// Vectors embedded since they were last written there.
+    unsaved: usize,
+}
+
+/// What one round of [`Service::embed_successor_some`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Succession {
+    /// Chunks it embedded.
+    pub embedded: usize,
+    /// Chunks with the successor's vector, of all the chunks (after the round).
+    pub covered: usize,
+    /// All the chunks.
+    pub chunks: usize,
+    /// Whether the successor took over in this round.
+    pub took_over: bool,
 }
 
 impl std::fmt::Debug for Service {
@@ -90,6 +118,126 @@ impl Service {
         let path = self.store.lock().unwrap_or_else(lock_err).clone()?;
         let id = self.embedder()?.id().to_owned();
         Some(self.with(|s| crate::store::save(&path, &id, s.vectors())))
+    }
+
+    /// Two tiers: `embedder` is to take over from the model set now once it has embedded
+    /// every chunk, with its vectors read from and kept at `store` (see
+    /// [`crate::store`]). Until then searches rank by the model set now; a better model
+    /// that takes half an hour for a workspace is worth having, not worth waiting for.
+    /// Returns how many stored vectors were read. A later call replaces it.
+    pub fn set_successor(&self, embedder: Arc<dyn Embedder>, store: Option<PathBuf>) -> usize {
+        let vectors: FxHashMap<u64, Arc<[f32]>> = store
+            .as_deref()
+            .and_then(|p| crate::store::load(p, embedder.id()).ok())
+            .map(|v| v.into_iter().map(|(h, v)| (h, v.into())).collect())
+            .unwrap_or_default();
+        let n = vectors.len();
+        *self.successor.lock().unwrap_or_else(lock_err) = Some(Successor {
+            embedder,
+            vectors,
+            store,
+            unsaved: 0,
+        });
+        n
+    }
+
+    /// Embeds, with the successor ([`Self::set_successor`]), chunks it has no vector
+    /// for, one batch of `batch` and more for up to `budget`, without holding a lock while the model
+    /// runs; when it then has every chunk's, it takes over: the index moves to its
+    /// vectors in one step, and its store becomes the index's. Call when the model set
+    /// now has embedded what it had to ([`Self::embed_some`] returned 0): the first
+    /// tier comes first. Returns what it did; nothing without a successor.
+    pub fn embed_successor_some(&self, budget: Duration, batch: usize) -> Succession {
+        let Some(embedder) = self
+            .successor
+            .lock()
+            .unwrap_or_else(lock_err)
+            .as_ref()
+            .map(|s| s.embedder.clone())
+        else {
+            return Succession::default();
+        };
+        let started = Instant::now();
+        let mut round = Succession::default();
+        loop {
+            // The successor's lock, then the index's (the order everywhere here).
+            let todo = {
+                let successor = self.successor.lock().unwrap_or_else(lock_err);
+                let Some(s) = successor
+                    .as_ref()
+                    .filter(|s| Arc::ptr_eq(&s.embedder, &embedder))
+                else {
+                    return round;
+                };
+                self.with(|i| i.missing_from(&s.vectors, batch.max(1)))
+            };
+            if todo.is_empty() {
+                break;
+            }
+            let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embedder.embed(&texts);
+            let mut successor = self.successor.lock().unwrap_or_else(lock_err);
+            let Some(s) = successor
+                .as_mut()
+                .filter(|s| Arc::ptr_eq(&s.embedder, &embedder))
+            else {
+                return round;
+            };
+            for ((h, _), v) in todo.iter().zip(vectors) {
+                s.vectors.insert(*h, v.into());
+            }
+            s.unsaved += todo.len();
+            round.embedded += todo.len();
+            // At least one batch a call, so that every call moves it on.
+            if started.elapsed() >= budget {
+                break;
+            }
+        }
+        let mut successor = self.successor.lock().unwrap_or_else(lock_err);
+        let Some(s) = successor.as_ref() else {
+            return round;
+        };
+        (round.covered, round.chunks) = self.with(|i| i.covered_by(&s.vectors));
+        if round.covered < round.chunks || round.chunks == 0 {
+            return round;
+        }
+        let Some(s) = successor.take() else {
+            return round;
+        };
+        // The index and the model searching by it change under the index's write lock,
+        // so that a search sees both old or both new (it checks, see `search`).
+        {
+            let mut index = self.index.write().unwrap_or_else(lock_err);
+            index.load_vectors(s.embedder.id(), s.vectors);
+            *self.embedder.write().unwrap_or_else(lock_err) = Some(s.embedder);
+        }
+        if s.store.is_some() {
+            *self.store.lock().unwrap_or_else(lock_err) = s.store;
+        }
+        round.took_over = true;
+        round
+    }
+
+    /// Writes the successor's vectors to its store when some are new since the last
+    /// time; `None` when there is nothing to write (or nowhere).
+    pub fn persist_successor(&self) -> Option<std::io::Result<usize>> {
+        let mut successor = self.successor.lock().unwrap_or_else(lock_err);
+        let s = successor.as_mut().filter(|s| s.unsaved > 0)?;
+        let path = s.store.clone()?;
+        s.unsaved = 0;
+        Some(crate::store::save(
+            &path,
+            s.embedder.id(),
+            s.vectors.iter().map(|(h, v)| (*h, &v[..])),
+        ))
+    }
+
+    /// The successor's id and how many of the chunks it has embedded, of how many.
+    pub fn succession(&self) -> Option<(String, usize, usize)> {
+        let successor = self.successor.lock().unwrap_or_else(lock_err);
+        let s = successor.as_ref()?;
+        let (covered, chunks) = self.with(|i| i.covered_by(&s.vectors));
+        Some((s.embedder.id().to_owned(), covered, chunks))
     }
 
     /// The model, if one is set.
@@ -185,6 +333,10 @@ impl Service {
             let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
             let vectors = embedder.embed(&texts);
             let mut sem = self.index.write().unwrap_or_else(lock_err);
+            // A successor took over meanwhile: these vectors are of the old model.
+            if sem.embedder_id() != Some(embedder.id()) {
+                break;
+            }
             for ((id, text), v) in todo.iter().zip(vectors) {
                 sem.set_vector(*id, text, v);
             }
@@ -215,12 +367,29 @@ impl Service {
     ) -> Answer {
         self.sync(index);
         let stats = self.stats();
-        let embedder = self.embedder();
-        let vector = match &embedder {
+        let mut embedder = self.embedder();
+        let mut vector = match &embedder {
             Some(e) if stats.embedded > 0 => e.embed(&[text]).pop(),
             _ => None,
         };
-        let hits = self.with(|s| {
+        let succession = self.succession();
+        let mut index = self.index.read().unwrap_or_else(lock_err);
+        // A successor took over between the query's embedding and now: its vectors would
+        // be compared with another model's. Once more with the model the index has now.
+        if let Some(e) = &embedder
+            && vector.is_some()
+            && index.embedder_id() != Some(e.id())
+        {
+            drop(index);
+            embedder = self.embedder();
+            vector = embedder.as_ref().and_then(|e| e.embed(&[text]).pop());
+            index = self.index.read().unwrap_or_else(lock_err);
+            if embedder.as_ref().map(|e| e.id()) != index.embedder_id() {
+                vector = None;
+            }
+        }
+        let hits = {
+            let s = &*index;
             s.search(&Query {
                 text,
                 vector: vector.as_deref(),
@@ -236,12 +405,15 @@ impl Service {
                     .as_ref()
                     .map_or(crate::index::VECTOR_WEIGHT, |e| e.fusion_weight()),
             })
-        });
+        };
+        drop(index);
         Answer {
             hits,
             stats,
             vectors: vector.is_some(),
             model: embedder.is_some(),
+            model_id: embedder.as_ref().map(|e| e.id().to_owned()),
+            succession,
         }
     }
 
@@ -272,12 +444,17 @@ pub struct Answer {
     pub vectors: bool,
     /// Whether an embedding model is set at all.
     pub model: bool,
+    /// Its [`Embedder::id`].
+    pub model_id: Option<String>,
+    /// A model that is to take over ([`Service::set_successor`]): its id, and how many
+    /// of the chunks it has embedded, of how many.
+    pub succession: Option<(String, usize, usize)>,
 }
 
 impl Answer {
     /// How the hits were ranked, in words for the user or the model.
     pub fn ranking(&self) -> String {
-        match (self.model, self.vectors) {
+        let ranking = match (self.model, self.vectors) {
             (false, _) => "by words only: no embedding model is set up (`agentls model fetch all-minilm-l6-v2`)".to_owned(),
             (true, false) => "by words only: no chunk has its vector yet".to_owned(),
             (true, true) if self.stats.embedded < self.stats.chunks => format!(
@@ -285,6 +462,12 @@ impl Answer {
                 self.stats.embedded, self.stats.chunks
             ),
             (true, true) => "by words and meaning".to_owned(),
+        };
+        match &self.succession {
+            Some((id, covered, chunks)) => format!(
+                "{ranking}; a better model ({id}) has embedded {covered} of {chunks} chunks and ranks by meaning once it has them all"
+            ),
+            None => ranking,
         }
     }
 }

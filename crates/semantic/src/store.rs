@@ -14,10 +14,12 @@ fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_owned())
 }
 
-/// Where the vectors of the workspace at `root` are kept: under the user's cache
-/// directory, named by a hash of the root's canonical path, so the same workspace
-/// opened through a symlink finds its vectors. `None` without a cache directory.
-pub fn default_path(root: &Path) -> Option<std::path::PathBuf> {
+/// Where the vectors embedder `id` made for the workspace at `root` are kept: under the
+/// user's cache directory, named by a hash of the root's canonical path, so the same
+/// workspace opened through a symlink finds its vectors, and by the embedder, so that
+/// two models (a quick one searching while a better one embeds) keep theirs apart.
+/// `None` without a cache directory.
+pub fn default_path(root: &Path, id: &str) -> Option<std::path::PathBuf> {
     use std::hash::{Hash, Hasher};
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -26,8 +28,22 @@ pub fn default_path(root: &Path) -> Option<std::path::PathBuf> {
         dirs::cache_dir()?
             .join("agentls")
             .join("semantic")
-            .join(format!("{:016x}.vectors", h.finish())),
+            .join(format!("{:016x}.{}.vectors", h.finish(), file_safe(id))),
     )
+}
+
+/// `id` with every character but ASCII letters, digits, `-` and `.` as `-`: an
+/// embedder's id in a file name.
+pub fn file_safe(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
 }
 
 /// Writes `vectors` made by embedder `id` to `path`; returns how many.
@@ -131,7 +147,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_workspace_through_a_symlink_keeps_its_vectors_where_its_real_path_does() {
+    fn a_workspace_through_a_symlink_keeps_its_vectors_where_its_real_path_does_one_file_a_model() {
         let dir = tempfile::tempdir().unwrap();
         let real = dir.path().join("ws");
         std::fs::create_dir(&real).unwrap();
@@ -139,9 +155,17 @@ mod tests {
         std::os::unix::fs::symlink(&real, &link).unwrap();
         let other = dir.path().join("other");
         std::fs::create_dir(&other).unwrap();
-        let at_real = default_path(&real).expect("a cache directory ($HOME is set)");
-        assert_eq!(default_path(&link), Some(at_real.clone()));
-        assert_eq!(default_path(&real.join("../ws")), Some(at_real.clone()));
-        assert_ne!(default_path(&other), Some(at_real));
+        let at_real = default_path(&real, "m-1").expect("a cache directory ($HOME is set)");
+        assert_eq!(default_path(&link, "m-1"), Some(at_real.clone()));
+        assert_eq!(
+            default_path(&real.join("../ws"), "m-1"),
+            Some(at_real.clone())
+        );
+        assert_ne!(default_path(&other, "m-1"), Some(at_real.clone()));
+        // Each model its own file, named safely whatever its id holds.
+        let other_model = default_path(&real, "m/2 ..").unwrap();
+        assert_ne!(other_model, at_real);
+        assert_eq!(other_model.parent(), at_real.parent());
+        assert!(other_model.to_string_lossy().ends_with(".m-2-...vectors"));
     }
 }

@@ -534,3 +534,115 @@ fn the_service_fuses_at_the_models_own_weight() {
         "{heavy} / {light} = {ratio}"
     );
 }
+
+/// Bag of words without [`Words`]' synonyms: a quicker, worse model.
+struct Plain;
+
+impl Embedder for Plain {
+    fn id(&self) -> &str {
+        "plain-1"
+    }
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        let texts: Vec<String> = texts
+            .iter()
+            .map(|t| t.replace("resend", "xresend"))
+            .collect();
+        Words.embed(&texts.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+}
+
+#[test]
+fn a_better_model_takes_over_once_it_has_every_chunk_and_keeps_its_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = one_file(
+        dir.path(),
+        "def send_chunk(conn, data):\n    conn.write(data)\n\ndef resend_packet(conn):\n    conn.write()\n\ndef parse(path):\n    return path\n",
+    );
+    let quick_store = dir.path().join("quick.vectors");
+    let better_store = dir.path().join("better.vectors");
+    let service = Service::default();
+    service.set_embedder(Arc::new(Plain));
+    service.keep_in(quick_store.clone());
+    assert_eq!(
+        service.set_successor(Arc::new(Words), Some(better_store.clone())),
+        0
+    );
+    service.sync(&index);
+    let chunks = service.stats().chunks;
+    assert!(chunks >= 3, "{chunks} chunks");
+    assert!(service.embed_some(std::time::Duration::from_secs(10), 8) > 0);
+    assert_eq!(service.persist().unwrap().unwrap(), chunks);
+
+    // One chunk a round: the quick model searches meanwhile, and the answer says so.
+    let round = service.embed_successor_some(std::time::Duration::ZERO, 1);
+    assert_eq!(
+        round,
+        Succession {
+            embedded: 1,
+            covered: 1,
+            chunks,
+            took_over: false
+        }
+    );
+    let answer = service.search(&index, "retry", 5, None);
+    assert!(answer.vectors);
+    assert_eq!(
+        service
+            .with(|s| s.embedder_id().map(str::to_owned))
+            .as_deref(),
+        Some("plain-1")
+    );
+    assert!(
+        answer
+            .ranking()
+            .ends_with(&format!("a better model (words-1) has embedded 1 of {chunks} chunks and ranks by meaning once it has them all")),
+        "{}",
+        answer.ranking()
+    );
+    // What it has embedded so far is kept for the next process.
+    assert_eq!(service.persist_successor().unwrap().unwrap(), 1);
+    assert!(
+        service.persist_successor().is_none(),
+        "nothing new to write"
+    );
+
+    // The rest in one round, then it takes over: every chunk has its vector, searches
+    // embed the query with it, and it finds `resend_packet` by meaning (Words maps
+    // `resend` to `retry`; Plain does not).
+    let round = service.embed_successor_some(std::time::Duration::from_secs(10), 8);
+    assert_eq!(
+        (round.embedded, round.covered, round.took_over),
+        (chunks - 1, chunks, true)
+    );
+    assert_eq!(service.embedder().unwrap().id(), "words-1");
+    assert_eq!(service.stats().embedded, chunks);
+    assert!(service.succession().is_none());
+    assert_eq!(service.embed_some(std::time::Duration::from_secs(10), 8), 0);
+    let answer = service.search(&index, "retry", 5, None);
+    assert_eq!(answer.ranking(), "by words and meaning");
+    let top = &answer.hits[0];
+    assert_eq!(top.chunk.symbol.as_deref(), Some("resend_packet"));
+    assert_eq!((top.lexical_rank, top.vector_rank), (None, Some(1)));
+
+    // Its store is the service's now; the quick model's file is left as it was.
+    let quick_before = std::fs::read(&quick_store).unwrap();
+    assert_eq!(service.persist().unwrap().unwrap(), chunks);
+    assert_eq!(std::fs::read(&quick_store).unwrap(), quick_before);
+    assert_eq!(
+        crate::store::load(&better_store, "words-1").unwrap().len(),
+        chunks
+    );
+
+    // The next process: the stored vectors make the better model take over at its first
+    // round, embedding nothing.
+    let next = Service::default();
+    next.set_embedder(Arc::new(Plain));
+    assert_eq!(
+        next.set_successor(Arc::new(Words), Some(better_store)),
+        chunks
+    );
+    next.sync(&index);
+    let round = next.embed_successor_some(std::time::Duration::from_secs(10), 8);
+    assert_eq!((round.embedded, round.took_over), (0, true));
+    assert_eq!(next.stats().embedded, chunks);
+}

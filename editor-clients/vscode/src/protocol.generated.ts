@@ -971,6 +971,11 @@ export interface SemanticSearchResult {
    */
   hits: Hit[];
   /**
+   * The embedding model whose vectors took part (`minilm-l6-v2-static-1`,
+   * `minilm-l6-v2-full-1`); absent when none did.
+   */
+  model?: string | null;
+  /**
    * `hybrid` when vectors took part, `lexical` otherwise.
    */
   ranking: string;

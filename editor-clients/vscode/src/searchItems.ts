@@ -55,6 +55,9 @@ export function rankingTitle(result: SemanticSearchResult): string {
   const n = result.hits.length;
   const hits = `${n} ${n === 1 ? "hit" : "hits"} among ${result.chunks} pieces of ${result.files} files`;
   if (result.ranking !== "hybrid") return `${hits}, ranked by words (no embedding model, or no vectors yet)`;
-  if (result.embedded < result.chunks) return `${hits}, ranked by words and meaning (${result.embedded} of ${result.chunks} embedded so far)`;
-  return `${hits}, ranked by words and meaning`;
+  const notes = [
+    ...(result.model ? [result.model] : []),
+    ...(result.embedded < result.chunks ? [`${result.embedded} of ${result.chunks} embedded so far`] : []),
+  ];
+  return `${hits}, ranked by words and meaning${notes.length ? ` (${notes.join("; ")})` : ""}`;
 }

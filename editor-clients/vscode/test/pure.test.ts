@@ -97,6 +97,9 @@ describe("semantic search rows", () => {
   it("says how the hits were ranked", () => {
     expect(rankingTitle(result)).toBe("2 hits among 40 pieces of 7 files, ranked by words and meaning");
     expect(rankingTitle({ ...result, embedded: 10 })).toBe("2 hits among 40 pieces of 7 files, ranked by words and meaning (10 of 40 embedded so far)");
+    // The model whose vectors ranked: the static ones until the whole model takes over.
+    expect(rankingTitle({ ...result, model: "minilm-l6-v2-full-1" })).toBe("2 hits among 40 pieces of 7 files, ranked by words and meaning (minilm-l6-v2-full-1)");
+    expect(rankingTitle({ ...result, embedded: 10, model: "minilm-l6-v2-static-1" })).toBe("2 hits among 40 pieces of 7 files, ranked by words and meaning (minilm-l6-v2-static-1; 10 of 40 embedded so far)");
     expect(rankingTitle({ ...result, hits: result.hits.slice(1), ranking: "lexical" })).toBe("1 hit among 40 pieces of 7 files, ranked by words (no embedding model, or no vectors yet)");
   });
 });

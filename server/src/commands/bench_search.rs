@@ -395,12 +395,14 @@ fn graph_rows(vectors: &[Vec<f32>], queries: &[Vec<f32>], sizes: &[usize]) -> Ve
 }
 
 /// Runs the benchmark on the set in `set_dir`, with `embedder` for the vector rankings
-/// (`None`: grep-only and lexical only); with `recall_only`, the rankings' table alone.
+/// (`None`: grep-only and lexical only); with `recall_only`, the rankings' table alone;
+/// with `vectors`, the set's vectors kept in that directory between runs.
 pub fn run(
     set_dir: &Path,
     limit: Option<usize>,
     embedder: Option<Arc<dyn Embedder>>,
     recall_only: bool,
+    vectors: Option<&Path>,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let set: SetFile = toml::from_str(
@@ -436,13 +438,42 @@ pub fn run(
     service.sync(&index);
     let chunk_took = t.elapsed();
     let mut embed_took = Duration::ZERO;
+    let (mut read, mut fresh) = (0, 0);
     if let Some(e) = &embedder {
         service.set_embedder(e.clone());
+        if let Some(dir) = vectors {
+            // Named by the model too, so that the static and whole models' runs keep
+            // their own.
+            read = service.keep_in(dir.join(format!(
+                "{}-{}.{}.vectors",
+                set.package,
+                set.version,
+                agentls_semantic::store::file_safe(e.id())
+            )));
+        }
         let t = Instant::now();
-        while service.embed_some(Duration::from_secs(3600), 64) > 0 {}
+        // A minute at a time, each written back when kept: an interrupted run of the
+        // whole model keeps what it embedded.
+        loop {
+            let n = service.embed_some(Duration::from_secs(60), 64);
+            if n == 0 {
+                break;
+            }
+            fresh += n;
+            if let Some(Err(err)) = service.persist() {
+                anyhow::bail!("keeping the vectors in {}: {err}", dir_of(vectors));
+            }
+        }
         embed_took = t.elapsed();
     }
     let stats = service.stats();
+    if vectors.is_some() {
+        writeln!(
+            out,
+            "{read} vectors read from {}, {fresh} embedded now",
+            dir_of(vectors),
+        )?;
+    }
     writeln!(
         out,
         "first build: {} files, {} lines: crawl {:.1?}, chunk {:.1?} ({} chunks), embed {:.1?} ({} vectors); {:.1?} in all",
@@ -674,12 +705,18 @@ pub fn run(
     Ok(())
 }
 
-/// `agentls bench search [SET…] [--limit N] [--embedder static|full|none] [--recall-only]`.
+fn dir_of(vectors: Option<&Path>) -> String {
+    vectors.map_or_else(String::new, |d| d.display().to_string())
+}
+
+/// `agentls bench search [SET…] [--limit N] [--embedder static|full|none] [--recall-only]
+/// [--vectors DIR]`.
 pub fn main(
     sets: Vec<PathBuf>,
     limit: Option<usize>,
     embedder: &str,
     recall_only: bool,
+    vectors: Option<PathBuf>,
 ) -> anyhow::Result<std::process::ExitCode> {
     let sets = if sets.is_empty() {
         let dir = Path::new("fixtures/retrieval");
@@ -702,7 +739,14 @@ pub fn main(
     let embedder = crate::embedding::load(embedder)?;
     let mut out = std::io::stdout().lock();
     for set in &sets {
-        run(set, limit, embedder.clone(), recall_only, &mut out)?;
+        run(
+            set,
+            limit,
+            embedder.clone(),
+            recall_only,
+            vectors.as_deref(),
+            &mut out,
+        )?;
         writeln!(out)?;
     }
     Ok(std::process::ExitCode::SUCCESS)

@@ -76,6 +76,7 @@ pub fn search(state: &State, params: Params) -> jsonrpc::Result<Answer> {
         embedded: count(answer.stats.embedded),
         files: count(answer.stats.files),
         ranking: if answer.vectors { "hybrid" } else { "lexical" }.to_owned(),
+        model: answer.vectors.then(|| answer.model_id.clone()).flatten(),
     })
 }
 

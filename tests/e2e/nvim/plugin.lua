@@ -167,6 +167,11 @@ local ok, err = pcall(function()
   local first = qf.items[1]
   out.search_first = first and (vim.api.nvim_buf_get_name(first.bufnr) .. ":" .. first.lnum .. " " .. first.text) or ""
   out.search_qf_open = vim.fn.getqflist({ winid = 0 }).winid ~= 0
+  -- The title of a hybrid answer names the model (no model is set up in this test).
+  out.search_title_model = require("agentls.search").title(
+    "q",
+    { ranking = "hybrid", model = "minilm-l6-v2-full-1", hits = { {} }, embedded = 3, chunks = 4 }
+  )
   local notified = {}
   local notify = vim.notify
   vim.notify = function(msg, level)

@@ -33,6 +33,10 @@ function M.title(query, result)
   local how = result.ranking == "hybrid" and "by words and meaning" or "by words"
   local n = #(result.hits or {})
   local title = string.format("agentls search: %s (%d %s, ranked %s", query, n, n == 1 and "hit" or "hits", how)
+  if result.ranking == "hybrid" and type(result.model) == "string" then
+    -- The static vectors' until the whole model (`embedder = "full"`) takes over.
+    title = title .. ", model " .. result.model
+  end
   if (result.embedded or 0) < (result.chunks or 0) and result.ranking == "hybrid" then
     title = title .. string.format("; %d of %d chunks embedded so far", result.embedded, result.chunks)
   end
