@@ -95,7 +95,7 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         let index = state.index_handle();
         drop(state);
         let for_graph = semantic.clone();
-        let (done, stats, round) = tokio::task::spawn_blocking(move || {
+        let (done, stats, round, gone) = tokio::task::spawn_blocking(move || {
             semantic.sync(&index);
             // Below the editor's priority: with the whole model this runs for as long as
             // half an hour on two cores for a thousand files.
@@ -108,7 +108,10 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
             } else {
                 Succession::default()
             };
-            (done, semantic.stats(), round)
+            // Gone without taking over in this round: the tool's search moved it on
+            // to the end.
+            let gone = semantic.succession().is_none();
+            (done, semantic.stats(), round, gone)
         })
         .await
         .unwrap_or_default();
@@ -148,6 +151,12 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
             }
         }
         if let Some(shown) = &mut succession {
+            let round = Succession {
+                took_over: round.took_over || gone,
+                chunks: if gone { stats.chunks } else { round.chunks },
+                covered: if gone { stats.chunks } else { round.covered },
+                ..round
+            };
             report_succession(&weak, &client, shown, round).await;
             if round.took_over {
                 succession = None;

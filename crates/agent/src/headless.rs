@@ -313,6 +313,10 @@ pub struct BuildHooks {
     /// The embedding model for `semantic_search` in a context built here (a front end's
     /// own `context` brings its own); words only when `None`.
     pub embedder: Option<Arc<dyn agentls_semantic::Embedder>>,
+    /// A better model to take over from `embedder` once it has every chunk
+    /// ([`agentls_semantic::Service::set_successor`]): the tool moves it on when the
+    /// first has nothing left to embed.
+    pub successor: Option<Arc<dyn agentls_semantic::Embedder>>,
 }
 
 impl std::fmt::Debug for BuildHooks {
@@ -383,6 +387,18 @@ pub async fn build_session(
                     let semantic = ctx.semantic.clone();
                     let read = tokio::task::spawn_blocking(move || semantic.keep_in(path)).await;
                     tracing::debug!(vectors = read.unwrap_or(0), "stored semantic vectors read");
+                }
+                if let Some(successor) = hooks.successor {
+                    let store = agentls_semantic::store::default_path(&root, successor.id());
+                    let semantic = ctx.semantic.clone();
+                    let read = tokio::task::spawn_blocking(move || {
+                        semantic.set_successor(successor, store)
+                    })
+                    .await;
+                    tracing::debug!(
+                        vectors = read.unwrap_or(0),
+                        "the better model's stored vectors read"
+                    );
                 }
             }
             ctx

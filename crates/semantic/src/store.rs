@@ -57,7 +57,12 @@ pub fn save<'a>(
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    // Unique to this call: two threads of one process may store the same file at once
+    // (the server's background task and its tool), and must not write one temporary
+    // file together.
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
     let mut w = BufWriter::new(std::fs::File::create(&tmp)?);
     w.write_all(MAGIC)?;
     w.write_all(&(id.len() as u32).to_le_bytes())?;
@@ -143,6 +148,23 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
         assert!(load(&path, "m-1").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn saves_of_one_file_at_once_leave_a_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ws.vectors");
+        let vectors: Vec<(u64, Vec<f32>)> = (0..2000).map(|i| (i, vec![i as f32; 64])).collect();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..5 {
+                        save(&path, "m-1", vectors.iter().map(|(h, v)| (*h, &v[..]))).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(load(&path, "m-1").unwrap(), vectors);
     }
 
     #[cfg(unix)]

@@ -15,6 +15,9 @@ const MAX_K: usize = 50;
 const EMBED_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
 /// Chunks per embedding call.
 const EMBED_BATCH: usize = 64;
+/// Chunks per call of a better model waiting to take over (about 50 ms each for the
+/// whole MiniLM on two cores).
+const SUCCESSOR_BATCH: usize = 16;
 
 /// Lines of each hit shown.
 const SNIPPET_LINES: usize = 6;
@@ -77,10 +80,30 @@ impl Tool for SemanticSearch {
             semantic.sync(&index);
             // New vectors are kept for the next session, where a store is set (headless
             // sessions; the server keeps its own).
-            if semantic.embed_some(EMBED_BUDGET, EMBED_BATCH) > 0
+            let started = std::time::Instant::now();
+            let embedded = semantic.embed_some(EMBED_BUDGET, EMBED_BATCH);
+            // A better model waiting to take over is moved on, in what is left of the
+            // bound, once the first has every chunk: its vectors are kept as it goes.
+            if embedded > 0
                 && let Some(Err(e)) = semantic.persist()
             {
                 tracing::warn!("storing semantic vectors: {e}");
+            }
+            let left = EMBED_BUDGET.saturating_sub(started.elapsed());
+            let stats = semantic.stats();
+            let succession = if stats.embedded >= stats.chunks && !left.is_zero() {
+                semantic.embed_successor_some(left, SUCCESSOR_BATCH)
+            } else {
+                agentls_semantic::Succession::default()
+            };
+            // Taken over: the store is the better model's now.
+            for stored in [
+                succession.took_over.then(|| semantic.persist()).flatten(),
+                semantic.persist_successor(),
+            ] {
+                if let Some(Err(e)) = stored {
+                    tracing::warn!("storing semantic vectors: {e}");
+                }
             }
             let answer = semantic.search(&index, &query, k, Some(&accept));
             let (hits, stats, how) = (&answer.hits, answer.stats, answer.ranking());

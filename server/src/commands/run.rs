@@ -27,7 +27,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let user = load_config(args.config.as_deref())?;
     let store = user.session_store(args.sessions_dir.clone());
     let stats_db = user.stats.db_path(args.stats_db.as_deref());
-    let user_embedder = user.embedder();
+    // With the whole model configured, the static vectors first and the whole model
+    // moved on by each search, as in the server.
+    let tiers = user.embedding_tiers();
     let UserConfig {
         models,
         approve: configured,
@@ -91,7 +93,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let hooks = agentls_agent::BuildHooks {
         id: saved.as_ref().map(|s| s.id.clone()),
-        embedder: user_embedder,
+        embedder: tiers.as_ref().map(|t| t.now.clone()),
+        successor: tiers.and_then(|t| t.later),
         ..Default::default()
     };
     let task = args.task.join(" ");
@@ -301,6 +304,11 @@ impl UserConfig {
     /// `$AGENTLS_EMBEDDER`, `[semantic] embedder`, else the static vectors once fetched.
     pub fn embedder(&self) -> Option<Arc<dyn agentls_semantic::Embedder>> {
         crate::embedding::for_server(self.semantic.embedder.as_deref())
+    }
+
+    /// The models an interactive session searches with ([`crate::embedding::tiers_for_server`]).
+    pub fn embedding_tiers(&self) -> Option<crate::embedding::Tiers> {
+        crate::embedding::tiers_for_server(self.semantic.embedder.as_deref())
     }
 }
 
