@@ -315,8 +315,7 @@ impl Session {
                 return None;
             }
         };
-        let mut files = agentls_semantic::files_of(&answer.hits);
-        files.truncate(TASK_FILES);
+        let files = answer.files(TASK_FILES);
         if files.is_empty() {
             return None;
         }

@@ -452,6 +452,14 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The files of the first `n` ranked, by their best chunk: what `repo_map`'s query and
+    /// a lean session's first message name.
+    pub fn files(&self, n: usize) -> Vec<Arc<Path>> {
+        let mut files = crate::index::files_of(&self.hits);
+        files.truncate(n);
+        files
+    }
+
     /// How the hits were ranked, in words for the user or the model.
     pub fn ranking(&self) -> String {
         let ranking = match (self.model, self.vectors) {

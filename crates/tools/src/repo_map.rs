@@ -81,8 +81,7 @@ impl Tool for RepoMap {
             } else {
                 "by words"
             };
-            found = agentls_semantic::files_of(&answer.hits);
-            found.truncate(QUERY_FILES);
+            found = answer.files(QUERY_FILES);
             files.extend(found.iter().map(|p| p.to_path_buf()));
         }
         let file_refs: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
