@@ -67,8 +67,9 @@ struct Shared {
     final_check: bool,
     /// `[mcp]` of the user config: servers every session gets.
     mcp: agentls_mcp::McpConfig,
-    /// The embedding model of `semantic_search` (`[semantic]`), loaded once.
-    embedder: Option<Arc<dyn agentls_semantic::Embedder>>,
+    /// The embedding models of `semantic_search` (`[semantic]`), loaded once: with the
+    /// whole model, the static vectors first and the whole model taking over.
+    embedders: Option<crate::embedding::Tiers>,
     /// Where sessions are saved; none when there is no data directory.
     store: Option<SessionStore>,
     /// The client reads and writes text files for us (both, or we use the disk).
@@ -121,7 +122,7 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
     let store = user.session_store(args.sessions_dir.clone());
     let stats_db = user.stats.db_path(args.stats_db.as_deref());
     let judge = crate::satisfaction::Judge::new(&user.stats, stats_db.clone());
-    let embedder = user.embedder();
+    let embedders = user.embedding_tiers();
     let crate::commands::run::UserConfig {
         models,
         verify,
@@ -135,7 +136,7 @@ pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
         trajectory_dir: args.trajectory_dir,
         final_check: !args.no_final_check,
         mcp,
-        embedder,
+        embedders,
         store,
         client_fs: Mutex::new(false),
         client_reads: Mutex::new(false),
@@ -407,7 +408,8 @@ async fn open_session(
         id: saved.as_ref().map(|s| s.id.clone()),
         client_files,
         terminal: user_terminal,
-        embedder: shared.embedder.clone(),
+        embedder: shared.embedders.as_ref().map(|t| t.now.clone()),
+        successor: shared.embedders.as_ref().and_then(|t| t.later.clone()),
         ..Default::default()
     };
     let mut built = agentls_agent::build_session(options, hooks)
