@@ -12,7 +12,7 @@ use crate::convert::from_lsp;
 use crate::handlers::{self, text_sync::Outcome};
 use crate::indexing;
 use crate::panic_guard::{guard, guard_notification};
-use crate::state::State;
+use crate::state::{StartupNote, State};
 use crate::transport;
 
 /// Name of the debug-only request that panics on purpose, registered only when the
@@ -309,25 +309,27 @@ impl LanguageServer for Server {
         guard("initialize", async {
             let client_name = params.client_info.as_ref().map(|c| c.name.clone());
             let folders_note = crate::convert::from_lsp::other_folders_note(&params);
-            if let Some(note) = &folders_note {
-                tracing::warn!("{note}");
-            }
-            *self
-                .state
-                .folders_note
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()) = folders_note;
             let result = handlers::lifecycle::initialize(&self.state, params);
             let advice =
                 crate::client_advice::slow_path(self.state.client_caps(), client_name.as_deref());
             if let Some(advice) = &advice {
                 tracing::warn!(client = ?client_name, "{advice}");
             }
+            if let Some(note) = &folders_note {
+                tracing::warn!("{note}");
+            }
+            let notes = advice
+                .map(|a| StartupNote {
+                    shown: false,
+                    text: format!("agentls: {a}"),
+                })
+                .into_iter()
+                .chain(folders_note.map(|text| StartupNote { shown: true, text }));
             *self
                 .state
-                .client_advice
+                .startup_notes
                 .lock()
-                .unwrap_or_else(|p| p.into_inner()) = advice;
+                .unwrap_or_else(|p| p.into_inner()) = notes.collect();
             Ok(result)
         })
         .await
@@ -336,27 +338,23 @@ impl LanguageServer for Server {
     async fn initialized(&self, _: lsp::InitializedParams) {
         // From here INFO and DEBUG lines reach the editor's log, not its stderr.
         crate::logging::attach(self.client.clone());
-        let advice = self
-            .state
-            .client_advice
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        if let Some(advice) = advice {
-            self.client
-                .log_message(lsp::MessageType::WARNING, format!("agentls: {advice}"))
-                .await;
-        }
-        let folders_note = self
-            .state
-            .folders_note
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(note) = folders_note {
-            self.client
-                .show_message(lsp::MessageType::WARNING, note)
-                .await;
+        let notes = std::mem::take(
+            &mut *self
+                .state
+                .startup_notes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for note in notes {
+            if note.shown {
+                self.client
+                    .show_message(lsp::MessageType::WARNING, note.text)
+                    .await;
+            } else {
+                self.client
+                    .log_message(lsp::MessageType::WARNING, note.text)
+                    .await;
+            }
         }
         let problems = self.state.config().problems;
         if !problems.is_empty() {

@@ -30,12 +30,11 @@ pub struct State {
     tokens: AtomicU64,
     /// What the client reported while agent edits were in flight, and when.
     pub journals: crate::journal::Journals,
-    /// What this client's settings cost the edit path (see `client_advice`), said once
-    /// the client is initialized.
-    pub client_advice: Mutex<Option<String>>,
-    /// Said to the user once the client is initialized: the workspace folders beyond the
-    /// first, which the server does not work in (`from_lsp::other_folders_note`).
-    pub folders_note: Mutex<Option<String>>,
+    /// Found while initializing, said once the client is initialized (it takes no
+    /// messages before): what this client's settings cost the edit path
+    /// (`client_advice`), the workspace folders beyond the first, which the server does
+    /// not work in (`from_lsp::other_folders_note`).
+    pub startup_notes: Mutex<Vec<StartupNote>>,
     /// Held while an edit lands: one edit (and its repair) goes out at a time.
     pub landing: tokio::sync::Mutex<()>,
     /// Pinged after every change to the store, for whoever waits for an edit to land.
@@ -187,4 +186,13 @@ impl State {
         f(&mut guard);
         guard.problems.clone()
     }
+}
+
+/// A message for the client from `initialize`, sent at `initialized`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupNote {
+    /// Shown to the user (`window/showMessage`) rather than logged (`window/logMessage`).
+    pub shown: bool,
+    /// A warning, either way.
+    pub text: String,
 }

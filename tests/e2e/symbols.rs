@@ -704,7 +704,8 @@ async fn a_headless_session_moves_the_whole_model_on() {
 }
 
 /// A client that opens several workspace folders is told that the server works in the
-/// first only, and it does: the second folder's symbols are not found.
+/// first only, and it does: the second folder's symbols are not found. Its edit-path
+/// advice is logged beside.
 #[test]
 fn folders_beyond_the_first_are_named_to_the_user() {
     let first = tempfile::tempdir().unwrap();
@@ -733,6 +734,16 @@ fn folders_beyond_the_first_are_named_to_the_user() {
         )),
         "{message}"
     );
+    // The edit path's advice for a client without versioned edits comes with it, as a
+    // log line (both are found while initializing and said once initialized).
+    let advice = loop {
+        let logged = client.wait_notification("window/logMessage").unwrap();
+        let text = logged["params"]["message"].as_str().unwrap_or_default();
+        if text.starts_with("agentls: this client cannot refuse a stale edit") {
+            break logged;
+        }
+    };
+    assert_eq!(advice["params"]["type"], 2, "a warning: {advice}");
     let found = eventually_finds(&mut client, "in_the_first_folder", "in_the_first_folder");
     assert!(
         found.iter().any(|(n, _, _)| n == "in_the_first_folder"),
