@@ -40,7 +40,7 @@ impl Embedder for Static {
 struct Full(Bert);
 
 /// The whole model's [`Embedder::id`].
-const FULL_ID: &str = "minilm-l6-v2-full-1";
+pub const FULL_ID: &str = "minilm-l6-v2-full-1";
 
 impl Embedder for Full {
     fn id(&self) -> &str {
