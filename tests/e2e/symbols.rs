@@ -442,12 +442,10 @@ fn fetch_embedding_model() -> bool {
     true
 }
 
-#[test]
-fn semantic_search_with_the_embedding_model() {
-    if !fetch_embedding_model() {
-        return;
-    }
-
+/// A server with `AGENTLS_EMBEDDER=embedder` and its own cache directory, initialized
+/// (with `$/progress`) on a copy of the Rust fixture; the copy and the cache go with the
+/// two directories.
+fn server_on_the_rust_fixture(embedder: &str) -> (tempfile::TempDir, tempfile::TempDir, LspClient) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     fs_tree::copy(
@@ -457,12 +455,22 @@ fn semantic_search_with_the_embedding_model() {
     .unwrap();
     let cache = tempfile::tempdir().unwrap();
     let mut client = start(&[
-        ("AGENTLS_EMBEDDER", "static"),
+        ("AGENTLS_EMBEDDER", embedder),
         ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
     ]);
     let caps = json!({ "window": { "workDoneProgress": true } });
     let folders = json!({ "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] });
     client.initialize(caps, folders).unwrap();
+    (dir, cache, client)
+}
+
+#[test]
+fn semantic_search_with_the_embedding_model() {
+    if !fetch_embedding_model() {
+        return;
+    }
+
+    let (_dir, cache, mut client) = server_on_the_rust_fixture("static");
     // The crawl's progress, then the semantic index's.
     let mut titles = Vec::new();
     let mut ended = None;
@@ -515,21 +523,7 @@ fn the_whole_model_takes_over_from_the_static_vectors() {
     if !fetch_embedding_model() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    fs_tree::copy(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/workspaces/rust"),
-        &root,
-    )
-    .unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let mut client = start(&[
-        ("AGENTLS_EMBEDDER", "full"),
-        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
-    ]);
-    let caps = json!({ "window": { "workDoneProgress": true } });
-    let folders = json!({ "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] });
-    client.initialize(caps, folders).unwrap();
+    let (_dir, cache, mut client) = server_on_the_rust_fixture("full");
     let mut titles = Vec::new();
     let mut ends = Vec::new();
     while !titles
