@@ -464,6 +464,21 @@ fn server_on_the_rust_fixture(embedder: &str) -> (tempfile::TempDir, tempfile::T
     (dir, cache, client)
 }
 
+/// Asks `agentls/semanticSearch` for words none of which is in the code: every chunk
+/// has a vector of `model`, which finds `Point { x: 0.0, y: 0.0 }` first.
+fn finds_the_origin_by_meaning(client: &mut LspClient, model: &str) {
+    let r = client
+        .request_ok(
+            "agentls/semanticSearch",
+            json!({ "query": "coordinates at zero", "limit": 3 }),
+        )
+        .unwrap();
+    assert_eq!(r["ranking"], "hybrid", "{r}");
+    assert_eq!(r["model"], model, "{r}");
+    assert_eq!(r["embedded"], r["chunks"], "{r}");
+    assert_eq!(r["hits"][0]["symbol"], "Point.origin", "{r}");
+}
+
 #[test]
 fn semantic_search_with_the_embedding_model() {
     if !fetch_embedding_model() {
@@ -487,18 +502,9 @@ fn semantic_search_with_the_embedding_model() {
     assert_eq!(titles, ["agentls: indexing", "agentls: semantic index"]);
     let ended = ended.unwrap();
     assert!(ended.contains("chunks of 4 files embedded"), "{ended}");
-    let r = client
-        .request_ok(
-            "agentls/semanticSearch",
-            json!({ "query": "coordinates at zero", "limit": 3 }),
-        )
-        .unwrap();
-    assert_eq!(r["ranking"], "hybrid", "{r}");
-    assert_eq!(r["model"], "minilm-l6-v2-static-1", "{r}");
-    assert_eq!(r["embedded"], r["chunks"], "{r}");
     // No word of the query is in the code (words alone find nothing: see
     // `semantic_search_over_lsp`); the vectors find `Point { x: 0.0, y: 0.0 }`.
-    assert_eq!(r["hits"][0]["symbol"], "Point.origin", "{r}");
+    finds_the_origin_by_meaning(&mut client, "minilm-l6-v2-static-1");
     // The vectors are stored for the next start, under the cache directory.
     let deadline = Instant::now() + Duration::from_secs(10);
     let stored = cache.path().join("agentls/semantic");
@@ -552,16 +558,7 @@ fn the_whole_model_takes_over_from_the_static_vectors() {
         ends[2].ends_with("chunks embedded; it ranks now"),
         "{ends:?}"
     );
-    let r = client
-        .request_ok(
-            "agentls/semanticSearch",
-            json!({ "query": "coordinates at zero", "limit": 3 }),
-        )
-        .unwrap();
-    assert_eq!(r["ranking"], "hybrid", "{r}");
-    assert_eq!(r["model"], "minilm-l6-v2-full-1", "{r}");
-    assert_eq!(r["embedded"], r["chunks"], "{r}");
-    assert_eq!(r["hits"][0]["symbol"], "Point.origin", "{r}");
+    finds_the_origin_by_meaning(&mut client, "minilm-l6-v2-full-1");
     // Both models' vectors are kept, each in its own file.
     let stored = cache.path().join("agentls/semantic");
     let names = || -> Vec<String> {
