@@ -78,17 +78,17 @@ impl Tool for SemanticSearch {
             // session has no background task doing it, and the server's first build
             // gets a hand.
             semantic.sync(&index);
-            // New vectors are kept for the next session, where a store is set (headless
-            // sessions; the server keeps its own).
             let started = std::time::Instant::now();
             let embedded = semantic.embed_some(EMBED_BUDGET, EMBED_BATCH);
-            // A better model waiting to take over is moved on, in what is left of the
-            // bound, once the first has every chunk: its vectors are kept as it goes.
+            // New vectors are kept for the next session or start, where a store is set
+            // (headless sessions and the server alike; each save is whole on its own).
             if embedded > 0
                 && let Some(Err(e)) = semantic.persist()
             {
                 tracing::warn!("storing semantic vectors: {e}");
             }
+            // A better model waiting to take over is moved on, in what is left of the
+            // bound, once the first has every chunk: its vectors are kept as it goes.
             let left = EMBED_BUDGET.saturating_sub(started.elapsed());
             let stats = semantic.stats();
             let succession = if stats.embedded >= stats.chunks && !left.is_zero() {
