@@ -505,20 +505,37 @@ fn semantic_search_with_the_embedding_model() {
     // No word of the query is in the code (words alone find nothing: see
     // `semantic_search_over_lsp`); the vectors find `Point { x: 0.0, y: 0.0 }`.
     finds_the_origin_by_meaning(&mut client, "minilm-l6-v2-static-1");
-    // The vectors are stored for the next start, under the cache directory.
+    // The vectors are stored for the next start, under the cache directory (written
+    // to a temporary file first, which a listing may catch: not counted).
+    let stored = stored_vectors(cache.path(), 1);
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(
+        stored[0].ends_with(".minilm-l6-v2-static-1.vectors"),
+        "{stored:?}"
+    );
+}
+
+/// The names of the vector files under `cache`'s `agentls/semantic`, sorted, once there
+/// are `n` (or after 10 s); temporary files being written are left out.
+fn stored_vectors(cache: &Path, n: usize) -> Vec<String> {
+    let stored = cache.join("agentls/semantic");
+    let names = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&stored)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".vectors"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
     let deadline = Instant::now() + Duration::from_secs(10);
-    let stored = cache.path().join("agentls/semantic");
-    while std::fs::read_dir(&stored).map_or(0, |d| d.count()) == 0 && Instant::now() < deadline {
+    while names().len() < n && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let stored: Vec<_> = std::fs::read_dir(&stored).unwrap().flatten().collect();
-    assert_eq!(stored.len(), 1);
-    assert!(
-        stored[0]
-            .file_name()
-            .to_string_lossy()
-            .ends_with(".minilm-l6-v2-static-1.vectors")
-    );
+    names()
 }
 
 /// With the whole model configured, the static vectors search first and the whole
@@ -560,24 +577,7 @@ fn the_whole_model_takes_over_from_the_static_vectors() {
     );
     finds_the_origin_by_meaning(&mut client, "minilm-l6-v2-full-1");
     // Both models' vectors are kept, each in its own file.
-    let stored = cache.path().join("agentls/semantic");
-    let names = || -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&stored)
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(".vectors"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while names().len() < 2 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let names = names();
+    let names = stored_vectors(cache.path(), 2);
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(
         names[0].ends_with(".minilm-l6-v2-full-1.vectors"),
@@ -630,13 +630,7 @@ async fn headless_search(embedder: &str) -> (String, Vec<String>) {
         String::from_utf8_lossy(&out.stderr)
     );
     let results = crate::support::tool_results(&model.requests()[1].body);
-    let mut stored: Vec<_> = std::fs::read_dir(cache.join("agentls/semantic"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    stored.sort();
-    (results[0].clone(), stored)
+    (results[0].clone(), stored_vectors(&cache, 0))
 }
 
 /// A headless session (`agentls run`) searches with the embedding model too: the
