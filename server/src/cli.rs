@@ -374,8 +374,10 @@ pub enum BenchTarget {
         corpus: Option<PathBuf>,
     },
     /// Semantic search on a retrieval set from a real project's history (commit
-    /// subject → changed files): recall@5/@10 and MRR of grep-only, lexical, vector and
-    /// hybrid rankings side by side; first build, query latency, one edit, size.
+    /// subject → changed files): recall@5/@10 and MRR of grep-only, BM25 alone, lexical
+    /// (BM25 with the index's signals), vector and hybrid rankings side by side, and the
+    /// hybrid's gain over the best without vectors; first build, query latency, one edit,
+    /// size.
     Search {
         /// Retrieval set directories (`set.toml` + `pairs.jsonl`); every set under
         /// `fixtures/retrieval` when none is given.

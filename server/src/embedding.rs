@@ -49,9 +49,9 @@ impl Embedder for Full {
 
     /// Half the words' weight, the best over both retrieval sets (`agentls bench search
     /// --embedder full`, recall@10 at weights 1 / 0.5 / 0.25): Wagtail 0.726 / 0.717 /
-    /// 0.700 (lexical 0.623; the whole model's vectors alone 0.696), mypy 0.606 / 0.636 /
-    /// 0.619 (lexical 0.599; vectors alone 0.516). The static vectors' 0.25 is lower: they
-    /// trail the words by 23-30 points.
+    /// 0.700 (the words with the index's signals 0.668; the whole model's vectors alone
+    /// 0.696), mypy 0.606 / 0.636 / 0.619 (the words 0.618; vectors alone 0.516). The
+    /// static vectors' 0.25 is lower: they trail the words by 23-30 points.
     fn fusion_weight(&self) -> f32 {
         0.5
     }

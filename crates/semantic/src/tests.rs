@@ -646,3 +646,43 @@ fn a_better_model_takes_over_once_it_has_every_chunk_and_keeps_its_vectors() {
     assert_eq!((round.embedded, round.took_over), (0, true));
     assert_eq!(next.stats().embedded, chunks);
 }
+
+#[test]
+fn words_alone_rank_a_definition_above_prose_that_repeats_its_name() {
+    let files = [
+        (
+            "/ws/cfg.py",
+            "def parse_config(path):\n    return open(path).read()\n",
+        ),
+        (
+            "/ws/notes.md",
+            "Parse the config: parse config files before the config is used.\n",
+        ),
+    ];
+    let mut index = Index::default();
+    let mut sem = SemanticIndex::default();
+    for (p, text) in files {
+        let path: Arc<Path> = Arc::from(Path::new(p));
+        index.update_file(&path, text);
+        let syms = index.file_symbols(&path);
+        let syms = (!syms.is_empty()).then_some(&syms[..]);
+        sem.set_file(&path, chunk_file(&path, text, syms));
+    }
+    let first = |mode| {
+        let hits = sem.search(&Query {
+            text: "parse config",
+            vector: None,
+            k: 5,
+            mode,
+            filter: None,
+            boosted: None,
+            vector_weight: VECTOR_WEIGHT,
+        });
+        files_of(&hits)[0].clone()
+    };
+    // BM25 alone prefers the prose, which says the words more often; the lexical
+    // ranking that answers before vectors exist applies the index's signals, as the
+    // hybrid does.
+    assert_eq!(first(Mode::Bm25).as_ref(), Path::new("/ws/notes.md"));
+    assert_eq!(first(Mode::Lexical).as_ref(), Path::new("/ws/cfg.py"));
+}

@@ -465,6 +465,17 @@ fn graph_rows(vectors: &[Vec<f32>], queries: &[Vec<f32>], sizes: &[usize]) -> Ve
     rows
 }
 
+/// The best recall@10 sum among the rankings that read no vector, and its row's name.
+fn best_lexical<'a>(modes: &[(&'a str, Option<Mode>, f32)], totals: &[Scores]) -> (f64, &'a str) {
+    modes
+        .iter()
+        .zip(totals)
+        .filter(|((_, m, _), _)| !matches!(m, Some(Mode::Vector | Mode::Hybrid)))
+        .map(|((name, _, _), t)| (t.recall10, *name))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap_or((0.0, "none"))
+}
+
 /// Runs the benchmark on the set in `set_dir`, with `embedder` for the vector rankings
 /// (`None`: grep-only and lexical only); with `recall_only`, the rankings' table alone;
 /// with `vectors`, the set's vectors kept in that directory between runs.
@@ -583,7 +594,12 @@ pub fn run(
         .collect();
     let modes: &[(&str, Option<Mode>, f32)] = &[
         ("grep-only", None, 0.0),
-        ("lexical", Some(Mode::Lexical), 0.0),
+        ("BM25 alone", Some(Mode::Bm25), 0.0),
+        (
+            "lexical (BM25 with the index's signals)",
+            Some(Mode::Lexical),
+            0.0,
+        ),
         ("vector", Some(Mode::Vector), 1.0),
         (&names[0], Some(Mode::Hybrid), 1.0),
         (&names[1], Some(Mode::Hybrid), 0.5),
@@ -606,7 +622,7 @@ pub fn run(
             let ranked = match mode {
                 None => grep_rank(&files, &pair.query),
                 Some(mode) => {
-                    if *mode != Mode::Lexical && qv.is_none() {
+                    if matches!(mode, Mode::Vector | Mode::Hybrid) && qv.is_none() {
                         continue;
                     }
                     ranked(&service, &pair.query, qv.as_deref(), *mode, *weight)
@@ -637,6 +653,19 @@ pub fn run(
             t.recall10 / n,
             t.mrr / n
         )?;
+    }
+    if embedder.is_some() {
+        let (words, words_name) = best_lexical(modes, &totals);
+        let default = modes
+            .iter()
+            .position(|(_, m, w)| *m == Some(Mode::Hybrid) && *w == default_weight);
+        if let Some(i) = default {
+            writeln!(
+                out,
+                "\nhybrid at its default weight against the best lexical-only ranking ({words_name}): recall@10 {:+.1} points (the goal is +10)",
+                (totals[i].recall10 - words) / n * 100.0
+            )?;
+        }
     }
     latencies.sort();
     writeln!(
@@ -890,6 +919,25 @@ mod tests {
         assert_eq!((s.recall5, s.recall10, s.mrr), (0.5, 0.5, 0.5));
         let s = score(&ranked, root, &["z.py".into()]);
         assert_eq!(s.mrr, 0.0);
+    }
+
+    #[test]
+    fn the_best_lexical_ranking_is_chosen_among_those_without_vectors() {
+        let modes = [
+            ("grep-only", None, 0.0),
+            ("BM25 alone", Some(Mode::Bm25), 0.0),
+            ("lexical", Some(Mode::Lexical), 0.0),
+            ("vector", Some(Mode::Vector), 1.0),
+            ("hybrid", Some(Mode::Hybrid), 0.5),
+        ];
+        let totals: Vec<Scores> = [10.0, 30.0, 20.0, 50.0, 40.0]
+            .iter()
+            .map(|&recall10| Scores {
+                recall10,
+                ..Scores::default()
+            })
+            .collect();
+        assert_eq!(best_lexical(&modes, &totals), (30.0, "BM25 alone"));
     }
 
     #[test]
