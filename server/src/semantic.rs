@@ -52,7 +52,7 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
                 .map_or(0, |p| semantic.keep_in(p));
             let later = tiers.later.map(|later| {
                 let store = agentls_semantic::store::default_path(&root, later.id());
-                semantic.set_successor(later, store)
+                semantic.set_successor(later, store, agentls_semantic::MovedBy::Background)
             });
             let stats = semantic.stats();
             (loaded, stats.chunks - stats.embedded, later)

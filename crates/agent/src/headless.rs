@@ -392,7 +392,11 @@ pub async fn build_session(
                     let store = agentls_semantic::store::default_path(&root, successor.id());
                     let semantic = ctx.semantic.clone();
                     let read = tokio::task::spawn_blocking(move || {
-                        semantic.set_successor(successor, store)
+                        semantic.set_successor(
+                            successor,
+                            store,
+                            agentls_semantic::MovedBy::Searches,
+                        )
                     })
                     .await;
                     tracing::debug!(

@@ -39,7 +39,7 @@ pub use index::{
 };
 pub use lexical::ChunkId;
 pub use priority::at_low_priority;
-pub use service::{Answer, PathGlob, Service, Succession};
+pub use service::{Answer, MovedBy, PathGlob, Service, Succession};
 pub use terms::terms;
 
 #[cfg(test)]

@@ -45,9 +45,22 @@ pub struct Service {
     successor: Mutex<Option<Successor>>,
 }
 
+/// Who moves a successor on ([`Service::set_successor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MovedBy {
+    /// A task of its own below the editor's priority (the server's follow loop): a
+    /// search leaves the successor alone, so that its answer never waits on the slow
+    /// model, nor embeds at the editor's priority what the task embeds anyway.
+    Background,
+    /// Whoever searches, in what is left of its bound: sessions without a background
+    /// task (`agentls run`, `agentls acp`).
+    Searches,
+}
+
 /// The model that is to take over from the one searching now, and its vectors so far.
 struct Successor {
     embedder: Arc<dyn Embedder>,
+    moved_by: MovedBy,
     /// By chunk text hash, as [`SemanticIndex`] keeps its own.
     vectors: FxHashMap<u64, Arc<[f32]>>,
     /// Where they are kept between processes.
@@ -125,7 +138,12 @@ impl Service {
     /// [`crate::store`]). Until then searches rank by the model set now; a better model
     /// that takes half an hour for a workspace is worth having, not worth waiting for.
     /// Returns how many stored vectors were read. A later call replaces it.
-    pub fn set_successor(&self, embedder: Arc<dyn Embedder>, store: Option<PathBuf>) -> usize {
+    pub fn set_successor(
+        &self,
+        embedder: Arc<dyn Embedder>,
+        store: Option<PathBuf>,
+        moved_by: MovedBy,
+    ) -> usize {
         let vectors: FxHashMap<u64, Arc<[f32]>> = store
             .as_deref()
             .and_then(|p| crate::store::load(p, embedder.id()).ok())
@@ -134,6 +152,7 @@ impl Service {
         let n = vectors.len();
         *self.successor.lock().unwrap_or_else(lock_err) = Some(Successor {
             embedder,
+            moved_by,
             vectors,
             store,
             unsaved: 0,
@@ -230,6 +249,15 @@ impl Service {
             s.embedder.id(),
             s.vectors.iter().map(|(h, v)| (*h, &v[..])),
         ))
+    }
+
+    /// Whether a successor waits that searches are to move on ([`MovedBy::Searches`]).
+    pub fn successor_moved_by_searches(&self) -> bool {
+        self.successor
+            .lock()
+            .unwrap_or_else(lock_err)
+            .as_ref()
+            .is_some_and(|s| s.moved_by == MovedBy::Searches)
     }
 
     /// The successor's id and how many of the chunks it has embedded, of how many.

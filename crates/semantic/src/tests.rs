@@ -564,7 +564,11 @@ fn a_better_model_takes_over_once_it_has_every_chunk_and_keeps_its_vectors() {
     service.set_embedder(Arc::new(Plain));
     service.keep_in(quick_store.clone());
     assert_eq!(
-        service.set_successor(Arc::new(Words), Some(better_store.clone())),
+        service.set_successor(
+            Arc::new(Words),
+            Some(better_store.clone()),
+            MovedBy::Searches
+        ),
         0
     );
     service.sync(&index);
@@ -638,7 +642,7 @@ fn a_better_model_takes_over_once_it_has_every_chunk_and_keeps_its_vectors() {
     let next = Service::default();
     next.set_embedder(Arc::new(Plain));
     assert_eq!(
-        next.set_successor(Arc::new(Words), Some(better_store)),
+        next.set_successor(Arc::new(Words), Some(better_store), MovedBy::Background),
         chunks
     );
     next.sync(&index);

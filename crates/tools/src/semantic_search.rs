@@ -89,9 +89,13 @@ impl Tool for SemanticSearch {
             }
             // A better model waiting to take over is moved on, in what is left of the
             // bound, once the first has every chunk: its vectors are kept as it goes.
+            // Not in the server, whose own task moves it below the editor's priority.
             let left = EMBED_BUDGET.saturating_sub(started.elapsed());
             let stats = semantic.stats();
-            let succession = if stats.embedded >= stats.chunks && !left.is_zero() {
+            let succession = if stats.embedded >= stats.chunks
+                && !left.is_zero()
+                && semantic.successor_moved_by_searches()
+            {
                 semantic.embed_successor_some(left, SUCCESSOR_BATCH)
             } else {
                 agentls_semantic::Succession::default()

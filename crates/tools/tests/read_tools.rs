@@ -453,3 +453,63 @@ async fn navigate_asks_the_language_server_at_the_symbol_s_position() {
         }
     );
 }
+
+/// One dimension per distinct first letter of a word: enough to rank, cheap to run.
+struct Letters(&'static str);
+
+impl agentls_semantic::Embedder for Letters {
+    fn id(&self) -> &str {
+        self.0
+    }
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        texts
+            .iter()
+            .map(|t| {
+                let mut v = [0.0f32; 26];
+                for w in t.split(|c: char| !c.is_ascii_alphabetic()) {
+                    if let Some(c) = w.bytes().next() {
+                        v[usize::from(c.to_ascii_lowercase().saturating_sub(b'a')) % 26] += 1.0;
+                    }
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn semantic_search_moves_a_better_model_on_only_where_no_task_does() {
+    use agentls_semantic::MovedBy;
+    for (moved_by, moved) in [(MovedBy::Background, false), (MovedBy::Searches, true)] {
+        let w = ws(&[
+            (
+                "a.py",
+                "def send_chunk(conn, data):\n    conn.write(data)\n",
+            ),
+            (
+                "b.py",
+                "def parse_config(path):\n    return open(path).read()\n",
+            ),
+        ]);
+        w.crawl();
+        let semantic = &w.ctx.semantic;
+        semantic.set_embedder(std::sync::Arc::new(Letters("quick-1")));
+        semantic.set_successor(std::sync::Arc::new(Letters("better-1")), None, moved_by);
+        w.ok("semantic_search", json!({"query": "send a chunk"}))
+            .await;
+        // The first model has every chunk after the call either way; the better one
+        // took over only where searches move it (in the server its own task does).
+        let now = semantic.embedder().map(|e| e.id().to_owned());
+        let waiting = semantic.succession();
+        if moved {
+            assert_eq!(now.as_deref(), Some("better-1"), "{moved_by:?}");
+            assert_eq!(waiting, None);
+        } else {
+            assert_eq!(now.as_deref(), Some("quick-1"), "{moved_by:?}");
+            let (id, embedded, chunks) = waiting.expect("still waiting");
+            assert_eq!((id.as_str(), embedded), ("better-1", 0));
+            assert!(chunks >= 2, "{chunks}");
+        }
+    }
+}
