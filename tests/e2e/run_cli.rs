@@ -50,6 +50,12 @@ async fn run_fixes_a_file_on_disk_and_prints_json_events() {
     assert_eq!(summary["outcome"]["status"], "done");
     assert_eq!(summary["metrics"]["steps"], 3);
     assert_eq!(summary["metrics"]["calls_by_tool"]["str_replace"], 1);
+    // What the edits landed, said beside the model's own answer.
+    assert_eq!(
+        summary["changed"],
+        json!([{"status": "M", "path": "src/lib.rs"}]),
+        "{summary}"
+    );
     assert!(
         std::fs::read_to_string(ws.path().join("src/lib.rs"))
             .unwrap()
@@ -396,6 +402,12 @@ async fn a_run_resumes_from_its_saved_session() {
     .await;
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert!(first.status.success(), "{stderr}");
+    // A run that edited nothing says so, in its own words rather than the model's.
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert!(
+        stdout.contains("\nno file changed by the agent's edits\n"),
+        "{stdout}"
+    );
     let id = stderr
         .lines()
         .find_map(|l| l.strip_prefix("session: "))

@@ -122,6 +122,28 @@ pub struct HeadlessOutcome {
     pub metrics: Metrics,
     /// The trajectory file, if one was written.
     pub trajectory: Option<PathBuf>,
+    /// The files the run's edits changed, as the sink applied them (not what the model
+    /// says it did), by path; files its commands changed are not in it.
+    pub changed: Vec<(PathBuf, agentls_tools::Changed)>,
+}
+
+impl HeadlessOutcome {
+    /// One line for people: "files the agent's edits changed: M src/lib.rs, A
+    /// src/new.rs", paths beneath `root` relative to it, or that none did.
+    pub fn changed_line(&self, root: &Path) -> String {
+        if self.changed.is_empty() {
+            return "no file changed by the agent's edits".to_owned();
+        }
+        let files: Vec<String> = self
+            .changed
+            .iter()
+            .map(|(p, c)| {
+                let shown = p.strip_prefix(root).unwrap_or(p);
+                format!("{} {}", c.letter(), shown.display())
+            })
+            .collect();
+        format!("files the agent's edits changed: {}", files.join(", "))
+    }
 }
 
 /// Why a headless run could not start.
@@ -342,6 +364,8 @@ pub struct BuiltSession {
     pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
     /// The trajectory file, if one is written.
     pub trajectory: Option<PathBuf>,
+    /// What the session's edits changed, taken at the end of each run.
+    changed: Arc<agentls_tools::Recording>,
 }
 
 impl std::fmt::Debug for BuiltSession {
@@ -411,6 +435,9 @@ pub async fn build_session(
     if let Some(wrap) = hooks.wrap_edits {
         ctx.edits = wrap(ctx.edits.clone());
     }
+    // Outermost, so that subagents' edits are counted too.
+    let changed = Arc::new(agentls_tools::Recording::new(ctx.edits.clone()));
+    ctx.edits = changed.clone();
     if let Some(files) = hooks.client_files {
         ctx.client_files = Some(files);
     }
@@ -460,6 +487,7 @@ pub async fn build_session(
         session,
         events,
         trajectory,
+        changed,
     })
 }
 
@@ -509,6 +537,7 @@ impl BuiltSession {
             status,
             metrics,
             trajectory: self.trajectory.clone(),
+            changed: self.changed.take(),
         }
     }
 }

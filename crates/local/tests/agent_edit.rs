@@ -125,6 +125,11 @@ async fn the_demo_task_lands_its_edit_and_the_stubs_tests_pass() {
         "{:?}",
         outcome.metrics
     );
+    // What the demo prints beside the model's answer (which once said "No changes."
+    // right after this edit): the file the edit landed in.
+    let root = ws.canonicalize().unwrap();
+    let line = outcome.changed_line(&root);
+    assert!(line.contains("M src/util.rs"), "{line}");
 }
 
 /// After a failing test run, the 0.5B model opened its next turn with ```` ```json ````

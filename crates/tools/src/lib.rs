@@ -89,7 +89,7 @@ pub use error::{ErrorClass, ToolError};
 pub use progress::{OUTPUT_BATCH, OUTPUT_REPORT_LIMIT, ToolProgress, forward_output};
 pub use read_versions::ReadVersions;
 pub use registry::Registry;
-pub use sinks::{DiskSink, MemorySink};
+pub use sinks::{Changed, DiskSink, MemorySink, Recording};
 pub use syntax_check::TreeSitterCheck;
 pub use tool::{Tool, ToolOutput, ToolSpec, parse_args};
 

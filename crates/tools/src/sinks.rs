@@ -1,5 +1,5 @@
 //! Edit sinks that need no editor: [`DiskSink`] for headless runs and [`MemorySink`]
-//! for tests.
+//! for tests; [`Recording`] keeps what another sink applied.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +11,96 @@ use agentls_text::{ReadLimits, read_text_file};
 use async_trait::async_trait;
 
 use crate::{EditSink, ToolError};
+
+/// How a file stands after a run's edits, as `git status --short` says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Changed {
+    /// Created (`A`).
+    #[serde(rename = "A")]
+    Added,
+    /// Its text changed (`M`).
+    #[serde(rename = "M")]
+    Modified,
+    /// Deleted (`D`).
+    #[serde(rename = "D")]
+    Deleted,
+}
+
+impl Changed {
+    /// `A`, `M` or `D`.
+    pub fn letter(self) -> char {
+        match self {
+            Self::Added => 'A',
+            Self::Modified => 'M',
+            Self::Deleted => 'D',
+        }
+    }
+}
+
+/// Passes plans to another sink and keeps the files of each it applied without error,
+/// so that a run can say which files its edits changed from what landed, not from
+/// what the model says. Files a command changed are not seen here. Meant for sinks
+/// that apply a plan whole or not at all ([`DiskSink`]).
+pub struct Recording {
+    inner: Arc<dyn EditSink>,
+    changed: Mutex<BTreeMap<PathBuf, Changed>>,
+}
+
+impl Recording {
+    /// Records what `inner` applies.
+    pub fn new(inner: Arc<dyn EditSink>) -> Self {
+        Self {
+            inner,
+            changed: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The files changed since the last call, by path, emptied: a file created and
+    /// then deleted is not there, one deleted and created again is modified.
+    pub fn take(&self) -> Vec<(PathBuf, Changed)> {
+        std::mem::take(&mut *self.changed.lock().unwrap_or_else(|p| p.into_inner()))
+            .into_iter()
+            .collect()
+    }
+
+    fn note(map: &mut BTreeMap<PathBuf, Changed>, path: &Path, now: Changed) {
+        let before = map.get(path).copied();
+        let after = match (before, now) {
+            (Some(Changed::Added), Changed::Deleted) => None,
+            (Some(Changed::Added), _) => Some(Changed::Added),
+            (Some(Changed::Deleted), Changed::Added) => Some(Changed::Modified),
+            (_, now) => Some(now),
+        };
+        match after {
+            Some(c) => map.insert(path.to_owned(), c),
+            None => map.remove(path),
+        };
+    }
+}
+
+#[async_trait]
+impl EditSink for Recording {
+    async fn apply(&self, tool: &str, plan: Plan) -> Result<(), ToolError> {
+        let mut changes = Vec::new();
+        for c in &plan.changes {
+            match c {
+                FileChange::Create { path, .. } => changes.push((path.clone(), Changed::Added)),
+                FileChange::Edit(t) => changes.push((t.path.clone(), Changed::Modified)),
+                FileChange::Rename { from, to } => {
+                    changes.push((from.clone(), Changed::Deleted));
+                    changes.push((to.clone(), Changed::Added));
+                }
+                FileChange::Delete { path } => changes.push((path.clone(), Changed::Deleted)),
+            }
+        }
+        self.inner.apply(tool, plan).await?;
+        let mut map = self.changed.lock().unwrap_or_else(|p| p.into_inner());
+        for (path, c) in changes {
+            Self::note(&mut map, &path, c);
+        }
+        Ok(())
+    }
+}
 
 /// Lands plans on disk (headless runs) through [`agentls_edit::write_plan`]: staged,
 /// then renamed into place, all or nothing. Before writing, every edited file is checked
@@ -180,5 +270,98 @@ impl EditSink for MemorySink {
         }
         s.plans.push(plan);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn plan(changes: Vec<FileChange>) -> Plan {
+        Plan {
+            changes,
+            hunks: Vec::new(),
+            syntax: Vec::new(),
+            root: None,
+        }
+    }
+
+    fn create(p: &str) -> FileChange {
+        FileChange::Create {
+            path: PathBuf::from(p),
+            text: "x\n".into(),
+        }
+    }
+
+    fn edit(p: &str) -> FileChange {
+        FileChange::Edit(agentls_edit::TextChange {
+            path: PathBuf::from(p),
+            version: None,
+            base: "a\n".into(),
+            edits: Vec::new(),
+            new_text: "b\n".into(),
+        })
+    }
+
+    fn delete(p: &str) -> FileChange {
+        FileChange::Delete {
+            path: PathBuf::from(p),
+        }
+    }
+
+    #[tokio::test]
+    async fn recording_keeps_what_landed_folded_per_file() {
+        let memory = Arc::new(MemorySink::new());
+        let sink = Recording::new(memory.clone());
+        sink.apply(
+            "write_file",
+            plan(vec![create("/w/new.rs"), edit("/w/a.rs")]),
+        )
+        .await
+        .unwrap();
+        sink.apply("str_replace", plan(vec![edit("/w/new.rs")]))
+            .await
+            .unwrap();
+        sink.apply(
+            "move",
+            plan(vec![FileChange::Rename {
+                from: PathBuf::from("/w/b.rs"),
+                to: PathBuf::from("/w/c.rs"),
+            }]),
+        )
+        .await
+        .unwrap();
+        sink.apply("delete", plan(vec![create("/w/tmp.rs")]))
+            .await
+            .unwrap();
+        sink.apply("delete", plan(vec![delete("/w/tmp.rs"), delete("/w/d.rs")]))
+            .await
+            .unwrap();
+        // A plan the sink refused changed nothing, and is not recorded.
+        memory.refuse_with("the buffer changed");
+        assert!(
+            sink.apply("str_replace", plan(vec![edit("/w/e.rs")]))
+                .await
+                .is_err()
+        );
+        let got: Vec<(String, char)> = sink
+            .take()
+            .into_iter()
+            .map(|(p, c)| (p.display().to_string(), c.letter()))
+            .collect();
+        let want: Vec<(String, char)> = [
+            ("/w/a.rs", 'M'),
+            ("/w/b.rs", 'D'),
+            ("/w/c.rs", 'A'),
+            ("/w/d.rs", 'D'),
+            ("/w/new.rs", 'A'),
+        ]
+        .iter()
+        .map(|(p, c)| (p.to_string(), *c))
+        .collect();
+        assert_eq!(got, want);
+        assert!(sink.take().is_empty(), "taken");
     }
 }

@@ -276,6 +276,12 @@ mod with_local {
             }
         }))?;
         runtime.shutdown_background();
+        // What landed, beside whatever the model's answer claims (the 0.5B model has
+        // answered "No changes." right after its edit).
+        let root = workspace
+            .canonicalize()
+            .unwrap_or_else(|_| workspace.clone());
+        writeln!(std::io::stdout().lock(), "{}", outcome.changed_line(&root))?;
         writeln!(std::io::stdout().lock(), "{}", outcome.metrics.render())?;
         let verdict = check_demo(&workspace);
         writeln!(std::io::stdout().lock(), "task done: {verdict}")?;

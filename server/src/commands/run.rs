@@ -129,9 +129,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 printer.print(ev);
             })
             .await;
-        printer.end(built.session.id(), &outcome);
-        config::record_run(stats_db, recorder.finish(&outcome.metrics, &outcome.status)).await;
         let root = workspace.canonicalize().unwrap_or(workspace);
+        printer.end(built.session.id(), &outcome, &root);
+        config::record_run(stats_db, recorder.finish(&outcome.metrics, &outcome.status)).await;
         if let Some(store) = &store {
             let record = agentls_agent::SavedSession::new(
                 built.session.id(),
@@ -179,20 +179,36 @@ impl Printer {
         }
     }
 
-    /// The run's totals: the metrics line, or with `--json` a last line
-    /// `{"type": "summary", "session", "outcome", "metrics"}` (the events themselves
-    /// are `agent/event`'s, which carry no metrics).
-    fn end(&self, id: &str, outcome: &agentls_agent::HeadlessOutcome) {
+    /// The run's totals: the files its edits changed and the metrics line, or with
+    /// `--json` a last line `{"type": "summary", "session", "outcome", "changed",
+    /// "metrics"}` (the events themselves are `agent/event`'s, which carry neither).
+    /// What changed is what the edits landed, whatever the model's answer says.
+    fn end(&self, id: &str, outcome: &agentls_agent::HeadlessOutcome, root: &Path) {
         let line = if self.json {
+            let changed: Vec<serde_json::Value> = outcome
+                .changed
+                .iter()
+                .map(|(p, c)| {
+                    serde_json::json!({
+                        "status": c,
+                        "path": p.strip_prefix(root).unwrap_or(p),
+                    })
+                })
+                .collect();
             serde_json::json!({
                 "type": "summary",
                 "session": id,
                 "outcome": outcome.status,
+                "changed": changed,
                 "metrics": outcome.metrics,
             })
             .to_string()
         } else {
-            outcome.metrics.render()
+            format!(
+                "{}\n{}",
+                outcome.changed_line(root),
+                outcome.metrics.render()
+            )
         };
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{line}");
