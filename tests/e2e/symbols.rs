@@ -485,7 +485,7 @@ fn semantic_search_with_the_embedding_model() {
         return;
     }
 
-    let (_dir, cache, mut client) = server_on_the_rust_fixture("static");
+    let (dir, cache, mut client) = server_on_the_rust_fixture("static");
     // The crawl's progress, then the semantic index's.
     let mut titles = Vec::new();
     let mut ended = None;
@@ -513,6 +513,56 @@ fn semantic_search_with_the_embedding_model() {
         stored[0].ends_with(".minilm-l6-v2-static-1.vectors"),
         "{stored:?}"
     );
+
+    // Stores were named by workspace alone before they were named by model too: one
+    // named so is read back under its model's name at the next start, nothing embedded
+    // again (no progress for it).
+    client.shutdown().unwrap();
+    let semantic = cache.path().join("agentls/semantic");
+    let key = stored[0].split('.').next().unwrap();
+    let (named, unnamed) = (
+        semantic.join(&stored[0]),
+        semantic.join(format!("{key}.vectors")),
+    );
+    std::fs::rename(&named, &unnamed).unwrap();
+    let mut client = start(&[
+        ("AGENTLS_EMBEDDER", "static"),
+        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+    ]);
+    let root = dir.path().canonicalize().unwrap();
+    client
+        .initialize(
+            json!({ "window": { "workDoneProgress": true } }),
+            json!({ "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] }),
+        )
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = client
+            .request_ok(
+                "agentls/semanticSearch",
+                json!({ "query": "coordinates at zero", "limit": 3 }),
+            )
+            .unwrap();
+        if r["embedded"] == r["chunks"] && r["chunks"].as_u64() > Some(0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never all embedded: {r}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        named.exists() && !unnamed.exists(),
+        "{:?}",
+        stored_vectors(cache.path(), 1)
+    );
+    let embedding_again = client.notifications.iter().any(|n| {
+        n["method"] == "$/progress"
+            && n["params"]["value"]["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("semantic"))
+    });
+    assert!(!embedding_again, "{:?}", client.notifications);
+    finds_the_origin_by_meaning(&mut client, "minilm-l6-v2-static-1");
 }
 
 /// The names of the vector files under `cache`'s `agentls/semantic`, sorted, once there

@@ -403,6 +403,20 @@ pub async fn build_session(
                 workspace_context(&root, &options.verify, options.session.mode.allows_writes())
                     .await;
             if let Some(embedder) = hooks.embedder {
+                // Stores named before they were named by model too are read back under
+                // their model's name.
+                let at = root.clone();
+                match tokio::task::spawn_blocking(move || {
+                    agentls_semantic::store::adopt_unnamed(&at)
+                })
+                .await
+                {
+                    Ok(Ok(Some(path))) => {
+                        tracing::info!(path = %path.display(), "stored vectors renamed by their model")
+                    }
+                    Ok(Err(e)) => tracing::warn!("stored vectors' old name: {e}"),
+                    _ => {}
+                }
                 let store = agentls_semantic::store::default_path(&root, embedder.id());
                 ctx.semantic.set_embedder(embedder);
                 // Vectors embedded by earlier sessions (and the server) in this

@@ -6,7 +6,7 @@
 //! so a reader sees the old file or the new one, never half of one.
 
 use std::io::{self, BufWriter, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"AGLSVEC1";
 
@@ -19,17 +19,69 @@ fn bad(what: &str) -> io::Error {
 /// workspace opened through a symlink finds its vectors, and by the embedder, so that
 /// two models (a quick one searching while a better one embeds) keep theirs apart.
 /// `None` without a cache directory.
-pub fn default_path(root: &Path, id: &str) -> Option<std::path::PathBuf> {
+pub fn default_path(root: &Path, id: &str) -> Option<PathBuf> {
+    Some(cache_dir()?.join(format!("{}.{}.vectors", workspace_key(root), file_safe(id))))
+}
+
+fn cache_dir() -> Option<PathBuf> {
+    Some(dirs::cache_dir()?.join("agentls").join("semantic"))
+}
+
+/// The workspace's part of its stores' names: a hash of the root's canonical path.
+fn workspace_key(root: &Path) -> String {
     use std::hash::{Hash, Hasher};
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let mut h = std::collections::hash_map::DefaultHasher::new();
     root.hash(&mut h);
-    Some(
-        dirs::cache_dir()?
-            .join("agentls")
-            .join("semantic")
-            .join(format!("{:016x}.{}.vectors", h.finish(), file_safe(id))),
-    )
+    format!("{:016x}", h.finish())
+}
+
+/// Vectors the workspace at `root` stored before stores were named by model as well
+/// (`<key>.vectors`, until 2026-11-28) are given their model's name, which they hold
+/// inside, so that no model embeds them again (the whole model's are half an hour of a
+/// workspace's embedding); removed when that name is taken, or when the file is not a
+/// store. Returns the new name when one was given.
+pub fn adopt_unnamed(root: &Path) -> io::Result<Option<PathBuf>> {
+    match cache_dir() {
+        Some(dir) => adopt_unnamed_in(&dir, &workspace_key(root)),
+        None => Ok(None),
+    }
+}
+
+fn adopt_unnamed_in(dir: &Path, key: &str) -> io::Result<Option<PathBuf>> {
+    let old = dir.join(format!("{key}.vectors"));
+    let id = match stored_id(&old) {
+        Ok(id) => id,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => {
+            std::fs::remove_file(&old)?;
+            return Ok(None);
+        }
+    };
+    let new = dir.join(format!("{key}.{}.vectors", file_safe(&id)));
+    if new.exists() {
+        std::fs::remove_file(&old)?;
+        return Ok(None);
+    }
+    std::fs::rename(&old, &new)?;
+    Ok(Some(new))
+}
+
+/// The id of the embedder that made the store at `path`.
+fn stored_id(path: &Path) -> io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut head = [0u8; 12];
+    f.read_exact(&mut head)?;
+    if &head[..8] != MAGIC {
+        return Err(bad("not a vector store"));
+    }
+    let len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
+    if len > 1024 {
+        return Err(bad("not a vector store"));
+    }
+    let mut id = vec![0u8; len];
+    f.read_exact(&mut id)?;
+    String::from_utf8(id).map_err(|_| bad("not a vector store"))
 }
 
 /// `id` with every character but ASCII letters, digits, `-` and `.` as `-`: an
@@ -165,6 +217,34 @@ mod tests {
             }
         });
         assert_eq!(load(&path, "m-1").unwrap(), vectors);
+    }
+
+    #[test]
+    fn a_store_named_before_models_had_names_is_given_its_models_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let v = [1.0f32, 2.0];
+        // Named by its model inside: renamed, and readable under the new name.
+        save(&d.join("k1.vectors"), "m/1", [(3u64, &v[..])].into_iter()).unwrap();
+        assert_eq!(
+            adopt_unnamed_in(d, "k1").unwrap(),
+            Some(d.join("k1.m-1.vectors"))
+        );
+        assert!(!d.join("k1.vectors").exists());
+        assert_eq!(
+            load(&d.join("k1.m-1.vectors"), "m/1").unwrap(),
+            vec![(3, v.to_vec())]
+        );
+        // The name taken by newer vectors: those stay, the old file goes.
+        save(&d.join("k1.vectors"), "m/1", std::iter::empty()).unwrap();
+        assert_eq!(adopt_unnamed_in(d, "k1").unwrap(), None);
+        assert!(!d.join("k1.vectors").exists());
+        assert_eq!(load(&d.join("k1.m-1.vectors"), "m/1").unwrap().len(), 1);
+        // Not a store: removed. Nothing there: nothing done.
+        std::fs::write(d.join("k2.vectors"), b"garbage").unwrap();
+        assert_eq!(adopt_unnamed_in(d, "k2").unwrap(), None);
+        assert!(!d.join("k2.vectors").exists());
+        assert_eq!(adopt_unnamed_in(d, "k3").unwrap(), None);
     }
 
     #[cfg(unix)]
