@@ -51,9 +51,14 @@ fn workspace() -> SemanticIndex {
         ),
         ("/ws/README.txt", "How to retry: run the tool again.\n"),
     ];
+    index_of(&files)
+}
+
+/// The chunks of `files` (path, text), cut by their syntax trees where they have one.
+fn index_of(files: &[(&str, &str)]) -> SemanticIndex {
     let mut index = Index::default();
     let mut sem = SemanticIndex::default();
-    for (p, text) in files {
+    for &(p, text) in files {
         let path: Arc<Path> = Arc::from(Path::new(p));
         index.update_file(&path, text);
         let syms = index.file_symbols(&path);
@@ -663,15 +668,7 @@ fn words_alone_rank_a_definition_above_prose_that_repeats_its_name() {
             "Parse the config: parse config files before the config is used.\n",
         ),
     ];
-    let mut index = Index::default();
-    let mut sem = SemanticIndex::default();
-    for (p, text) in files {
-        let path: Arc<Path> = Arc::from(Path::new(p));
-        index.update_file(&path, text);
-        let syms = index.file_symbols(&path);
-        let syms = (!syms.is_empty()).then_some(&syms[..]);
-        sem.set_file(&path, chunk_file(&path, text, syms));
-    }
+    let sem = index_of(&files);
     let first = |mode| {
         let hits = sem.search(&Query {
             text: "parse config",
