@@ -27,18 +27,6 @@ const IDLE: Duration = Duration::from_secs(1);
 /// How often new vectors are written back to the store.
 const SAVE_EVERY: Duration = Duration::from_secs(60);
 
-/// Vectors this workspace stored under the name stores had before they were named by
-/// model too are given their model's name, so that they are read back.
-pub(crate) fn adopt_unnamed(root: &std::path::Path) {
-    match agentls_semantic::store::adopt_unnamed(root) {
-        Ok(Some(path)) => {
-            tracing::info!(path = %path.display(), "semantic index: stored vectors renamed by their model")
-        }
-        Ok(None) => {}
-        Err(e) => tracing::warn!("semantic index: the stored vectors' old name: {e}"),
-    }
-}
-
 /// Starts following the workspace; returns when the server's state is gone.
 pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
     let configured = state.config().config.semantic.embedder.clone();
@@ -59,7 +47,7 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         let index = state.index_handle();
         let root = root.clone();
         tokio::task::spawn_blocking(move || {
-            adopt_unnamed(&root);
+            agentls_agent::headless::adopt_unnamed_vectors(&root);
             semantic.sync(&index);
             let loaded = agentls_semantic::store::default_path(&root, tiers.now.id())
                 .map_or(0, |p| semantic.keep_in(p));

@@ -454,14 +454,21 @@ fn server_on_the_rust_fixture(embedder: &str) -> (tempfile::TempDir, tempfile::T
     )
     .unwrap();
     let cache = tempfile::tempdir().unwrap();
+    let client = server_on(&root, cache.path(), embedder);
+    (dir, cache, client)
+}
+
+/// A server with `AGENTLS_EMBEDDER=embedder` and `cache` as its cache directory,
+/// initialized (with `$/progress`) on `root`.
+fn server_on(root: &Path, cache: &Path, embedder: &str) -> LspClient {
     let mut client = start(&[
         ("AGENTLS_EMBEDDER", embedder),
-        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+        ("XDG_CACHE_HOME", cache.to_str().unwrap()),
     ]);
     let caps = json!({ "window": { "workDoneProgress": true } });
-    let folders = json!({ "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] });
+    let folders = json!({ "workspaceFolders": [{ "uri": url(root), "name": "ws" }] });
     client.initialize(caps, folders).unwrap();
-    (dir, cache, client)
+    client
 }
 
 /// Asks `agentls/semanticSearch` for words none of which is in the code: every chunk
@@ -525,17 +532,8 @@ fn semantic_search_with_the_embedding_model() {
         semantic.join(format!("{key}.vectors")),
     );
     std::fs::rename(&named, &unnamed).unwrap();
-    let mut client = start(&[
-        ("AGENTLS_EMBEDDER", "static"),
-        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
-    ]);
     let root = dir.path().canonicalize().unwrap();
-    client
-        .initialize(
-            json!({ "window": { "workDoneProgress": true } }),
-            json!({ "workspaceFolders": [{ "uri": url(&root), "name": "ws" }] }),
-        )
-        .unwrap();
+    let mut client = server_on(&root, cache.path(), "static");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let r = client

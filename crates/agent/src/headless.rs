@@ -354,6 +354,20 @@ impl std::fmt::Debug for BuildHooks {
     }
 }
 
+/// Gives vectors the workspace at `root` stored under the name stores had before they
+/// were named by model too their model's name, so that they are read back
+/// ([`agentls_semantic::store::adopt_unnamed`]); the server and headless sessions call
+/// it before reading their stores.
+pub fn adopt_unnamed_vectors(root: &Path) {
+    match agentls_semantic::store::adopt_unnamed(root) {
+        Ok(Some(path)) => {
+            tracing::info!(path = %path.display(), "stored vectors renamed by their model")
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!("stored vectors' old name: {e}"),
+    }
+}
+
 /// A session built and ready to run, with the receiver of its events. What every
 /// front end starts from (`agentls run`, `agentls eval`, `agentls acp`): they differ
 /// only in where the events and the edits go.
@@ -403,27 +417,18 @@ pub async fn build_session(
                 workspace_context(&root, &options.verify, options.session.mode.allows_writes())
                     .await;
             if let Some(embedder) = hooks.embedder {
-                // Stores named before they were named by model too are read back under
-                // their model's name.
-                let at = root.clone();
-                match tokio::task::spawn_blocking(move || {
-                    agentls_semantic::store::adopt_unnamed(&at)
-                })
-                .await
-                {
-                    Ok(Ok(Some(path))) => {
-                        tracing::info!(path = %path.display(), "stored vectors renamed by their model")
-                    }
-                    Ok(Err(e)) => tracing::warn!("stored vectors' old name: {e}"),
-                    _ => {}
-                }
                 let store = agentls_semantic::store::default_path(&root, embedder.id());
                 ctx.semantic.set_embedder(embedder);
                 // Vectors embedded by earlier sessions (and the server) in this
                 // workspace are read back, and new ones kept there.
                 if let Some(path) = store {
                     let semantic = ctx.semantic.clone();
-                    let read = tokio::task::spawn_blocking(move || semantic.keep_in(path)).await;
+                    let at = root.clone();
+                    let read = tokio::task::spawn_blocking(move || {
+                        adopt_unnamed_vectors(&at);
+                        semantic.keep_in(path)
+                    })
+                    .await;
                     tracing::debug!(vectors = read.unwrap_or(0), "stored semantic vectors read");
                 }
                 if let Some(successor) = hooks.successor {
