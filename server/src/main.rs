@@ -9,21 +9,19 @@ mod agent;
 mod cli;
 mod client_advice;
 mod commands;
-mod config;
 mod convert;
 mod edit_sink;
-mod embedding;
 mod handlers;
 mod indexing;
 mod journal;
 mod logging;
 mod panic_guard;
-mod satisfaction;
 mod semantic;
 mod server;
 mod state;
 mod transport;
 
+use agentls_host::{config, embedding};
 use std::io::Write;
 use std::process::ExitCode;
 

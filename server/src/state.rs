@@ -47,25 +47,14 @@ pub struct State {
     /// session and shared by all: `None` inside until then, `Some(None)` when there are
     /// none (or they are disabled).
     pub checker: tokio::sync::Mutex<Option<Option<Arc<agentls_agent::LspChecker>>>>,
-    /// The tools of the user's `[mcp]` servers, connected with the first agent session
-    /// and shared by all (`None` until then).
-    pub mcp_tools: tokio::sync::Mutex<Option<McpTools>>,
+    /// The session host: the configuration in force, models, stats, session store and
+    /// the user's `[mcp]` servers' tools, as for every other front end.
+    pub host: agentls_host::Host,
     /// The (model, tool) failure-rate alerts already shown to the user: each once per
     /// server process, however many runs take part in it.
     pub alerts_shown: Mutex<HashSet<(String, String)>>,
     /// The agent's landed edits, for their Keep Rate look at session end.
     pub keep_followed: crate::agent::keep_rate::Followed,
-}
-
-/// Tools of MCP servers, as the sessions' tool sets take them.
-#[derive(Clone, Default)]
-pub struct McpTools(pub Vec<Arc<dyn agentls_tools::Tool>>);
-
-impl std::fmt::Debug for McpTools {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.0.iter().map(|t| t.spec().name).collect();
-        f.debug_tuple("McpTools").field(&names).finish()
-    }
 }
 
 /// What the client said it can do, in the terms the server needs.
@@ -184,6 +173,7 @@ impl State {
     pub fn update_config(&self, f: impl FnOnce(&mut config::Merged)) -> Vec<String> {
         let mut guard = write(&self.config);
         f(&mut guard);
+        self.host.reconfigure(guard.config.clone());
         guard.problems.clone()
     }
 }

@@ -17,6 +17,9 @@ use crate::support::{bin, fixture_config};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_python_acp_client_runs_a_whole_session() {
+    if !crate::support::python_module("acp", "agent-client-protocol==0.12.1") {
+        return;
+    }
     let model = ModelServer::start().await.unwrap();
     // Prompt 1: the edit, the command the policy asks about, the answer.
     model.push_turn(

@@ -190,3 +190,22 @@ pub fn run_command(ws: &Path, cfg: &Path, logs: &Path) -> tokio::process::Comman
         .stdin(std::process::Stdio::null());
     cmd
 }
+
+/// Whether `python3` can import `module` (a package `.ci/run` installs with pip). In
+/// CI a missing one fails here; elsewhere the caller prints SKIPPED and returns, so
+/// the README's test command passes on a machine without it.
+pub fn python_module(module: &str, package: &str) -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 with `{module}` is required in CI (pip install {package})"
+        );
+        eprintln!("SKIPPED: python3 cannot import {module} (pip install {package})");
+    }
+    ok
+}

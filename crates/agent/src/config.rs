@@ -5,10 +5,11 @@ use std::time::Duration;
 use serde::Serialize;
 
 /// What the agent may do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Read, edit, run: the whole tool set.
+    #[default]
     Agent,
     /// Read-only: mutating tools are not offered (and refused if called anyway).
     Ask,

@@ -192,12 +192,17 @@ impl Built<'_> {
         if let Some((_, p)) = self.done.iter().find(|(n, _)| n == name) {
             return Ok(p.clone());
         }
-        let p = self
-            .models
-            .provider(name, ClientOptions::default(), |k| std::env::var(k).ok())?;
+        let p = provider(self.models, name)?;
         self.done.push((name.to_owned(), p.clone()));
         Ok(p)
     }
+}
+
+/// The configured model `name` built, its key read from the environment: the one
+/// place a provider is made from the configuration. Blocking: a local model loads its
+/// weights here.
+pub fn provider(models: &ModelsConfig, name: &str) -> Result<Arc<dyn Provider>, HeadlessError> {
+    Ok(models.provider(name, ClientOptions::default(), |k| std::env::var(k).ok())?)
 }
 
 /// The first model (`given`, else `model`, else the first configured), for `auto`

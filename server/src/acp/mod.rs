@@ -1,8 +1,8 @@
 //! `agentls acp`: the agent over the Agent Client Protocol (stable v1) on stdio, for
 //! the editors that speak it (Zed, JetBrains IDEs, CodeCompanion, agent-shell, …).
 //!
-//! Each `session/new` builds a session with the same builder as `agentls run`
-//! ([`agentls_agent::build_session`]): models, index, language servers, sandbox. A
+//! Each `session/new` opens a session through the session host, as `agentls run` does
+//! ([`agentls_host::Host::open`]): models, index, language servers, sandbox. A
 //! `session/prompt` runs one turn on it and streams `session/update`s (text, tool calls
 //! with diffs, the plan); `session/cancel` stops it and the prompt answers `cancelled`.
 //! Commands the policy marks `ask` become `session/request_permission`. The files a
@@ -11,8 +11,8 @@
 //! sandbox). Edits land in the editor's buffers through `fs/*` when the client offers
 //! both, checked against the buffer first (see [`edits`]).
 //!
-//! Sessions are saved after every turn ([`agentls_agent::SessionStore`], under the
-//! user data directory or `--sessions-dir`); `session/load` builds the session again
+//! Sessions are saved after every turn by the host (under the user data directory or
+//! `--sessions-dir`); `session/load` builds the session again
 //! with its transcript and replays it to the client as updates.
 //!
 //! Modes ([`modes`]): edit freely, ask before edits, read-only.
@@ -48,10 +48,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio};
-use agentls_agent::{
-    BuildHooks, BuiltSession, Event, HeadlessOptions, SavedSession, Session, SessionConfig,
-    SessionStore, Status, ToolSet, VerifyConfig,
-};
+use agentls_agent::{Event, SavedSession, Status};
+use agentls_host::{Adapters, Host, HostOptions, HostedSession, Op, Spec};
 use agentls_model::{CancellationToken, ModelsConfig};
 
 use crate::cli::AcpArgs;
@@ -60,35 +58,25 @@ use updates::Updates;
 
 /// What every session of the connection is built from.
 struct Shared {
+    /// Opens, records and saves the sessions.
+    host: Host,
+    /// The configured models, offered as the model option.
     models: ModelsConfig,
-    model: Option<String>,
-    verify: VerifyConfig,
     trajectory_dir: Option<PathBuf>,
     final_check: bool,
-    /// `[mcp]` of the user config: servers every session gets.
-    mcp: agentls_mcp::McpConfig,
-    /// The embedding models of `semantic_search` (`[semantic]`), loaded once: with the
-    /// whole model, the static vectors first and the whole model taking over.
-    embedders: Option<crate::embedding::Tiers>,
-    /// Where sessions are saved; none when there is no data directory.
-    store: Option<SessionStore>,
     /// The client reads and writes text files for us (both, or we use the disk).
     client_fs: Mutex<bool>,
     /// The client reads text files (its buffers): the tools read through it.
     client_reads: Mutex<bool>,
     /// The client runs terminals: offered for commands the policy asks about.
     client_terminal: Mutex<bool>,
-    /// Where runs are recorded for `agentls stats` (`None`: not recorded).
-    stats_db: Option<PathBuf>,
-    /// Judges follow-up prompts (`[stats] satisfaction`; `None`: off).
-    judge: Option<crate::satisfaction::Judge>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
 }
 
 /// One ACP session.
 struct Slot {
-    /// The session and its events; held for the length of a turn.
-    live: tokio::sync::Mutex<BuiltSession>,
+    /// The session; held for the length of a turn.
+    live: tokio::sync::Mutex<HostedSession>,
     /// Cancels the running turn.
     cancel: Mutex<Option<CancellationToken>>,
     /// Edits landed during the running tool call.
@@ -102,7 +90,7 @@ struct Slot {
     /// takes at the next turn.
     model: Mutex<String>,
     /// The model picked while a turn may run: handed over at the next turn.
-    pending_model: Mutex<Option<Arc<dyn agentls_model::Provider>>>,
+    pending_model: Mutex<Option<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -118,31 +106,35 @@ impl Shared {
 /// Runs `agentls acp` until the client closes stdin.
 pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let user = crate::commands::run::load_config(args.config.as_deref())?;
-    let store = user.session_store(args.sessions_dir.clone());
-    let stats_db = user.stats.db_path(args.stats_db.as_deref());
-    let judge = crate::satisfaction::Judge::new(&user.stats, stats_db.clone());
-    let embedders = user.embedding_tiers();
-    let crate::commands::run::UserConfig {
-        models,
-        verify,
-        mcp,
-        ..
-    } = user;
+    let mut flags = serde_json::json!({
+        "agent": { "model": args.model },
+        "sessions": { "dir": args.sessions_dir },
+    });
+    if let Some(db) = &args.stats_db {
+        flags["stats"] = serde_json::json!({ "path": db, "enabled": true });
+    }
+    let config = crate::config::load_for_cli(args.config.as_deref(), None, flags)?;
+    let models = config.models().map_err(anyhow::Error::msg)?;
+    // Loaded once: with the whole model, the static vectors first and the whole model
+    // taking over.
+    let embedders = crate::embedding::tiers_for_server(config.semantic.embedder.as_deref());
+    let host = Host::new(
+        config,
+        HostOptions {
+            front_end: "acp",
+            record_stats: true,
+            save_sessions: true,
+            embedders,
+        },
+    );
     let shared = Arc::new(Shared {
+        host,
         models,
-        model: args.model,
-        verify,
         trajectory_dir: args.trajectory_dir,
         final_check: !args.no_final_check,
-        mcp,
-        embedders,
-        store,
         client_fs: Mutex::new(false),
         client_reads: Mutex::new(false),
         client_terminal: Mutex::new(false),
-        stats_db,
-        judge,
         sessions: Mutex::new(HashMap::new()),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -180,7 +172,7 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                     InitializeResponse::new(req.protocol_version)
                         .agent_capabilities(
                             AgentCapabilities::new()
-                                .load_session(on_init.store.is_some())
+                                .load_session(on_init.host.store().is_some())
                                 .prompt_capabilities(
                                     PromptCapabilities::new().embedded_context(true),
                                 ),
@@ -258,9 +250,8 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
                             .data(format!("no session {id}")),
                     );
                 };
-                let shared = on_prompt.clone();
                 tokio::spawn(async move {
-                    let answer = prompt(shared, slot, id, &req, &cx).await;
+                    let answer = prompt(slot, id, &req, &cx).await;
                     let _ = match answer {
                         Ok(reason) => responder.respond(PromptResponse::new(reason)),
                         Err(e) => responder.respond_with_error(e),
@@ -379,51 +370,34 @@ async fn open_session(
         .as_ref()
         .and_then(|s| s.model.clone())
         .filter(|m| models::pickable(m, &shared.models))
-        .or_else(|| shared.model.clone());
-    let model_name = models::initial(model.as_deref(), &shared.models).unwrap_or_default();
-    let options = HeadlessOptions {
+        .or_else(|| shared.host.default_model());
+    let model_name = model.clone().unwrap_or_default();
+    let spec = Spec {
         workspace: root.clone(),
-        task: String::new(),
         model,
-        models: shared.models.clone(),
-        provider: None,
-        tools: session_tools(shared, client_servers).await,
-        session: SessionConfig {
-            final_check: shared
-                .final_check
-                .then(|| agentls_agent::final_check::detect(&root))
-                .flatten(),
-            ..SessionConfig::default()
-        },
+        resume: saved,
+        final_check: (!shared.final_check).then_some(false),
         trajectory_dir: shared.trajectory_dir.clone(),
-        cancel: CancellationToken::new(),
+        user_mcp: true,
+        session_mcp: session_servers(client_servers),
+        ..Spec::default()
+    };
+    let adapters = Adapters {
         approver: Some(Arc::new(permission::AskClient {
             cx,
             session: id_cell.clone(),
         })),
-        verify: shared.verify.clone(),
-    };
-    let hooks = BuildHooks {
         wrap_edits: Some(wrap),
-        id: saved.as_ref().map(|s| s.id.clone()),
         client_files,
         terminal: user_terminal,
-        embedder: shared.embedders.as_ref().map(|t| t.now.clone()),
-        successor: shared.embedders.as_ref().and_then(|t| t.later.clone()),
-        ..Default::default()
+        ..Adapters::default()
     };
-    let mut built = agentls_agent::build_session(options, hooks)
-        .await
-        .map_err(|e| e.to_string())?;
-    let id = built.session.id().to_owned();
+    let hosted = shared.host.open(spec, adapters).await?;
+    let id = hosted.id().to_owned();
     let _ = id_cell.set(id.clone());
-    match saved {
-        Some(saved) => built.session.restore(saved.messages),
-        None => save(shared, &built.session, &root, &model_name),
-    }
     tracing::info!("acp: session {id} in {}", root.display());
     let slot = Arc::new(Slot {
-        live: tokio::sync::Mutex::new(built),
+        live: tokio::sync::Mutex::new(hosted),
         cancel: Mutex::new(None),
         recorded,
         root,
@@ -436,14 +410,13 @@ async fn open_session(
     Ok(id)
 }
 
-/// The standard tools, those of the user's `[mcp]` servers and those of the servers
-/// the client passed for this session (each connected within its timeout; a server
-/// that fails costs its own tools).
-async fn session_tools(
-    shared: &Shared,
+/// The MCP servers the client passed for this session (the host adds the user's
+/// `[mcp]` ones; each is connected within its timeout, and one that fails costs its
+/// own tools).
+fn session_servers(
     client_servers: &[agent_client_protocol::v1::schema::McpServer],
-) -> ToolSet {
-    let mut config = shared.mcp.clone();
+) -> agentls_mcp::McpConfig {
+    let mut config = agentls_mcp::McpConfig::default();
     for server in client_servers {
         match client_server_spec(server) {
             Ok((name, spec)) => {
@@ -452,7 +425,7 @@ async fn session_tools(
             Err(e) => tracing::warn!("acp: an MCP server of the client is not used: {e}"),
         }
     }
-    crate::commands::run::tools_with_mcp(&config).await
+    config
 }
 
 /// An ACP client's MCP server as our spec: stdio or HTTP (SSE is not supported).
@@ -501,18 +474,6 @@ fn client_server_spec(
     Ok((name, spec))
 }
 
-/// Saves `session` (after each turn); a failure is logged, the session goes on.
-fn save(shared: &Shared, session: &Session, root: &std::path::Path, model: &str) {
-    let Some(store) = &shared.store else {
-        return;
-    };
-    let mut saved = SavedSession::new(session.id(), root, session.transcript());
-    saved.model = (!model.is_empty()).then(|| model.to_owned());
-    if let Err(e) = store.save(&saved) {
-        tracing::warn!("acp: session {} not saved: {e}", session.id());
-    }
-}
-
 /// `session/load`: the saved session built again in the client's `cwd`, its
 /// conversation replayed to the client as updates before the answer.
 async fn load_session(
@@ -522,8 +483,7 @@ async fn load_session(
 ) -> Result<(&'static str, String), String> {
     let id = req.session_id.to_string();
     if shared.slot(&id).is_none() {
-        let store = shared.store.as_ref().ok_or("sessions are not saved here")?;
-        let saved = store.load(&id).map_err(|e| e.to_string())?;
+        let saved = shared.host.load(&id).map_err(|e| format!("{e:#}"))?;
         if saved.cwd != req.cwd {
             tracing::info!(
                 "acp: session {id} saved in {}, loaded in {}",
@@ -537,7 +497,7 @@ async fn load_session(
         .slot(&id)
         .ok_or("the session went away while loading")?;
     let live = slot.live.lock().await;
-    for update in updates::history(live.session.transcript(), &slot.root) {
+    for update in updates::history(live.session().transcript(), &slot.root) {
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| e.to_string())?;
     }
@@ -546,9 +506,9 @@ async fn load_session(
     Ok((mode, model))
 }
 
-/// `session/set_config_option` for `model`: the provider is built now (a broken
-/// configuration is refused here, not at the next turn) and handed over at the
-/// session's next turn.
+/// `session/set_config_option` for `model`: a configured model is taken, and the
+/// host builds it at the session's next turn (one that cannot be built is said in
+/// that turn's updates, and the turn runs on the model before).
 async fn set_model(
     shared: &Arc<Shared>,
     req: &SetSessionConfigOptionRequest,
@@ -580,16 +540,7 @@ async fn set_model(
                 .join(", ")
         ));
     }
-    let (models, picked) = (shared.models.clone(), name.clone());
-    let provider = tokio::task::spawn_blocking(move || {
-        models.provider(&picked, agentls_model::ClientOptions::default(), |k| {
-            std::env::var(k).ok()
-        })
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())?;
-    *lock(&slot.pending_model) = Some(provider);
+    *lock(&slot.pending_model) = Some(name.clone());
     *lock(&slot.model) = name.clone();
     tracing::info!("acp: session {id} switches to {name} at its next turn");
     Ok(models::options(&name, &shared.models))
@@ -607,7 +558,6 @@ fn offer_commands(cx: &ConnectionTo<Client>, id: &str) {
 
 /// Runs one turn, streaming its updates; why it stopped.
 async fn prompt(
-    shared: Arc<Shared>,
     slot: Arc<Slot>,
     id: String,
     req: &PromptRequest,
@@ -618,35 +568,20 @@ async fn prompt(
             .data("a prompt is already running in this session; cancel it or wait"));
     };
     let typed = prompt_text(&req.prompt);
-    // A prompt after the agent's turn: judged against it, off the turn's path,
-    // by the model that took that turn (before a switch below).
-    if let Some(judge) = &shared.judge {
-        judge.follow_up(
-            shared.models.clone(),
-            &id,
-            live.session.model_name(),
-            live.session.transcript(),
-            &typed,
-        );
-    }
-    if let Some(m) = modes::find(*lock(&slot.mode)) {
-        live.session.set_mode(m.mode);
+    let mode = modes::find(*lock(&slot.mode)).map(|m| m.mode);
+    if let Some(mode) = mode {
+        let _ = live.submit(Op::SetMode(mode), |_| {}).await;
     }
     let picked = lock(&slot.pending_model).take();
-    if let Some(provider) = picked {
-        live.session.switch_model(provider);
+    if let Some(name) = picked
+        && let Err(e) = live.submit(Op::SetModel(name), |_| {}).await
+    {
+        tracing::warn!("acp: session {id}: {e}");
     }
-    *lock(&slot.cancel) = Some(live.session.fresh_cancel_token());
+    *lock(&slot.cancel) = Some(live.fresh_cancel_token());
     let message = commands::expand(&typed);
-    let mut updates = Updates::new(slot.root.clone()).with_window(live.session.context_window());
-    let mut recorder = agentls_stats::RunRecorder::start(
-        &id,
-        "acp",
-        live.session.model_name(),
-        live.session.metrics(),
-    );
+    let mut updates = Updates::new(slot.root.clone()).with_window(live.session().context_window());
     let send = |ev: &Event| {
-        recorder.observe(ev);
         let landed = match ev {
             Event::ToolFinished { .. } => slot.recorded.take(),
             _ => Vec::new(),
@@ -657,15 +592,23 @@ async fn prompt(
             }
         }
     };
-    let status = live.run(message, send).await.status;
-    // Recorded before the answer: a client may end the process right after it.
-    crate::config::record_run(
-        shared.stats_db.clone(),
-        recorder.finish(live.session.metrics(), &status),
-    )
-    .await;
+    // A prompt after the agent's turn is judged against it (`[stats] satisfaction`);
+    // the turn is recorded and saved before the answer: a client may end the process
+    // right after it.
+    let op = Op::Prompt {
+        text: message,
+        user_text: Some(typed.clone()),
+    };
+    let turn = live.submit(op, send).await;
     *lock(&slot.cancel) = None;
-    save(&shared, &live.session, &slot.root, &lock(&slot.model));
+    let status = match turn {
+        Ok(Some(turn)) => turn.outcome.status,
+        Ok(None) => {
+            return Err(agent_client_protocol::Error::internal_error()
+                .data("internal: the turn ended without an outcome"));
+        }
+        Err(e) => return Err(agent_client_protocol::Error::internal_error().data(e)),
+    };
     match status {
         Status::Done { .. } => Ok(StopReason::EndTurn),
         Status::Cancelled => Ok(StopReason::Cancelled),

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentls_agent::{Budget, SessionConfig, ToolSet};
-use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Phase, Provider, RouteInput};
+use agentls_host::{Adapters, Op, Saves, Spec};
+use agentls_model::CancellationToken;
 use agentls_protocol::agent::{Event, Mode, SessionStatus};
-use agentls_tools::{Registry, ToolContext};
+use agentls_tools::ToolContext;
 use tower_lsp::Client;
 
 use super::approver::LspApprover;
@@ -30,13 +30,12 @@ pub fn create_session(
     if state.root().is_none() {
         return Err("no workspace folder: the agent needs the client to name one".to_owned());
     }
-    let config = state.config().config;
-    let models = config.models()?;
-    let name = model.or_else(|| default_model(&config)).ok_or_else(|| {
-        "no model configured: add a [models.NAME] table to your agentls config (see README, Models)"
+    let models = state.host.models()?;
+    let name = model.or_else(|| state.host.default_model()).ok_or_else(|| {
+        "no model configured: add a [models.NAME] table to your agentls config (see docs/models.md)"
             .to_owned()
     })?;
-    check_model(&models, &name)?;
+    agentls_host::models::check_model(&models, &name)?;
     let entry = Arc::new(Entry::new(
         agentls_agent::new_session_id(),
         title,
@@ -47,27 +46,14 @@ pub fn create_session(
     Ok(entry)
 }
 
-/// The model sessions use unless told: `[agent] model`, else the first configured.
-pub fn default_model(config: &crate::config::Config) -> Option<String> {
-    config.agent.model.clone().or_else(|| {
-        config
-            .models()
-            .ok()
-            .and_then(|m| m.models.keys().next().cloned())
-    })
-}
-
 /// Registers the workspace's saved sessions, once; requests about sessions wait for it.
 pub async fn load_saved_sessions(state: &State) {
-    let config = state.config().config;
-    let store = config
-        .sessions
-        .store()
-        .map(|s| (s, config.sessions.retention()));
+    let retention = state.host.config().sessions.retention();
+    let store = state.host.store().map(|s| (s, retention));
     let root = state.root();
     state
         .sessions
-        .load_saved(store, root, default_model(&config))
+        .load_saved(store, root, state.host.default_model())
         .await;
 }
 
@@ -75,75 +61,9 @@ pub async fn load_saved_sessions(state: &State) {
 /// the server loses neither the conversation nor the review state. A failure is
 /// logged: the session goes on unsaved.
 pub fn persist(state: &State, entry: &Entry) {
-    let (Some(store), Some(root)) = (state.config().config.sessions.store(), state.root()) else {
-        return;
-    };
-    if let Err(e) = store.save(&entry.to_saved(&root)) {
-        tracing::warn!("session {} not saved: {e}", entry.id);
+    if let Some(root) = state.root() {
+        state.host.save(&entry.to_saved(&root));
     }
-}
-
-/// Whether `name` can be used: a configured model, or `auto` with a router.
-pub fn check_model(models: &ModelsConfig, name: &str) -> Result<(), String> {
-    if name == "auto" {
-        return match models.router() {
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => {
-                Err("`auto` needs a [router] table naming a fast and a strong model".to_owned())
-            }
-            Err(e) => Err(e.to_string()),
-        };
-    }
-    if models.models.contains_key(name) {
-        Ok(())
-    } else {
-        let known: Vec<&str> = models.models.keys().map(String::as_str).collect();
-        Err(format!("unknown model {name:?}; configured: {known:?}"))
-    }
-}
-
-/// The model `name` stands for: itself, or for `auto` the router's pick for `prompt`.
-fn resolve_name(models: &ModelsConfig, name: &str, prompt: &str) -> Result<String, String> {
-    if name != "auto" {
-        return Ok(name.to_owned());
-    }
-    let router = models
-        .router()
-        .map_err(|e| e.to_string())?
-        .ok_or("`auto` needs a [router] table")?;
-    let mut input = RouteInput::new(Phase::Implement);
-    input.request_chars = prompt.len();
-    Ok(router.route(&input).model)
-}
-
-fn build_provider(models: &ModelsConfig, name: &str) -> Result<Arc<dyn Provider>, String> {
-    models
-        .provider(name, ClientOptions::default(), |k| std::env::var(k).ok())
-        .map_err(|e| e.to_string())
-}
-
-/// The session's model and, if `with_summarizer`, its compaction summarizer (the
-/// same provider when the summarizer is that model). Runs on a blocking thread: a
-/// local model loads its weights for seconds the first time, which must not stall the
-/// LSP handlers.
-async fn providers(
-    models: ModelsConfig,
-    name: String,
-    prompt: String,
-    with_summarizer: bool,
-) -> Result<(Arc<dyn Provider>, Option<Arc<dyn Provider>>), String> {
-    tokio::task::spawn_blocking(move || {
-        let name = resolve_name(&models, &name, &prompt)?;
-        let main = build_provider(&models, &name)?;
-        let summarizer = match models.summarizer_name().filter(|_| with_summarizer) {
-            Some(s) if s == name => Some(main.clone()),
-            Some(s) => Some(build_provider(&models, s)?),
-            None => None,
-        };
-        Ok((main, summarizer))
-    })
-    .await
-    .map_err(|e| format!("building the model failed: {e}"))?
 }
 
 /// What a run is asked.
@@ -213,15 +133,7 @@ async fn run(
             Ok(live) => *guard = Some(live),
             Err(message) => {
                 entry.set_status(SessionStatus::Failed);
-                let failed = Event::Finished {
-                    status: SessionStatus::Failed,
-                    message,
-                    steps: 0,
-                    wall_ms: 0.0,
-                    tokens: [0; 3],
-                    cost_usd: None,
-                };
-                reporter.finish(failed).await;
+                reporter.finish(failed(message)).await;
                 return;
             }
         }
@@ -229,89 +141,86 @@ async fn run(
     let Some(live) = guard.as_mut() else {
         return;
     };
-    // Judged against the turn before it, by the model that took that turn.
-    if let Some(user_text) = &user_text {
-        let config = state.config().config;
-        if let (Some(judge), Ok(models)) = (
-            crate::satisfaction::Judge::new(&config.stats, config.stats.db_path(None)),
-            config.models(),
-        ) {
-            judge.follow_up(
-                models,
-                &entry.id,
-                live.session.model_name(),
-                live.session.transcript(),
-                user_text,
-            );
-        }
-    }
     let switch = entry
         .pending_model
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take();
-    if let Some(name) = switch {
-        let built = match state.config().config.models() {
-            Ok(models) => providers(models, name.clone(), prompt.clone(), false).await,
-            Err(e) => Err(e),
-        };
-        match built {
-            Ok((p, _)) => live.session.switch_model(p),
-            Err(e) => tracing::warn!("session {}: cannot switch to {name}: {e}", entry.id),
-        }
+    if let Some(name) = switch
+        && let Err(e) = live.hosted.submit(Op::SetModel(name.clone()), |_| {}).await
+    {
+        tracing::warn!("session {}: cannot switch to {name}: {e}", entry.id);
     }
-    entry.link_cancel(live.session.fresh_cancel_token());
+    entry.link_cancel(live.hosted.fresh_cancel_token());
     let Live {
-        session,
-        events,
+        hosted,
         server_events,
     } = live;
-    let mut recorder = agentls_stats::RunRecorder::start(
-        &entry.id,
-        "editor",
-        session.model_name(),
-        session.metrics(),
-    );
-    // The core's `finished` waits until the server's own events of the run are out.
+    // The host renders into this channel; the core's `finished` waits until the
+    // server's own events of the run are out.
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut finished = None;
-    let status = {
-        let run = session.run(prompt);
+    let turn = {
+        let op = Op::Prompt {
+            text: prompt,
+            user_text,
+        };
+        let run = hosted.submit(op, move |ev| {
+            let _ = tx.send(ev.clone());
+        });
         tokio::pin!(run);
         loop {
             tokio::select! {
-                Some(ev) = events.recv() => {
-                    recorder.observe(&ev);
-                    match ev {
-                        Event::Finished { .. } => finished = Some(ev),
-                        ev => reporter.send(ev).await,
-                    }
-                }
+                Some(ev) = events.recv() => match ev {
+                    Event::Finished { .. } => finished = Some(ev),
+                    ev => reporter.send(ev).await,
+                },
                 Some(ev) = server_events.recv() => reporter.send(ev).await,
-                status = &mut run => break status,
+                turn = &mut run => break turn,
             }
         }
     };
     while let Ok(ev) = events.try_recv() {
-        recorder.observe(&ev);
         match ev {
             Event::Finished { .. } => finished = Some(ev),
             ev => reporter.send(ev).await,
         }
     }
-    let stats_db = state.config().config.stats.db_path(None);
-    let examples = recorder.error_examples().clone();
-    let alerts =
-        crate::config::record_run(stats_db, recorder.finish(session.metrics(), &status)).await;
-    show_alerts(&state, &client, &alerts, &examples).await;
+    let turn = match turn {
+        Ok(Some(turn)) => turn,
+        Ok(None) | Err(_) => {
+            let message = match turn {
+                Err(e) => e,
+                _ => "internal: the turn ended without an outcome".to_owned(),
+            };
+            entry.set_status(SessionStatus::Failed);
+            reporter.finish(failed(message)).await;
+            return;
+        }
+    };
+    show_alerts(&state, &client, &turn.alerts, &turn.error_examples).await;
     while let Ok(ev) = server_events.try_recv() {
         reporter.send(ev).await;
     }
-    entry.set_messages(session.transcript().to_vec());
+    entry.set_messages(hosted.session().transcript().to_vec());
     persist(&state, &entry);
+    let status = &turn.outcome.status;
     entry.set_status(status.outcome().0);
     let finished =
-        finished.unwrap_or_else(|| agentls_agent::event::finished(&status, session.metrics()));
+        finished.unwrap_or_else(|| agentls_agent::event::finished(status, &turn.outcome.metrics));
     reporter.finish(finished).await;
+}
+
+/// The end of a run that failed before the model was asked anything.
+fn failed(message: String) -> Event {
+    Event::Finished {
+        status: SessionStatus::Failed,
+        message,
+        steps: 0,
+        wall_ms: 0.0,
+        tokens: [0; 3],
+        cost_usd: None,
+    }
 }
 
 /// Tells the user, once per server process for each model and tool, that the tool's
@@ -352,7 +261,6 @@ async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>) -> Resul
         .root()
         .ok_or("no workspace folder: the agent needs the client to name one")?;
     let config = state.config().config;
-    let models = config.models()?;
     let review = config.agent.review == ReviewMode::Review;
     let mut inner = LspEditSink::new(client.clone(), state.clone());
     if review {
@@ -409,66 +317,36 @@ async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>) -> Resul
         .iter()
         .filter_map(|s| s.uri.to_file_path())
         .collect();
-    let mut tools = ToolSet::from_registry(&Registry::standard());
-    for tool in mcp_tools(state, &config).await.0 {
-        tools.insert(tool);
-    }
     let mode = match entry.mode {
         Mode::Agent => agentls_agent::Mode::Agent,
         Mode::Ask => agentls_agent::Mode::Ask,
         Mode::Plan => agentls_agent::Mode::Plan,
     };
-    let options = agentls_agent::HeadlessOptions {
-        workspace: root.clone(),
-        task: String::new(),
-        model: Some(entry.model()),
-        models,
-        provider: None,
-        tools,
-        session: SessionConfig {
-            mode,
-            budget: Budget {
-                max_steps: config.agent.max_steps,
-                ..Budget::default()
-            },
-            final_check: config
-                .agent
-                .final_check
-                .then(|| agentls_agent::final_check::detect(&root))
-                .flatten(),
-            ..SessionConfig::default()
-        },
-        trajectory_dir: None,
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: agentls_agent::VerifyConfig::default(),
-    };
-    // The same builder as `agentls run` and ACP: models (the router asked at every
-    // step for `auto`), summarizer, subagents, trajectory.
-    let hooks = agentls_agent::BuildHooks {
-        id: Some(entry.id.clone()),
-        context: Some(ctx),
-        open_files,
-        ..Default::default()
-    };
-    let agentls_agent::BuiltSession {
-        mut session,
-        events,
-        ..
-    } = agentls_agent::build_session(options, hooks)
-        .await
-        .map_err(|e| e.to_string())?;
     // A session saved by an earlier server (or another front end) goes on from there.
     let saved = entry.messages();
-    if !saved.is_empty() {
-        session.restore(saved);
-    }
+    let spec = Spec {
+        workspace: root.clone(),
+        model: Some(entry.model()),
+        mode,
+        resume: (!saved.is_empty())
+            .then(|| agentls_agent::SavedSession::new(&entry.id, &root, &saved)),
+        id: Some(entry.id.clone()),
+        user_mcp: true,
+        ..Spec::default()
+    };
+    let adapters = Adapters {
+        context: Some(ctx),
+        open_files,
+        // The entry's record carries its pending review changes: `persist`.
+        saves: Saves::FrontEnd,
+        ..Adapters::default()
+    };
+    let hosted = state.host.open(spec, adapters).await?;
     let server_events = entry
         .take_server_events()
         .ok_or("internal: the session's event channel was taken twice")?;
     Ok(Live {
-        session,
-        events,
+        hosted,
         server_events,
     })
 }
@@ -508,26 +386,4 @@ async fn checker(
     }
     *slot = Some(found.clone());
     found
-}
-
-/// The tools of the user's `[mcp]` servers: connected by the first session that asks,
-/// then shared (a server that fails costs its own tools, with a warning in the log).
-/// A later change of `[mcp]` takes effect when the server restarts.
-async fn mcp_tools(state: &State, config: &crate::config::Config) -> crate::state::McpTools {
-    let mut cached = state.mcp_tools.lock().await;
-    if let Some(tools) = cached.as_ref() {
-        return tools.clone();
-    }
-    let mcp: agentls_mcp::McpConfig = if config.mcp.is_null() {
-        agentls_mcp::McpConfig::default()
-    } else {
-        serde_json::from_value(config.mcp.clone()).unwrap_or_else(|e| {
-            tracing::warn!("[mcp] is invalid, no MCP server is used: {e}");
-            agentls_mcp::McpConfig::default()
-        })
-    };
-    let (connected, _failed) = agentls_mcp::connect_all(&mcp).await;
-    let tools = crate::state::McpTools(connected.into_iter().flat_map(|c| c.tools).collect());
-    *cached = Some(tools.clone());
-    tools
 }

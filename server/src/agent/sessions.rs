@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agentls_agent::Session;
 use agentls_model::CancellationToken;
 use agentls_protocol::agent::{Event, Mode, SessionInfo, SessionStatus, get_transcript};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
@@ -126,10 +125,8 @@ impl Sessions {
 /// A live session and the channels its events arrive on: owned by whichever run holds
 /// the entry's lock.
 pub struct Live {
-    /// The agent session.
-    pub session: Session,
-    /// Its events.
-    pub events: UnboundedReceiver<agentls_agent::Event>,
+    /// The agent session, as the host runs it.
+    pub hosted: agentls_host::HostedSession,
     /// Events from the server's side of the run (edits landed, approvals).
     pub server_events: UnboundedReceiver<Event>,
 }

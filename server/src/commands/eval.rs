@@ -15,7 +15,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentls_agent::{DenyAll, HeadlessOptions, SessionConfig, Status, ToolSet};
+use agentls_agent::{DenyAll, Status};
+use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
 use agentls_model::CancellationToken;
 use agentls_sandbox::{RunRequest, Sandbox, SandboxConfig};
 use anyhow::Context;
@@ -248,10 +249,20 @@ async fn verify_tasks(tasks: &[Task]) -> anyhow::Result<ExitCode> {
 
 async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     use futures::StreamExt;
-    let user = super::run::load_config(args.config.as_deref())?;
+    let config = crate::config::load_for_cli(args.config.as_deref(), None, json!(null))?;
+    let models = config.models().map_err(anyhow::Error::msg)?;
     // Loaded once (the static vectors: 47 MB), shared by every attempt.
-    let embedder = user.embedder();
-    let super::run::UserConfig { models, verify, .. } = user;
+    let embedder = crate::embedding::for_server(config.semantic.embedder.as_deref());
+    // Attempts are measurements, not a user's work: neither recorded nor saved.
+    let host = Host::new(
+        config,
+        HostOptions {
+            front_end: "eval",
+            record_stats: false,
+            save_sessions: false,
+            embedders: embedder.map(|now| crate::embedding::Tiers { now, later: None }),
+        },
+    );
     let attempts = args.attempts.max(1);
     // The names the sessions resolve: `--model`, else the first configured.
     let model_names: Vec<Option<String>> = if args.model.is_empty() {
@@ -286,14 +297,9 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.set_message("0 passed");
-    let runs = plan.iter().map(|&(task, model, attempt)| {
-        let setup = Setup {
-            models: &models,
-            verify: &verify,
-            embedder: embedder.clone(),
-        };
-        run_attempt(args, task, attempt, setup, model)
-    });
+    let runs = plan
+        .iter()
+        .map(|&(task, model, attempt)| run_attempt(args, task, attempt, &host, model));
     // Each attempt has its own copy and sandbox: up to `--jobs` run at once, each
     // reported as it finishes.
     let mut finished = futures::stream::iter(runs).buffer_unordered(args.jobs.max(1));
@@ -351,24 +357,13 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
 /// One attempt at `task` on a fresh copy of its repository: the attempt, its JSON
 /// line, and the session's status.
 /// What every attempt of a run shares.
-struct Setup<'a> {
-    models: &'a agentls_model::ModelsConfig,
-    verify: &'a agentls_agent::VerifyConfig,
-    embedder: Option<Arc<dyn agentls_semantic::Embedder>>,
-}
-
 async fn run_attempt(
     args: &EvalArgs,
     task: &Task,
     attempt: u32,
-    setup: Setup<'_>,
+    host: &Host,
     model_name: Option<&str>,
 ) -> anyhow::Result<(Attempt, serde_json::Value, String)> {
-    let Setup {
-        models,
-        verify,
-        embedder,
-    } = setup;
     let scratch = tempfile::tempdir()?;
     let ws = scratch.path().join("ws");
     let start = Instant::now();
@@ -380,12 +375,6 @@ async fn run_attempt(
         Some(out) => out.with_extension("trajectories"),
         None => scratch.path().join("trajectories"),
     };
-    let mut recorder = agentls_stats::RunRecorder::start(
-        "",
-        "eval",
-        model_name.unwrap_or_default(),
-        &agentls_agent::Metrics::default(),
-    );
     let t0 = Instant::now();
     // The budget's wall time is checked before each model call; a call that runs on
     // (a small model generating without end) is cancelled when the time is up.
@@ -397,50 +386,48 @@ async fn run_attempt(
             cancel.cancel();
         }
     });
-    let options = HeadlessOptions {
+    let spec = Spec {
         workspace: ws.clone(),
-        task: task.file.prompt.clone(),
         model: model_name.map(str::to_owned),
-        models: models.clone(),
-        provider: None,
-        tools: ToolSet::default(),
-        session: SessionConfig {
-            final_check: (!args.no_final_check)
-                .then(|| agentls_agent::final_check::detect(&ws))
-                .flatten(),
-            budget: agentls_agent::Budget {
-                max_steps: args.max_steps,
-                max_wall: Duration::from_secs(args.time_limit),
-                ..agentls_agent::Budget::default()
-            },
-            ..SessionConfig::default()
-        },
+        max_steps: Some(args.max_steps),
+        max_wall: Some(Duration::from_secs(args.time_limit)),
+        final_check: Some(!args.no_final_check),
         trajectory_dir: Some(trajectory_dir),
-        cancel: cancel.clone(),
-        // Nothing the policy asks about runs unattended.
+        cancel: Some(cancel.clone()),
+        ..Spec::default()
+    };
+    // Nothing the policy asks about runs unattended.
+    let adapters = Adapters {
         approver: Some(Arc::new(DenyAll)),
-        verify: verify.clone(),
+        ..Adapters::default()
     };
-    let hooks = agentls_agent::BuildHooks {
-        embedder,
-        ..Default::default()
-    };
-    let outcome = agentls_agent::run_headless_with(options, hooks, |ev| recorder.observe(ev)).await;
+    let turn = async {
+        let mut session = host.open(spec, adapters).await?;
+        let op = Op::Prompt {
+            text: task.file.prompt.clone(),
+            user_text: None,
+        };
+        session
+            .submit(op, |_| {})
+            .await?
+            .ok_or_else(|| "internal: the turn ended without an outcome".to_owned())
+    }
+    .await;
     let agent_ms = ms(t0.elapsed());
     timer.abort();
-    let (status, metrics, trajectory) = match outcome {
-        Ok(o) => (
-            match &o.status {
+    let (status, metrics, trajectory, record) = match turn {
+        Ok(t) => (
+            match &t.outcome.status {
                 Status::Cancelled => "time limit".to_owned(),
                 other => status_name(other),
             },
-            Some((o.metrics, o.status)),
-            o.trajectory,
+            Some(t.outcome.metrics),
+            t.outcome.trajectory,
+            Some(t.record),
         ),
-        Err(e) => (format!("error: {e}"), None, None),
+        Err(e) => (format!("error: {e}"), None, None, None),
     };
-    let harness_ms = metrics.as_ref().map(|(m, _)| m.harness_ms());
-    let record = metrics.as_ref().map(|(m, s)| recorder.finish(m, s));
+    let harness_ms = metrics.as_ref().map(|m| m.harness_ms());
     let t1 = Instant::now();
     let (passed, check_output) = check(task, &ws).await?;
     let check_ms = ms(t1.elapsed());

@@ -9,7 +9,12 @@ use crate::cli::McpArgs;
 /// Serves until the client closes stdin.
 pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let verify = super::run::load_config(args.config.as_deref())?.verify;
+    let config = agentls_host::config::load_for_cli(
+        args.config.as_deref(),
+        Some(&args.workspace),
+        serde_json::Value::Null,
+    )?;
+    let verify = config.verify().map_err(anyhow::Error::msg)?;
     let root = args
         .workspace
         .canonicalize()

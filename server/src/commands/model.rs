@@ -47,12 +47,12 @@ mod with_local {
     use std::process::ExitCode;
     use std::sync::Arc;
 
-    use agentls_agent::{Budget, Event, HeadlessOptions, SessionConfig, Status, ToolSet};
+    use agentls_agent::{Event, Status};
+    use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
     use agentls_local::{
         BenchOptions, CATALOG, LocalProvider, PrefixStore, Progress, bench_model, catalog_entry,
         default_data_dir, fetch, installed_path,
     };
-    use agentls_model::{CancellationToken, ModelsConfig};
     use anyhow::Context;
 
     use super::{DemoArgs, ModelArgs};
@@ -247,34 +247,45 @@ mod with_local {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        let options = HeadlessOptions {
-            workspace: workspace.clone(),
-            task: DEMO_TASK.to_owned(),
-            model: None,
-            models: ModelsConfig::default(),
-            provider: Some(Arc::new(provider)),
-            tools: ToolSet::default(),
-            // A demo that goes wrong should end in a minute or two, not loop for 100 steps.
-            session: SessionConfig {
-                budget: Budget {
-                    max_steps: DEMO_MAX_STEPS,
-                    ..Budget::default()
-                },
-                // As `agentls run` does: the harness runs the crate's tests once if the
-                // model answers after an edit without running them.
-                final_check: agentls_agent::final_check::detect(&workspace),
-                ..SessionConfig::default()
+        // No configuration: the demo runs on the model it fetched, recording nothing.
+        let host = Host::new(
+            agentls_host::config::Config::default(),
+            HostOptions {
+                front_end: "demo",
+                record_stats: false,
+                save_sessions: false,
+                embedders: None,
             },
+        );
+        let spec = Spec {
+            workspace: workspace.clone(),
+            provider: Some(Arc::new(provider)),
+            // A demo that goes wrong should end in a minute or two, not loop for 100 steps.
+            max_steps: Some(DEMO_MAX_STEPS),
+            // As `agentls run` does: the harness runs the crate's tests once if the
+            // model answers after an edit without running them.
+            final_check: Some(true),
             trajectory_dir: Some(workspace.join(".agentls-trajectory")),
-            cancel: CancellationToken::new(),
-            approver: None,
-            verify: Default::default(),
+            ..Spec::default()
         };
-        let outcome = runtime.block_on(agentls_agent::run_headless(options, |ev: &Event| {
-            if let Some(line) = agentls_agent::headless::render_event(ev) {
-                let _ = writeln!(std::io::stdout().lock(), "{line}");
-            }
-        }))?;
+        let outcome = runtime.block_on(async {
+            let mut session = host.open(spec, Adapters::default()).await?;
+            let op = Op::Prompt {
+                text: DEMO_TASK.to_owned(),
+                user_text: None,
+            };
+            let render = |ev: &Event| {
+                if let Some(line) = agentls_agent::headless::render_event(ev) {
+                    let _ = writeln!(std::io::stdout().lock(), "{line}");
+                }
+            };
+            session
+                .submit(op, render)
+                .await?
+                .map(|turn| turn.outcome)
+                .ok_or_else(|| "internal: the turn ended without an outcome".to_owned())
+        });
+        let outcome = outcome.map_err(anyhow::Error::msg)?;
         runtime.shutdown_background();
         // What landed, beside whatever the model's answer claims (the 0.5B model has
         // answered "No changes." right after its edit).

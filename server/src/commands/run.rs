@@ -5,39 +5,40 @@
 //! summary lists what was refused.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use agentls_agent::headless::render_event;
-use agentls_agent::{
-    AllowAll, DenyAll, Event, HeadlessOptions, SessionConfig, Status, ToolSet, VerifyConfig,
-};
-use agentls_model::{CancellationToken, ModelsConfig};
+use agentls_agent::{AllowAll, DenyAll, Event, Status};
+use agentls_host::config::{self, Approve};
+use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
+use agentls_model::CancellationToken;
 use agentls_tools::Approver;
-use anyhow::Context;
 use async_trait::async_trait;
 
-use crate::cli::{Approve, RunArgs};
-use crate::config;
+use crate::cli::RunArgs;
 
 /// Runs the session described by `args`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let user = load_config(args.config.as_deref())?;
-    let store = user.session_store(args.sessions_dir.clone());
-    let stats_db = user.stats.db_path(args.stats_db.as_deref());
-    // With the whole model configured, the static vectors first and the whole model
-    // moved on by each search, as in the server.
-    let tiers = user.embedding_tiers();
-    let UserConfig {
-        models,
-        approve: configured,
-        verify,
-        mcp,
-        ..
-    } = user;
-    let approve = args.approve.or(configured).unwrap_or_else(|| {
+    // `--resume ID`: the saved conversation, in its own workspace unless told otherwise;
+    // the store is found before the workspace (and its `agentls.toml`) is known.
+    let flags = command_line(&args);
+    let saved = match &args.resume {
+        Some(id) => {
+            let config = config::load_for_cli(args.config.as_deref(), None, flags.clone())?;
+            Some(Host::new(config, HostOptions::default()).load(id)?)
+        }
+        None => None,
+    };
+    let workspace = match (&args.workspace, &saved) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(s)) => s.cwd.clone(),
+        (None, None) => PathBuf::from("."),
+    };
+    let config = config::load_for_cli(args.config.as_deref(), Some(&workspace), flags)?;
+    let approve = config.run.approve.unwrap_or_else(|| {
         if std::io::stdin().is_terminal() {
             Approve::Ask
         } else {
@@ -56,46 +57,31 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let json = args.json;
     let live = !json && std::io::stdout().is_terminal();
     let cancel = CancellationToken::new();
-    let tools = runtime.block_on(tools_with_mcp(&mcp));
-    // `--resume ID`: the saved conversation, in its own workspace unless told otherwise.
-    let saved = match &args.resume {
-        Some(id) => {
-            let store = store
-                .as_ref()
-                .context("no data directory to load sessions from; pass --sessions-dir")?;
-            Some(store.load(id)?)
-        }
-        None => None,
-    };
-    let workspace = match (&args.workspace, &saved) {
-        (Some(dir), _) => dir.clone(),
-        (None, Some(s)) => s.cwd.clone(),
-        (None, None) => std::path::PathBuf::from("."),
-    };
-    let options = HeadlessOptions {
-        workspace: workspace.clone(),
-        task: String::new(),
-        model: args.model.clone(),
-        models,
-        provider: None,
-        tools,
-        session: SessionConfig {
-            mode,
-            final_check: (!args.no_final_check)
-                .then(|| agentls_agent::final_check::detect(&workspace))
-                .flatten(),
-            ..SessionConfig::default()
+    // With the whole model configured, the static vectors first and the whole model
+    // moved on by each search, as in the server.
+    let embedders = agentls_host::embedding::tiers_for_server(config.semantic.embedder.as_deref());
+    let host = Host::new(
+        config,
+        HostOptions {
+            front_end: "run",
+            record_stats: true,
+            save_sessions: true,
+            embedders,
         },
+    );
+    let spec = Spec {
+        workspace: workspace.clone(),
+        mode,
+        resume: saved,
+        final_check: args.no_final_check.then_some(false),
         trajectory_dir: args.trajectory_dir.clone(),
-        cancel: cancel.clone(),
-        approver: Some(approver),
-        verify,
+        cancel: Some(cancel.clone()),
+        user_mcp: true,
+        ..Spec::default()
     };
-    let hooks = agentls_agent::BuildHooks {
-        id: saved.as_ref().map(|s| s.id.clone()),
-        embedder: tiers.as_ref().map(|t| t.now.clone()),
-        successor: tiers.and_then(|t| t.later),
-        ..Default::default()
+    let adapters = Adapters {
+        approver: Some(approver),
+        ..Adapters::default()
     };
     let task = args.task.join(" ");
     let (outcome, id) = runtime.block_on(async move {
@@ -111,38 +97,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             tool: String::new(),
             model: String::new(),
         };
-        let mut built = agentls_agent::build_session(options, hooks).await?;
-        if let Some(saved) = saved {
-            built.session.restore(saved.messages);
-        }
-        let model = args_model_name(&built);
-        let mut recorder = agentls_stats::RunRecorder::start(
-            built.session.id(),
-            "run",
-            &model,
-            built.session.metrics(),
-        );
-        printer.begin(built.session.id());
-        let outcome = built
-            .run(task, |ev| {
-                recorder.observe(ev);
-                printer.print(ev);
-            })
-            .await;
-        let root = workspace.canonicalize().unwrap_or(workspace);
-        printer.end(built.session.id(), &outcome, &root);
-        config::record_run(stats_db, recorder.finish(&outcome.metrics, &outcome.status)).await;
-        if let Some(store) = &store {
-            let record = agentls_agent::SavedSession::new(
-                built.session.id(),
-                &root,
-                built.session.transcript(),
-            );
-            if let Err(e) = store.save(&record) {
-                tracing::warn!("session not saved: {e}");
-            }
-        }
-        anyhow::Ok((outcome, built.session.id().to_owned()))
+        let mut session = host
+            .open(spec, adapters)
+            .await
+            .map_err(anyhow::Error::msg)?;
+        printer.begin(session.id());
+        let op = Op::Prompt {
+            text: task,
+            user_text: None,
+        };
+        let turn = session
+            .submit(op, |ev| printer.print(ev))
+            .await
+            .map_err(anyhow::Error::msg)?
+            .ok_or_else(|| anyhow::anyhow!("internal: the turn ended without an outcome"))?;
+        printer.end(session.id(), &turn.outcome, session.root());
+        anyhow::Ok((turn.outcome, session.id().to_owned()))
     })?;
     if let Some(path) = &outcome.trajectory {
         eprintln!("trajectory: {}", path.display());
@@ -155,9 +125,23 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The model a session runs on, by the provider's name.
-fn args_model_name(built: &agentls_agent::BuiltSession) -> String {
-    built.session.model_name().to_owned()
+/// The flags that are settings, as the loader's last layer.
+fn command_line(args: &RunArgs) -> serde_json::Value {
+    let approve = args.approve.map(|a| match a {
+        crate::cli::Approve::Never => "never",
+        crate::cli::Approve::Ask => "ask",
+        crate::cli::Approve::Always => "always",
+    });
+    let mut flags = serde_json::json!({
+        "agent": { "model": args.model },
+        "sessions": { "dir": args.sessions_dir },
+        "run": { "approve": approve },
+    });
+    if let Some(db) = &args.stats_db {
+        // A path on the command line records even with `[stats] enabled = false`.
+        flags["stats"] = serde_json::json!({ "path": db, "enabled": true });
+    }
+    flags
 }
 
 /// Prints events: JSON lines, plain lines, or a live status line on a terminal.
@@ -296,135 +280,6 @@ fn ask(what: &str, input: &mut impl BufRead, output: &mut impl Write) -> bool {
         Ok(_) => matches!(line.trim().to_lowercase().as_str(), "y" | "yes"),
         Err(_) => false,
     }
-}
-
-/// What the headless front ends read from the user's configuration.
-#[derive(Debug, Default)]
-pub(crate) struct UserConfig {
-    pub models: ModelsConfig,
-    /// `[run] approve`.
-    pub approve: Option<Approve>,
-    pub verify: VerifyConfig,
-    /// `[mcp]`: MCP servers whose tools the agent gets.
-    pub mcp: agentls_mcp::McpConfig,
-    /// `[sessions]`: where sessions are saved, and for how long.
-    pub sessions: config::SessionsSettings,
-    /// `[stats]`: whether and where runs are recorded.
-    pub stats: config::StatsSettings,
-    /// `[semantic]`: the embedding model of `semantic_search`.
-    pub semantic: config::SemanticSettings,
-}
-
-impl UserConfig {
-    /// The embedding model sessions search with (see [`crate::embedding::for_server`]):
-    /// `$AGENTLS_EMBEDDER`, `[semantic] embedder`, else the static vectors once fetched.
-    pub fn embedder(&self) -> Option<Arc<dyn agentls_semantic::Embedder>> {
-        crate::embedding::for_server(self.semantic.embedder.as_deref())
-    }
-
-    /// The models an interactive session searches with ([`crate::embedding::tiers_for_server`]).
-    pub fn embedding_tiers(&self) -> Option<crate::embedding::Tiers> {
-        crate::embedding::tiers_for_server(self.semantic.embedder.as_deref())
-    }
-}
-
-impl UserConfig {
-    /// The session store: `dir` (a command-line flag) over `[sessions] dir` over the user
-    /// data directory. Sessions past their age or the store's size are removed first.
-    pub fn session_store(
-        &self,
-        dir: Option<std::path::PathBuf>,
-    ) -> Option<agentls_agent::SessionStore> {
-        let store = match dir {
-            Some(d) => agentls_agent::SessionStore::new(d),
-            None => self.sessions.store()?,
-        };
-        store.prune(self.sessions.retention(), &[]);
-        Some(store)
-    }
-}
-
-/// The `[models]` and `[router]` tables and `summarizer` of `path`, else of the user
-/// config file, `[run] approve`, `[verify]` with `[language_servers]`, and `[mcp]`.
-/// Never the workspace's file: keys and endpoints are the user's choice, not the
-/// repository's, and so are what runs without asking and which programs run at all.
-pub(crate) fn load_config(path: Option<&Path>) -> anyhow::Result<UserConfig> {
-    let path = match path {
-        Some(p) => p.to_path_buf(),
-        None => match config::user_config_path() {
-            Some(p) if p.is_file() => p,
-            _ => return Ok(UserConfig::default()),
-        },
-    };
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let mut table: toml::Table =
-        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-    let approve =
-        match table.get("run").and_then(|r| r.get("approve")) {
-            Some(v) => Some(v.clone().try_into::<Approve>().with_context(|| {
-                format!("{}: [run] approve: never, ask or always", path.display())
-            })?),
-            None => None,
-        };
-    let verify = verify_config(&table).with_context(|| path.display().to_string())?;
-    let mcp: agentls_mcp::McpConfig = section(&table, "mcp", &path)?;
-    let sessions: config::SessionsSettings = section(&table, "sessions", &path)?;
-    let semantic: config::SemanticSettings = section(&table, "semantic", &path)?;
-    let stats: config::StatsSettings = section(&table, "stats", &path)?;
-    table.retain(|k, _| matches!(k, "models" | "router" | "summarizer"));
-    let models = ModelsConfig::from_toml(&toml::to_string(&table)?)?;
-    models.reject_inline_keys()?;
-    Ok(UserConfig {
-        models,
-        approve,
-        verify,
-        mcp,
-        sessions,
-        stats,
-        semantic,
-    })
-}
-
-/// The `[key]` table of the config file at `path`, or its default when absent.
-fn section<T: serde::de::DeserializeOwned + Default>(
-    table: &toml::Table,
-    key: &str,
-    path: &Path,
-) -> anyhow::Result<T> {
-    match table.get(key) {
-        Some(v) => v
-            .clone()
-            .try_into()
-            .with_context(|| format!("{}: [{key}]", path.display())),
-        None => Ok(T::default()),
-    }
-}
-
-/// The standard tools and those of the configured MCP servers (each connected within
-/// its timeout; one that fails costs its tools, with a warning).
-pub(crate) async fn tools_with_mcp(mcp: &agentls_mcp::McpConfig) -> ToolSet {
-    let mut tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
-    let (connected, _failed) = agentls_mcp::connect_all(mcp).await;
-    for server in connected {
-        tracing::info!("mcp server {}: {} tool(s)", server.name, server.tools.len());
-        for tool in server.tools {
-            tools.insert(tool);
-        }
-    }
-    tools
-}
-
-/// `[verify]` and `[language_servers.NAME]` of a config table.
-pub fn verify_config(table: &toml::Table) -> anyhow::Result<VerifyConfig> {
-    let mut verify: VerifyConfig = match table.get("verify") {
-        Some(v) => v.clone().try_into().context("[verify]")?,
-        None => VerifyConfig::default(),
-    };
-    if let Some(servers) = table.get("language_servers") {
-        verify.servers = servers.clone().try_into().context("[language_servers]")?;
-    }
-    Ok(verify)
 }
 
 #[cfg(test)]

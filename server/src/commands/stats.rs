@@ -11,8 +11,9 @@ use crate::cli::StatsArgs;
 
 /// Runs `agentls stats`.
 pub fn run(args: StatsArgs) -> anyhow::Result<ExitCode> {
-    let user = super::run::load_config(args.config.as_deref())?;
-    let mut settings = user.stats;
+    let config =
+        agentls_host::config::load_for_cli(args.config.as_deref(), None, serde_json::Value::Null)?;
+    let mut settings = config.stats;
     // Reading is asked for explicitly: `enabled = false` only stops recording.
     settings.enabled = true;
     let path = settings

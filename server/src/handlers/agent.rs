@@ -127,8 +127,8 @@ pub fn get_transcript(
 /// `agent/setModel`: the next run goes to `model`.
 pub fn set_model(state: &State, params: set_model::Params) -> jsonrpc::Result<set_model::Result> {
     let entry = session(state, &params.session)?;
-    let models = state.config().config.models().map_err(failed)?;
-    crate::agent::check_model(&models, &params.model).map_err(invalid)?;
+    let models = state.host.models().map_err(failed)?;
+    agentls_host::models::check_model(&models, &params.model).map_err(invalid)?;
     // A session not built yet simply starts on the new model.
     let built = match entry.live.try_lock() {
         Ok(live) => live.is_some(),
@@ -148,7 +148,7 @@ pub fn set_model(state: &State, params: set_model::Params) -> jsonrpc::Result<se
 pub fn list_models(state: &State) -> jsonrpc::Result<list_models::Result> {
     let config = state.config().config;
     let models = config.models().map_err(failed)?;
-    let default = crate::agent::default_model(&config);
+    let default = agentls_host::models::default_model(&config);
     Ok(list_models::Result {
         models: models
             .models

@@ -8,7 +8,12 @@
 //! 3. the workspace file `<root>/agentls.toml`;
 //! 4. the client's `initializationOptions`;
 //! 5. the client's `workspace/didChangeConfiguration` settings (the object itself, or
-//!    its `agentls` key, as VS Code sends it).
+//!    its `agentls` key, as VS Code sends it);
+//! 6. the command line's flags (`--model`, `--sessions-dir`, `--stats-db`, `--approve`).
+//!
+//! Every entry point loads through [`load`] (the language server adds the client's two
+//! layers as they arrive); `docs/config-reference.md` is generated from these types
+//! ([`reference`]) and a test keeps it so.
 //!
 //! A source that does not parse, or whose values have the wrong type, is skipped whole
 //! and reported; the others still apply. Unknown keys are reported, not fatal.
@@ -38,8 +43,11 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub mod reference;
 
 /// The environment variable naming the user config file.
 pub const CONFIG_ENV: &str = "AGENTLS_CONFIG";
@@ -47,7 +55,7 @@ pub const CONFIG_ENV: &str = "AGENTLS_CONFIG";
 pub const WORKSPACE_FILE: &str = "agentls.toml";
 
 /// Every setting agentls reads.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(default, rename_all = "snake_case")]
 pub struct Config {
     /// How files that are not open are read.
@@ -65,33 +73,41 @@ pub struct Config {
     /// `[stats]`: whether runs are recorded for `agentls stats`, and where. Never
     /// from the workspace, like `[sessions]`.
     pub stats: StatsSettings,
+    /// `[run]`: headless runs (`agentls run`).
+    pub run: RunSettings,
     /// `[models.NAME]`: model endpoints, read by the agent (agentls-model's
     /// `ModelsConfig`); kept as data here so the server does not call them unknown.
     /// Only taken from the user file or `--config`, never from the workspace.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    #[schemars(with = "Option<Value>")]
     pub models: serde_json::Value,
     /// `[router]`: the `auto` model's fast and strong models (agentls-model).
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    #[schemars(with = "Option<Value>")]
     pub router: serde_json::Value,
     /// `summarizer`: the model that writes compaction summaries (agentls-model).
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    #[schemars(with = "Option<Value>")]
     pub summarizer: serde_json::Value,
     /// `[verify]`: the workspace's language servers and verify on edit (agentls-agent's
     /// `VerifyConfig`). Never from the workspace.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    #[schemars(with = "Option<Value>")]
     pub verify: serde_json::Value,
     /// `[language_servers.NAME]`: which programs check the code (agentls-lspclient).
     /// Never from the workspace: a repository must not pick programs to run.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    #[schemars(with = "Option<Value>")]
     pub language_servers: serde_json::Value,
     /// `[mcp.servers.NAME]`: MCP servers whose tools the agent gets (agentls-mcp).
     /// Never from the workspace: a repository must not pick programs to run.
     #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    #[schemars(with = "Option<Value>")]
     pub mcp: serde_json::Value,
 }
 
 /// `[files]`: reading files from disk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, rename_all = "snake_case")]
 pub struct FilesConfig {
     /// Files larger than this many bytes are refused by the text tools.
@@ -107,7 +123,7 @@ impl Default for FilesConfig {
 }
 
 /// `[agent]`: how sessions started from the editor behave.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, rename_all = "snake_case")]
 pub struct AgentSettings {
     /// The model new sessions use (a `[models.NAME]` name or `auto`); the first
@@ -138,9 +154,31 @@ impl Default for AgentSettings {
     }
 }
 
+/// `[run]`: how headless runs (`agentls run`) behave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
+#[serde(default, rename_all = "snake_case")]
+pub struct RunSettings {
+    /// How commands the policy marks `ask` are answered when `--approve` is not given:
+    /// `never`, `ask` (on the terminal) or `always`. Unset: `ask` on a terminal, else
+    /// `never`.
+    pub approve: Option<Approve>,
+}
+
+/// How a headless run answers approvals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Approve {
+    /// Refuse.
+    Never,
+    /// Ask on the terminal (stderr, one line from stdin).
+    Ask,
+    /// Allow.
+    Always,
+}
+
 /// `[stats]`: every run's numbers (times, tokens, tool calls and errors, edits; never
 /// code) in an SQLite database, for `agentls stats`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StatsSettings {
     /// Record runs (on by default).
@@ -186,50 +224,9 @@ impl StatsSettings {
     }
 }
 
-/// Records `record` in the database at `path`, off the async threads, and returns the
-/// alerts it takes part in: tools that failed in this run whose failure rate under its
-/// model, over the last day, left the baseline of the 30 days before (each logged as a
-/// warning). A failure to record is a warning, never the run's.
-pub async fn record_run(
-    path: Option<PathBuf>,
-    record: agentls_stats::RunRecord,
-) -> Vec<agentls_stats::Alert> {
-    let Some(path) = path else {
-        return Vec::new();
-    };
-    let written = tokio::task::spawn_blocking(move || {
-        let mut db = agentls_stats::StatsDb::open(&path)?;
-        db.record(&record)?;
-        if record.tool_errors.is_empty() {
-            return Ok(Vec::new());
-        }
-        let window = record.started_at_ms - agentls_stats::alerts::DAY_MS;
-        let mut alerts = db.alerts(window, Some(&record.model))?;
-        alerts.retain(|a| record.tool_errors.contains_key(&a.tool));
-        Ok::<_, agentls_stats::StatsError>(alerts)
-    })
-    .await;
-    match written {
-        Ok(Ok(alerts)) => {
-            for a in &alerts {
-                tracing::warn!("failure rate alert: {} (see `agentls stats`)", a.describe());
-            }
-            alerts
-        }
-        Ok(Err(e)) => {
-            tracing::warn!("run not recorded: {e}");
-            Vec::new()
-        }
-        Err(e) => {
-            tracing::warn!("run not recorded: {e}");
-            Vec::new()
-        }
-    }
-}
-
 /// `[sessions]`: saved sessions (every front end's: the editor's, `agentls run`'s and
 /// ACP's share one store).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, rename_all = "snake_case")]
 pub struct SessionsSettings {
     /// The directory; the user data directory's `agentls/sessions` when unset.
@@ -270,7 +267,7 @@ impl SessionsSettings {
 }
 
 /// `[index]`: what the symbol index takes in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, rename_all = "snake_case")]
 pub struct IndexSettings {
     /// Leave out generated files (a generated marker in the first lines, or over 1 MiB);
@@ -287,7 +284,7 @@ impl Default for IndexSettings {
 }
 
 /// `[semantic]`: semantic search.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SemanticSettings {
     /// `static` (all-MiniLM-L6-v2's distilled token vectors: microseconds per chunk),
@@ -298,7 +295,7 @@ pub struct SemanticSettings {
 }
 
 /// Whether agent edits land directly or for review.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewMode {
     /// Edits land as they are made.
@@ -361,6 +358,8 @@ pub enum Source {
     InitializationOptions,
     /// `workspace/didChangeConfiguration` from the client.
     Client,
+    /// The command line's flags.
+    CommandLine,
 }
 
 impl std::fmt::Display for Source {
@@ -370,6 +369,7 @@ impl std::fmt::Display for Source {
             Source::Workspace(p) => write!(f, "workspace config {}", p.display()),
             Source::InitializationOptions => f.write_str("initializationOptions"),
             Source::Client => f.write_str("workspace/didChangeConfiguration"),
+            Source::CommandLine => f.write_str("command line"),
         }
     }
 }
@@ -510,7 +510,7 @@ impl Merged {
             && let Some(name) = chosen.as_str()
             && self.config.agent.model.as_deref() == Some(name)
             && let Ok(models) = self.config.models()
-            && let Err(why) = crate::agent::check_model(&models, name)
+            && let Err(why) = crate::models::check_model(&models, name)
         {
             // A workspace file naming a model the user does not have would make every
             // new session fail: the user's choice stands.
@@ -599,6 +599,7 @@ fn rank_of(source: &Source) -> u8 {
         Source::Workspace(_) => 2,
         Source::InitializationOptions => 3,
         Source::Client => 4,
+        Source::CommandLine => 5,
     }
 }
 
@@ -610,17 +611,89 @@ pub fn user_config_path() -> Option<PathBuf> {
     }
 }
 
-/// Merges user and workspace files: what the server knows before the client speaks.
-pub fn load_files(workspace: Option<&Path>) -> Merged {
+/// What [`load`] reads.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The user file: `--config`, else [`user_config_path`].
+    pub user_file: Option<PathBuf>,
+    /// The workspace whose `agentls.toml` is a layer (held to what a workspace may set).
+    pub workspace: Option<PathBuf>,
+    /// The command line's settings, as a table like the file's (`{"agent": {"model":
+    /// "x"}}`): the last layer.
+    pub command_line: Value,
+}
+
+/// The one loader: defaults, the user file, the workspace file, the command line.
+/// The language server adds the client's layers with [`Merged::set_layer`].
+pub fn load(options: &LoadOptions) -> Merged {
     let mut merged = Merged::default();
-    if let Some(path) = user_config_path() {
+    if let Some(path) = options.user_file.clone().or_else(user_config_path) {
         merged.load_file(Source::User(path.clone()), &path);
     }
-    if let Some(root) = workspace {
+    if let Some(root) = &options.workspace {
         let path = root.join(WORKSPACE_FILE);
         merged.load_file(Source::Workspace(path.clone()), &path);
     }
+    if !options.command_line.is_null() {
+        merged.set_layer(Source::CommandLine, options.command_line.clone());
+    }
     merged
+}
+
+/// Merges user and workspace files: what the server knows before the client speaks.
+pub fn load_files(workspace: Option<&Path>) -> Merged {
+    load(&LoadOptions {
+        workspace: workspace.map(Path::to_path_buf),
+        ..LoadOptions::default()
+    })
+}
+
+/// The configuration a command-line front end (`agentls run`, `eval`, `acp`, `mcp`,
+/// `stats`) runs with: [`load`] with `file` (`--config`) in place of the user file, the
+/// workspace's file when `workspace` is given, and the flags' `command_line` table;
+/// an error for a file that cannot be used, and for API keys written in the file
+/// rather than named by their environment variable.
+pub fn load_for_cli(
+    file: Option<&Path>,
+    workspace: Option<&Path>,
+    command_line: Value,
+) -> anyhow::Result<Config> {
+    let merged = load(&LoadOptions {
+        user_file: file.map(Path::to_path_buf),
+        workspace: workspace.map(Path::to_path_buf),
+        command_line,
+    });
+    let config = merged.strict(file)?;
+    let models = config.models().map_err(anyhow::Error::msg)?;
+    models.reject_inline_keys()?;
+    Ok(config)
+}
+
+impl Merged {
+    /// For the command line's front ends: the configuration, or an error when a file
+    /// was named that cannot be read, or a layer was skipped (a user who typed a
+    /// setting wants it, not a run without it). Unknown keys are warnings.
+    pub fn strict(self, named: Option<&Path>) -> anyhow::Result<Config> {
+        if let Some(path) = named
+            && !path.is_file()
+        {
+            anyhow::bail!("config file {} not found", path.display());
+        }
+        let fatal: Vec<&String> = self
+            .problems
+            .iter()
+            .filter(|p| !p.contains("unknown setting"))
+            .filter(|p| !p.contains("ignored") && !p.contains("lowered"))
+            .collect();
+        if !fatal.is_empty() {
+            let joined: Vec<&str> = fatal.iter().map(|s| s.as_str()).collect();
+            anyhow::bail!("{}", joined.join("; "));
+        }
+        for p in &self.problems {
+            tracing::warn!("config: {p}");
+        }
+        Ok(self.config)
+    }
 }
 
 /// The settings object inside a `didChangeConfiguration` payload.
@@ -646,12 +719,11 @@ fn merge_into(base: &mut Value, layer: &Value) {
 }
 
 /// Top-level keys whose contents other crates check (the model layer's `[models]`,
-/// `[router]` and `summarizer`, and `[run]`, read by `agentls run`).
+/// `[router]` and `summarizer`, the agent's `[verify]`, …).
 const PASSTHROUGH: &[&str] = &[
     "models",
     "router",
     "summarizer",
-    "run",
     "verify",
     "language_servers",
     "mcp",
@@ -865,7 +937,7 @@ mod tests {
         );
         // New sessions can still start: the model in force is a configured one.
         let cfg = m.config.models().unwrap();
-        assert!(crate::agent::check_model(&cfg, m.config.agent.model.as_deref().unwrap()).is_ok());
+        assert!(crate::models::check_model(&cfg, m.config.agent.model.as_deref().unwrap()).is_ok());
         // A model the user has is a fine choice for the workspace to make.
         m.set_layer(
             Source::User("/u.toml".into()),

@@ -1,0 +1,199 @@
+//! The configuration reference, generated from [`super::Config`]'s types: their doc
+//! comments, types and defaults (schemars). `docs/config-reference.md` is this page; a
+//! test fails when it is stale (`UPDATE_DOCS=1 cargo test -p agentls-host` writes it).
+
+use serde_json::{Map, Value};
+
+/// The whole page, in Markdown.
+pub fn markdown() -> String {
+    let schema = serde_json::to_value(schemars::schema_for!(super::Config)).unwrap_or_default();
+    let defs = schema
+        .get("$defs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut out = String::from(
+        "# Configuration reference\n\n\
+         <!-- Generated from crates/host/src/config.rs by `UPDATE_DOCS=1 cargo test -p agentls-host`; do not edit. -->\n\n\
+         One file configures every entry point: the language server, `agentls run`, `eval`, `acp` and `mcp`.\n\
+         Layers, later ones winning key by key: built-in defaults; the user file (`$AGENTLS_CONFIG`, else\n\
+         `~/.config/agentls/config.toml`, or `--config FILE`); the workspace's `agentls.toml` (which may not\n\
+         choose models, programs or where agentls writes, and may only lower limits); the editor's\n\
+         `initializationOptions` and `workspace/didChangeConfiguration`; the command line's flags.\n\
+         `agentls doctor` prints the layers found and any problem.\n\n\
+         An example, parsed by a test through the same loader:\n\n```toml\n",
+    );
+    out.push_str(EXAMPLE);
+    out.push_str("```\n");
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut tables = Vec::new();
+    let mut top = Vec::new();
+    for (key, prop) in &props {
+        match def_of(prop, &defs) {
+            Some(def) if def.get("properties").is_some() => tables.push((key, prop, def)),
+            _ => top.push((key, prop)),
+        }
+    }
+    for (key, prop, def) in tables {
+        out.push_str(&format!("\n## `[{key}]`\n\n"));
+        if let Some(d) = description(prop).or_else(|| description(def)) {
+            out.push_str(&format!("{}\n\n", one_paragraph(&d)));
+        }
+        out.push_str("| key | type | default | meaning |\n|---|---|---|---|\n");
+        let fields = def
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (name, field) in &fields {
+            out.push_str(&row(name, field, &defs));
+        }
+    }
+    out.push_str("\n## Tables read by other parts\n\n");
+    for (key, prop) in top {
+        let d = description(prop).unwrap_or_default();
+        out.push_str(&format!("- `{key}`: {}\n", one_paragraph(&d)));
+    }
+    out
+}
+
+/// The example configuration shown first on the page (and parsed by a test).
+pub const EXAMPLE: &str = r#"# ~/.config/agentls/config.toml
+[agent]
+model = "local"              # new sessions' model; else the first configured
+review = "direct"            # or "review": edits wait for accept/reject
+
+[models.local]
+wire = "local"               # the embedded model (a build with --features local)
+model = "qwen2.5-coder-0.5b"
+
+[models.sonnet]
+wire = "anthropic"
+base_url = "https://api.anthropic.com/v1"
+api_key_env = "ANTHROPIC_API_KEY"
+
+[router]
+fast = "local"
+strong = "sonnet"
+"#;
+
+fn def_of<'a>(prop: &'a Value, defs: &'a Map<String, Value>) -> Option<&'a Value> {
+    let reference = prop
+        .get("$ref")
+        .or_else(|| prop.pointer("/allOf/0/$ref"))
+        .and_then(Value::as_str)?;
+    defs.get(reference.rsplit('/').next()?)
+}
+
+fn description(v: &Value) -> Option<String> {
+    v.get("description")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+fn one_paragraph(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn row(name: &str, field: &Value, defs: &Map<String, Value>) -> String {
+    let ty = type_of(field, defs);
+    let default = match field.get("default") {
+        None | Some(Value::Null) => "unset".to_owned(),
+        Some(v) => format!("`{v}`"),
+    };
+    let meaning = description(field).unwrap_or_default();
+    format!(
+        "| `{name}` | {ty} | {default} | {} |\n",
+        one_paragraph(&meaning).replace('|', "\\|")
+    )
+}
+
+fn type_of(field: &Value, defs: &Map<String, Value>) -> String {
+    if let Some(def) = def_of(field, defs) {
+        return type_of(def, defs);
+    }
+    if let Some(options) = field.get("oneOf").or_else(|| field.get("anyOf")) {
+        let parts: Vec<String> = options
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|o| match o.get("const").or_else(|| o.pointer("/enum/0")) {
+                Some(c) => format!("`{c}`"),
+                None => type_of(o, defs),
+            })
+            .filter(|t| t != "null")
+            .collect();
+        return parts.join(" or ");
+    }
+    if let Some(values) = field.get("enum").and_then(Value::as_array) {
+        let parts: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+        return parts.join(" or ");
+    }
+    match field.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "any".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page in docs/ is what the types say today.
+    #[test]
+    fn the_reference_page_is_generated_from_the_types() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config-reference.md");
+        let want = markdown();
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{} is stale: run `UPDATE_DOCS=1 cargo test -p agentls-host`",
+            path.display()
+        );
+        // Every table of the settings has its section, with its keys.
+        for table in [
+            "[agent]",
+            "[files]",
+            "[sessions]",
+            "[stats]",
+            "[run]",
+            "[semantic]",
+        ] {
+            assert!(want.contains(&format!("## `{table}`")), "{table}");
+        }
+        assert!(want.contains("| `max_steps` | integer | `50` |"), "{want}");
+    }
+
+    /// The example on the page goes through the one loader without a problem, and
+    /// its models through the model layer's checks.
+    #[test]
+    fn the_documented_example_loads_through_the_loader() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, EXAMPLE).unwrap();
+        let merged = super::super::load(&super::super::LoadOptions {
+            user_file: Some(file.clone()),
+            ..Default::default()
+        });
+        assert!(merged.problems.is_empty(), "{:?}", merged.problems);
+        let config = merged.strict(Some(&file)).unwrap();
+        assert_eq!(config.agent.model.as_deref(), Some("local"));
+        let models = config.models().unwrap();
+        assert_eq!(models.models.len(), 2);
+        assert!(models.router().unwrap().is_some());
+    }
+}

@@ -1,0 +1,39 @@
+//! The session host: one core for every front end.
+//!
+//! The language server, `agentls run`, `agentls eval`, the demo and `agentls acp` each
+//! open sessions through a [`Host`]: it holds the one configuration ([`config::load`]:
+//! defaults, the user file, the workspace file, the command line; the server adds the
+//! editor's settings), resolves models ([`models`]), builds the session
+//! ([`agentls_agent::build_session`] on the front end's [`Adapters`]), records each
+//! turn in the stats database ([`stats`]), judges the user's follow-ups
+//! ([`satisfaction`]), saves and resumes sessions, and connects the configured MCP
+//! servers ([`mcp`]). A front end supplies only its sinks (approvals, edits, client
+//! files, terminal, its own tool context), sends [`Op`]s and renders the one event
+//! stream it gets back (`agent/event`'s types).
+//!
+//! **Architecture invariant:** no front end builds `HeadlessOptions` or a
+//! `RunRecorder` itself; what a session is, how it is recorded and saved, lives here.
+//! The host knows nothing of LSP, ACP or terminals.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), String> {
+//! use agentls_host::{Adapters, Host, HostOptions, Op, Spec, config};
+//! let config = config::load(&config::LoadOptions::default()).config;
+//! let host = Host::new(config, HostOptions { front_end: "run", ..Default::default() });
+//! let spec = Spec { workspace: ".".into(), ..Default::default() };
+//! let mut session = host.open(spec, Adapters::default()).await?;
+//! let op = Op::Prompt { text: "Fix the failing test".into(), user_text: None };
+//! let turn = session.submit(op, |event| eprintln!("{event:?}")).await?;
+//! # let _ = turn;
+//! # Ok(()) }
+//! ```
+
+pub mod config;
+pub mod embedding;
+mod host;
+pub mod mcp;
+pub mod models;
+pub mod satisfaction;
+pub mod stats;
+
+pub use host::{Adapters, Host, HostError, HostOptions, HostedSession, Op, Saves, Spec, Turn};
