@@ -78,7 +78,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 embedder,
                 recall_only,
                 vectors,
-            } => commands::bench_search::main(sets, limit, &embedder, recall_only, vectors),
+            } => agentls_eval::bench_search::main(sets, limit, &embedder, recall_only, vectors),
             cli::BenchTarget::Model {
                 model,
                 path,
@@ -106,10 +106,13 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         Some(cli::Command::Run(args)) => commands::run::run(args),
         Some(cli::Command::Acp(args)) => acp::run(args),
         Some(cli::Command::Mcp(args)) => commands::mcp::run(args),
-        Some(cli::Command::Eval(args)) => commands::eval::run(args),
+        Some(cli::Command::Eval(args)) => {
+            logging::init(args.log_file.as_deref())?;
+            agentls_eval::run(args)
+        }
         Some(cli::Command::Stats(args)) => commands::stats::run(args),
         Some(cli::Command::Replay(args)) => {
-            commands::replay::run(args, &mut std::io::stdout().lock())
+            agentls_eval::replay::run(args, &mut std::io::stdout().lock())
         }
         Some(cli::Command::Edit(args)) => commands::edit::run(
             args.format.into(),

@@ -88,7 +88,7 @@ fn under_load(
     quiet: &[Duration],
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let full = match crate::embedding::load("full") {
+    let full = match agentls_host::embedding::load("full") {
         Ok(Some(full)) => full,
         Ok(None) => return Ok(()),
         Err(e) => {
@@ -487,6 +487,53 @@ pub fn run(
     vectors: Option<&Path>,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    let (set, pairs) = load_set(set_dir)?;
+    let pairs = &pairs[..limit.unwrap_or(pairs.len()).min(pairs.len())];
+    let root = tree(&set, out)?;
+    writeln!(
+        out,
+        "set {} ({} pairs), tree {}",
+        set_dir.display(),
+        pairs.len(),
+        root.display()
+    )?;
+    let (index, service) = first_build(&root, &set, embedder.as_ref(), vectors, out)?;
+    let embedder = embedder.as_deref();
+    let ranking = recall_table(&index, &service, &root, pairs, embedder, out)?;
+    if recall_only {
+        return Ok(());
+    }
+    if let Some(e) = embedder
+        && e.id() != agentls_host::embedding::FULL_ID
+    {
+        under_load(
+            &service,
+            e,
+            pairs,
+            ranking.default_weight,
+            &ranking.latencies,
+            out,
+        )?;
+    }
+    if let Some(e) = embedder {
+        graph_recall(&service, e, &root, pairs, ranking.default_weight, out)?;
+    }
+    vector_rows(&service, &ranking.query_vectors, out)?;
+    edit_costs(&index, &service, &root, out)?;
+    let stats = service.stats();
+    let per_k = |x: usize| x as f64 * 1000.0 / stats.lines.max(1) as f64;
+    writeln!(
+        out,
+        "size: {:.1} chunks and {:.1} KiB of vectors per 1k lines ({} lines in chunks)",
+        per_k(stats.chunks),
+        per_k(stats.vector_bytes) / 1024.0,
+        stats.lines
+    )?;
+    Ok(())
+}
+
+/// The set's `set.toml` and its pairs.
+fn load_set(set_dir: &Path) -> anyhow::Result<(SetFile, Vec<Pair>)> {
     let set: SetFile = toml::from_str(
         &std::fs::read_to_string(set_dir.join("set.toml"))
             .with_context(|| format!("{}/set.toml", set_dir.display()))?,
@@ -499,20 +546,21 @@ pub fn run(
         .map(serde_json::from_str)
         .collect::<Result<_, _>>()
         .context("pairs.jsonl")?;
-    let pairs = &pairs[..limit.unwrap_or(pairs.len()).min(pairs.len())];
-    let root = tree(&set, out)?;
-    writeln!(
-        out,
-        "set {} ({} pairs), tree {}",
-        set_dir.display(),
-        pairs.len(),
-        root.display()
-    )?;
+    Ok((set, pairs))
+}
 
-    // First build: crawl, chunk, embed.
+/// The first build: crawl, chunk, embed (vectors kept in `vectors` when given), with
+/// each step's time printed.
+fn first_build(
+    root: &Path,
+    set: &SetFile,
+    embedder: Option<&Arc<dyn Embedder>>,
+    vectors: Option<&Path>,
+    out: &mut dyn Write,
+) -> anyhow::Result<(RwLock<Index>, Service)> {
     let started = Instant::now();
     let mut index = Index::new(IndexOptions::default());
-    let crawl = index.crawl(&root, &Overlay::new());
+    let crawl = index.crawl(root, &Overlay::new());
     let crawl_took = started.elapsed();
     let index = RwLock::new(index);
     let service = Service::default();
@@ -521,7 +569,7 @@ pub fn run(
     let chunk_took = t.elapsed();
     let mut embed_took = Duration::ZERO;
     let (mut read, mut fresh) = (0, 0);
-    if let Some(e) = &embedder {
+    if let Some(e) = embedder {
         service.set_embedder(e.clone());
         if let Some(dir) = vectors {
             // Named by the model too, so that the static and whole models' runs keep
@@ -568,7 +616,30 @@ pub fn run(
         stats.embedded,
         started.elapsed()
     )?;
+    Ok((index, service))
+}
 
+/// What the rankings' table leaves for the measurements after it.
+struct Ranking {
+    /// The model's own vector weight.
+    default_weight: f32,
+    /// Each query's time at the default ranking, sorted.
+    latencies: Vec<Duration>,
+    /// The first queries' vectors, for the scan and graph rows.
+    query_vectors: Vec<Vec<f32>>,
+}
+
+/// Every ranking (grep, BM25, lexical, vectors, the hybrid at three weights) on every
+/// pair: recall@5, recall@10 and MRR as a table, the hybrid's gain over the best
+/// lexical ranking, and the default ranking's query latency.
+fn recall_table(
+    index: &RwLock<Index>,
+    service: &Service,
+    root: &Path,
+    pairs: &[Pair],
+    embedder: Option<&dyn Embedder>,
+    out: &mut dyn Write,
+) -> anyhow::Result<Ranking> {
     // The grep baseline reads the same files the index holds.
     let files: Vec<(Arc<Path>, String)> = index
         .read()
@@ -578,9 +649,7 @@ pub fn run(
         .collect();
 
     // The hybrid at the model's own vector weight (the default), and at the others.
-    let default_weight = embedder
-        .as_ref()
-        .map_or(VECTOR_WEIGHT, |e| e.fusion_weight());
+    let default_weight = embedder.map_or(VECTOR_WEIGHT, |e| e.fusion_weight());
     let names: Vec<String> = [1.0f32, 0.5, 0.25]
         .iter()
         .map(|&w| {
@@ -610,9 +679,7 @@ pub fn run(
     let mut query_vectors = Vec::new();
     for pair in pairs {
         let t = Instant::now();
-        let qv = embedder
-            .as_ref()
-            .and_then(|e| e.embed(&[pair.query.as_str()]).pop());
+        let qv = embedder.and_then(|e| e.embed(&[pair.query.as_str()]).pop());
         let embed_query = t.elapsed();
         if query_vectors.len() < SCAN_QUERIES {
             query_vectors.extend(qv.clone());
@@ -625,7 +692,7 @@ pub fn run(
                     if matches!(mode, Mode::Vector | Mode::Hybrid) && qv.is_none() {
                         continue;
                     }
-                    ranked(&service, &pair.query, qv.as_deref(), *mode, *weight)
+                    ranked(service, &pair.query, qv.as_deref(), *mode, *weight)
                 }
             };
             let measured = (*mode == Some(Mode::Hybrid) && *weight == default_weight)
@@ -633,7 +700,7 @@ pub fn run(
             if measured {
                 latencies.push(embed_query + t.elapsed());
             }
-            totals[i].add(score(&ranked, &root, &pair.files));
+            totals[i].add(score(&ranked, root, &pair.files));
         }
     }
     let n = pairs.len().max(1) as f64;
@@ -680,56 +747,68 @@ pub fn run(
         percentile(&latencies, 0.95),
         latencies.last().copied().unwrap_or_default(),
         latencies.len(),
-        stats.chunks
+        service.stats().chunks
     )?;
+    Ok(Ranking {
+        default_weight,
+        latencies,
+        query_vectors,
+    })
+}
 
-    if recall_only {
-        return Ok(());
-    }
-    if let Some(e) = &embedder
-        && e.id() != crate::embedding::FULL_ID
-    {
-        under_load(&service, e.as_ref(), pairs, default_weight, &latencies, out)?;
-    }
-    if embedder.is_some() {
-        // The same hybrid ranking through a graph over the set's own vectors (which a
-        // workspace this size does not need): what the approximation costs in recall.
-        service.with_mut(|s| s.set_graph_min(0));
+/// The same hybrid ranking through a graph over the set's own vectors (which a
+/// workspace this size does not need): what the approximation costs in recall.
+fn graph_recall(
+    service: &Service,
+    embedder: &dyn Embedder,
+    root: &Path,
+    pairs: &[Pair],
+    default_weight: f32,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let n = pairs.len().max(1) as f64;
+    service.with_mut(|s| s.set_graph_min(0));
+    let t = Instant::now();
+    let linked = service.refresh_graph().unwrap_or(0);
+    let build = t.elapsed();
+    let mut scores = Scores::default();
+    let mut took = Vec::with_capacity(pairs.len());
+    for pair in pairs {
         let t = Instant::now();
-        let linked = service.refresh_graph().unwrap_or(0);
-        let build = t.elapsed();
-        let mut scores = Scores::default();
-        let mut took = Vec::with_capacity(pairs.len());
-        for pair in pairs {
-            let t = Instant::now();
-            let qv = embedder
-                .as_ref()
-                .and_then(|e| e.embed(&[pair.query.as_str()]).pop());
-            let files = ranked(
-                &service,
-                &pair.query,
-                qv.as_deref(),
-                Mode::Hybrid,
-                default_weight,
-            );
-            took.push(t.elapsed());
-            scores.add(score(&files, &root, &pair.files));
-        }
-        took.sort();
-        writeln!(
-            out,
-            "hybrid through a graph of the set's {linked} vectors (built in {build:.1?}): recall@5 {:.3}, recall@10 {:.3}, MRR {:.3}; query p50 {:.1?}, p95 {:.1?}",
-            scores.recall5 / n,
-            scores.recall10 / n,
-            scores.mrr / n,
-            percentile(&took, 0.5),
-            percentile(&took, 0.95),
-        )?;
-        service.with_mut(|s| s.set_graph_min(GRAPH_MIN));
+        let qv = embedder.embed(&[pair.query.as_str()]).pop();
+        let files = ranked(
+            service,
+            &pair.query,
+            qv.as_deref(),
+            Mode::Hybrid,
+            default_weight,
+        );
+        took.push(t.elapsed());
+        scores.add(score(&files, root, &pair.files));
     }
+    took.sort();
+    writeln!(
+        out,
+        "hybrid through a graph of the set's {linked} vectors (built in {build:.1?}): recall@5 {:.3}, recall@10 {:.3}, MRR {:.3}; query p50 {:.1?}, p95 {:.1?}",
+        scores.recall5 / n,
+        scores.recall10 / n,
+        scores.mrr / n,
+        percentile(&took, 0.5),
+        percentile(&took, 0.95),
+    )?;
+    service.with_mut(|s| s.set_graph_min(GRAPH_MIN));
+    Ok(())
+}
 
+/// Graphs and scans over the set's vectors repeated to larger sizes: build time,
+/// memory, latency and how much of the exact answer a graph keeps.
+fn vector_rows(
+    service: &Service,
+    query_vectors: &[Vec<f32>],
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let vectors: Vec<Vec<f32>> = service.with(|s| s.vectors().map(|(_, v)| v.to_vec()).collect());
-    for r in graph_rows(&vectors, &query_vectors, &GRAPH_SIZES) {
+    for r in graph_rows(&vectors, query_vectors, &GRAPH_SIZES) {
         writeln!(
             out,
             "graph of {} vectors (the set's, and copies moved by noise): built in {:.1?}, resident memory grew by {} (approximate: the build's threads and what the allocator keeps count too); p95 {:.1?} against the scan's {:.1?}; holds {:.1}% of the scan's 10 nearest and {:.1}% of its {DEPTH}",
@@ -749,7 +828,7 @@ pub fn run(
             r.recall_depth * 100.0
         )?;
     }
-    let rows = scan_budget(vectors, &query_vectors);
+    let rows = scan_budget(vectors, query_vectors);
     if !rows.is_empty() {
         let rows: Vec<String> = rows
             .iter()
@@ -762,51 +841,52 @@ pub fn run(
             rows.join(", ")
         )?;
     }
+    Ok(())
+}
 
-    // One edited file: re-indexed, re-chunked, its changed chunk re-embedded.
+/// One edited file (the largest): re-indexed, re-chunked, its changed chunk
+/// re-embedded; first as a change on disk, then as a keystroke in its buffer.
+fn edit_costs(
+    index: &RwLock<Index>,
+    service: &Service,
+    root: &Path,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let biggest = index
         .read()
         .map_err(|_| anyhow::anyhow!("index lock poisoned"))?
         .paths()
         .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
         .cloned();
-    if let Some(path) = biggest {
-        let text = std::fs::read_to_string(&path)?;
-        let shown = path
-            .strip_prefix(&root)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        // First as a file changed on disk (parsed whole), then as a keystroke in the
-        // buffer that edit left open (the parser reuses the last tree).
-        let edited = format!("{text}\n\ndef added_by_the_benchmark():\n    return 42\n");
-        let typed = format!("{text}\n\ndef added_by_the_benchmark():\n    return 43\n");
-        for (what, new_text) in [
-            ("one edited file", &edited),
-            ("then a keystroke in it", &typed),
-        ] {
-            let e = edit_once(&index, &service, &path, new_text)?;
-            writeln!(
-                out,
-                "{what} ({shown}, {} lines): {:.1?} in all: re-indexed {:.1?}, re-chunked {:.1?}, {} chunk(s) re-embedded {:.1?}",
-                new_text.lines().count(),
-                e.index + e.chunk + e.embed,
-                e.index,
-                e.chunk,
-                e.embedded,
-                e.embed,
-            )?;
-        }
+    let Some(path) = biggest else {
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(&path)?;
+    let shown = path
+        .strip_prefix(root)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    // First as a file changed on disk (parsed whole), then as a keystroke in the
+    // buffer that edit left open (the parser reuses the last tree).
+    let edited = format!("{text}\n\ndef added_by_the_benchmark():\n    return 42\n");
+    let typed = format!("{text}\n\ndef added_by_the_benchmark():\n    return 43\n");
+    for (what, new_text) in [
+        ("one edited file", &edited),
+        ("then a keystroke in it", &typed),
+    ] {
+        let e = edit_once(index, service, &path, new_text)?;
+        writeln!(
+            out,
+            "{what} ({shown}, {} lines): {:.1?} in all: re-indexed {:.1?}, re-chunked {:.1?}, {} chunk(s) re-embedded {:.1?}",
+            new_text.lines().count(),
+            e.index + e.chunk + e.embed,
+            e.index,
+            e.chunk,
+            e.embedded,
+            e.embed,
+        )?;
     }
-    let stats = service.stats();
-    let per_k = |x: usize| x as f64 * 1000.0 / stats.lines.max(1) as f64;
-    writeln!(
-        out,
-        "size: {:.1} chunks and {:.1} KiB of vectors per 1k lines ({} lines in chunks)",
-        per_k(stats.chunks),
-        per_k(stats.vector_bytes) / 1024.0,
-        stats.lines
-    )?;
     Ok(())
 }
 
@@ -841,7 +921,7 @@ pub fn main(
     } else {
         sets
     };
-    let embedder = crate::embedding::load(embedder)?;
+    let embedder = agentls_host::embedding::load(embedder)?;
     let mut out = std::io::stdout().lock();
     for set in &sets {
         run(

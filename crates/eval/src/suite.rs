@@ -23,8 +23,8 @@ use anyhow::Context;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::eval_results::{Attempt, by_task, overhead, summary};
-use crate::cli::{EvalArgs, EvalCommand};
+use crate::args::{EvalArgs, EvalCommand};
+use crate::results::{Attempt, by_task, overhead, summary};
 
 /// `task.toml`.
 #[derive(Debug, Deserialize)]
@@ -51,17 +51,16 @@ struct Task {
 
 /// Runs `agentls eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
-    crate::logging::init(args.log_file.as_deref())?;
     match &args.command {
         Some(EvalCommand::Compare { a, b, model, json }) => {
-            return super::eval_results::compare(a, b, model.as_deref(), *json);
+            return crate::results::compare(a, b, model.as_deref(), *json);
         }
-        Some(EvalCommand::Merge { out, inputs }) => return super::eval_results::merge(out, inputs),
+        Some(EvalCommand::Merge { out, inputs }) => return crate::results::merge(out, inputs),
         Some(EvalCommand::Report { inputs, html }) => {
-            return super::eval_html::report(inputs, html.as_deref());
+            return crate::html::report(inputs, html.as_deref());
         }
         Some(EvalCommand::Replay(replay)) => {
-            return super::replay::run(replay.clone(), &mut std::io::stdout().lock());
+            return crate::replay::run(replay.clone(), &mut std::io::stdout().lock());
         }
         None => {}
     }
@@ -249,10 +248,10 @@ async fn verify_tasks(tasks: &[Task]) -> anyhow::Result<ExitCode> {
 
 async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     use futures::StreamExt;
-    let config = crate::config::load_for_cli(args.config.as_deref(), None, json!(null))?;
+    let config = agentls_host::config::load_for_cli(args.config.as_deref(), None, json!(null))?;
     let models = config.models().map_err(anyhow::Error::msg)?;
     // Loaded once (the static vectors: 47 MB), shared by every attempt.
-    let embedder = crate::embedding::for_server(config.semantic.embedder.as_deref());
+    let embedder = agentls_host::embedding::for_server(config.semantic.embedder.as_deref());
     // Attempts are measurements, not a user's work: neither recorded nor saved.
     let host = Host::new(
         config,
@@ -260,7 +259,7 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
             front_end: "eval",
             record_stats: false,
             save_sessions: false,
-            embedders: embedder.map(|now| crate::embedding::Tiers { now, later: None }),
+            embedders: embedder.map(|now| agentls_host::embedding::Tiers { now, later: None }),
         },
     );
     let attempts = args.attempts.max(1);
@@ -348,7 +347,7 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     if let (Some(html), Some(out)) = (&args.html, &args.out) {
         drop(out_file);
         // From the file, as `agentls eval report` reads it: one report, one reader.
-        super::eval_html::write(std::slice::from_ref(out), html)?;
+        crate::html::write(std::slice::from_ref(out), html)?;
         writeln!(stdout, "report in {}", html.display())?;
     }
     Ok(ExitCode::SUCCESS)

@@ -25,7 +25,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::eval_results::{Attempt, TaskResult, by_task, read, summary, wilson};
+use crate::results::{Attempt, TaskResult, by_task, read, summary, wilson};
 
 /// `agentls eval report FILE… [--html OUT]`: each model's summary line, and the page.
 pub fn report(inputs: &[PathBuf], html: Option<&Path>) -> anyhow::Result<ExitCode> {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use agentls_agent::{ToolSet, test_context};
 
-use crate::cli::ReplayArgs;
+use crate::args::ReplayArgs;
 
 /// Replays `args.file` in `args.workspace`; fails when any call ended differently.
 pub fn run(args: ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {

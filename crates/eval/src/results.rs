@@ -17,13 +17,19 @@ use serde_json::{Value, json};
 /// read with those absent.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Attempt {
+    /// The task's name (its directory).
     pub task: String,
+    /// Which attempt at it, from 1.
     pub attempt: u32,
+    /// Whether its hidden check passed.
     pub passed: bool,
+    /// The agent's time.
     #[serde(default)]
     pub agent_ms: Option<f64>,
+    /// Tokens read.
     #[serde(default)]
     pub input_tokens: Option<u64>,
+    /// Tokens written.
     #[serde(default)]
     pub output_tokens: Option<u64>,
     /// The model the run was given (`--model`, else the first configured).
@@ -85,8 +91,11 @@ pub fn read(path: &Path) -> anyhow::Result<Vec<(Attempt, String)>> {
 /// Per task: attempts, passes, and whether the first attempt passed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TaskResult {
+    /// Attempts made.
     pub attempts: u32,
+    /// Attempts that passed.
     pub passed: u32,
+    /// Whether the first attempt passed.
     pub first: bool,
 }
 
