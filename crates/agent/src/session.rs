@@ -580,17 +580,7 @@ impl Session {
             if self.ctx.cancel.is_cancelled() {
                 return Status::Cancelled;
             }
-            let budget = &self.config.budget;
-            let limit = if self.metrics.steps >= budget.max_steps {
-                Some("steps")
-            } else if self.metrics.total_tokens() >= budget.max_tokens {
-                Some("tokens")
-            } else if wall_before + ms(start.elapsed()) >= ms(budget.max_wall) {
-                Some("wall_time")
-            } else {
-                None
-            };
-            if let Some(limit) = limit {
+            if let Some(limit) = self.budget_reached(start, wall_before) {
                 return Status::BudgetExhausted {
                     limit: limit.into(),
                 };
@@ -604,181 +594,221 @@ impl Session {
 
             let response = match self.call_model(step).await {
                 Ok(r) => r,
-                Err(e) => {
-                    self.metrics.steps -= 1;
-                    let class = class_name(e.class);
-                    self.log(
-                        "error",
-                        json!({"step": step, "class": class, "message": e.message}),
-                    );
-                    return if e.class == agentls_model::ErrorClass::UserAborted {
-                        Status::Cancelled
-                    } else {
-                        self.send(Event::Error {
-                            class: class.into(),
-                            message: e.message.clone(),
-                        });
-                        Status::ProviderError {
-                            class: class.into(),
-                            message: e.message,
-                        }
-                    };
-                }
+                Err(e) => return self.model_failed(step, e),
             };
             let calls = response.tool_calls.clone();
             self.request.messages.push(response.to_message());
             if calls.is_empty() {
-                let runaway =
-                    response.stop == agentls_model::StopReason::Other(RUNAWAY_STOP.to_owned());
-                if runaway {
-                    self.log("guard", json!({"step": step, "guard": "runaway"}));
-                }
-                if runaway && !self.runaway_nudged {
-                    // The provider cut the answer short as it repeated itself: no
-                    // answer to give the user. Ask once more; a second one stands.
-                    self.runaway_nudged = true;
-                    self.request.messages.push(Message::user(
-                        "(from the harness) Your last message repeated itself over and over and was cut off. Either call a tool, or give your final answer briefly, in plain words.",
-                    ));
-                    continue;
-                }
-                if !self.echo_nudged && self.echoes_last_results(&response.text) {
-                    // A copy of the tool result it follows is not an answer either.
-                    self.echo_nudged = true;
-                    self.log("guard", json!({"step": step, "guard": "result_echo"}));
-                    self.request.messages.push(Message::user(
-                        "(from the harness) Your last message repeated a tool result: it is not an answer. Either call a tool, or give your final answer in plain words.",
-                    ));
-                    continue;
-                }
-                if crate::repeats::is_template_echo(&response.text) {
-                    // Small models imitate the chat template: an invented tool response
-                    // is not an answer. Keep what came before it, or ask once more.
-                    let clean = crate::repeats::before_template(&response.text).to_owned();
-                    self.log("guard", json!({"step": step, "guard": "template_echo"}));
-                    if clean.is_empty() && !self.echo_nudged {
-                        self.echo_nudged = true;
-                        self.request.messages.push(Message::user(
-                            "(from the harness) Your last message was template text, not an answer: tool results come only from the harness. Either call a tool, or give your final answer in plain words.",
-                        ));
-                        continue;
+                match self.answered(step, &response.text, response.stop).await {
+                    Some(answer) => {
+                        tracing::debug!(steps_this_run, "session done");
+                        return Status::Done { answer };
                     }
-                    if self.challenge(step) || self.final_check(step).await {
-                        continue;
-                    }
-                    tracing::debug!(steps_this_run, "session done (template text cut)");
-                    return Status::Done {
-                        answer: crate::repeats::without_dangling_fence(&clean).to_owned(),
-                    };
-                }
-                if self.challenge(step) || self.final_check(step).await {
-                    continue;
-                }
-                tracing::debug!(steps_this_run, "session done");
-                return Status::Done {
-                    answer: crate::repeats::without_dangling_fence(&response.text).to_owned(),
-                };
-            }
-            let t0 = Instant::now();
-            // Calls the repeat guard refuses this step do not run; nor, for the lean
-            // profile, edits of files the model has not read (it gets the file instead).
-            let mut refused: Vec<Option<(&str, String)>> = calls
-                .iter()
-                .map(|c| self.repeats.refuses(c, step).map(|why| ("refused", why)))
-                .collect();
-            if self.provider.profile().lean_tools {
-                for (call, refusal) in calls.iter().zip(refused.iter_mut()) {
-                    if refusal.is_none()
-                        && let Some(why) =
-                            agentls_tools::read_before_edit(&self.ctx, &call.name, &call.arguments)
-                                .await
-                    {
-                        *refusal = Some(("unread", why));
-                    }
+                    None => continue,
                 }
             }
-            let runnable: Vec<agentls_model::ToolCall> = calls
-                .iter()
-                .zip(&refused)
-                .filter(|(_, r)| r.is_none())
-                .map(|(c, _)| c.clone())
-                .collect();
-            let mut ran = Dispatch {
-                tools: &self.tools,
-                ctx: &self.ctx,
-                lock: &self.lock,
-                mode: self.config.mode,
-                timeout: self.config.tool_timeout,
-                events: self.events.as_ref(),
-            }
-            .run(&runnable)
-            .await
-            .into_iter();
-            let mut outcomes = Vec::with_capacity(calls.len());
-            for (call, refusal) in calls.iter().zip(refused) {
-                match refusal {
-                    Some((kind, why)) => {
-                        self.log(
-                            "guard",
-                            json!({"step": step, "guard": kind, "tool": call.name}),
-                        );
-                        outcomes.push(CallOutcome {
-                            call: call.clone(),
-                            result: Err(agentls_tools::ToolError::invalid_arguments(why)),
-                            span: (Duration::ZERO, Duration::ZERO),
-                        });
-                    }
-                    None => outcomes.extend(ran.next()),
-                }
-            }
-            for o in &mut outcomes {
-                if o.result.is_ok() && crate::final_check::edits(&o.call.name) {
-                    self.repeats.workspace_changed(&o.call);
-                }
-                let seen = crate::repeats::Seen::of(&o.result);
-                if let crate::repeats::Verdict::Note(note) =
-                    self.repeats.record(&o.call, step, seen)
-                {
-                    self.log(
-                        "guard",
-                        json!({"step": step, "guard": "noted", "tool": o.call.name}),
-                    );
-                    match &mut o.result {
-                        Ok(out) => out.content = format!("{}\n\n{note}", out.content),
-                        Err(e) => e.message = format!("{}\n\n{note}", e.message),
-                    }
-                }
-            }
-            self.metrics.tool_ms += ms(t0.elapsed());
-            for o in &outcomes {
-                self.note_outcome(o);
-                if o.result.is_ok() {
-                    if crate::final_check::edits(&o.call.name) {
-                        self.edited_since_command = true;
-                        self.edited_this_run = true;
-                    } else if o.call.name == "run_command" {
-                        self.edited_since_command = false;
-                    }
-                }
-            }
-            if let Ok(mut refused) = self.approvals.refused.lock() {
-                self.metrics.refused.append(&mut refused);
-            }
-            // A refusal by the user is not the model failing; a failing build or test
-            // run is.
-            let failed = |o: &CallOutcome| match &o.result {
-                Ok(out) => out.failed,
-                Err(e) => e.class != agentls_tools::ErrorClass::UserAborted,
-            };
-            if outcomes.iter().any(failed) {
-                self.failures += 1;
-                self.metrics.failed_steps += 1;
-            } else {
-                self.failures = 0;
-            }
+            let outcomes = self.run_calls(step, &calls).await;
+            self.account(&outcomes);
             self.request.messages.push(Message::tool_results(
                 outcomes.iter().map(CallOutcome::to_tool_result).collect(),
             ));
+        }
+    }
+
+    /// The budget's limit reached before the next model call, if any.
+    fn budget_reached(&self, start: Instant, wall_before: f64) -> Option<&'static str> {
+        let budget = &self.config.budget;
+        if self.metrics.steps >= budget.max_steps {
+            Some("steps")
+        } else if self.metrics.total_tokens() >= budget.max_tokens {
+            Some("tokens")
+        } else if wall_before + ms(start.elapsed()) >= ms(budget.max_wall) {
+            Some("wall_time")
+        } else {
+            None
+        }
+    }
+
+    /// How a run ends when the model call failed: cancelled, or a provider error told
+    /// to the user. The step is not counted.
+    fn model_failed(&mut self, step: u32, e: agentls_model::ModelError) -> Status {
+        self.metrics.steps -= 1;
+        let class = class_name(e.class);
+        self.log(
+            "error",
+            json!({"step": step, "class": class, "message": e.message}),
+        );
+        if e.class == agentls_model::ErrorClass::UserAborted {
+            return Status::Cancelled;
+        }
+        self.send(Event::Error {
+            class: class.into(),
+            message: e.message.clone(),
+        });
+        Status::ProviderError {
+            class: class.into(),
+            message: e.message,
+        }
+    }
+
+    /// The model answered without calling a tool: the answer to end the run with, or
+    /// `None` when the harness asks once more (a runaway, an echoed tool result or
+    /// template text), challenges the answer, or runs the project's check.
+    async fn answered(
+        &mut self,
+        step: u32,
+        text: &str,
+        stop: agentls_model::StopReason,
+    ) -> Option<String> {
+        let runaway = stop == agentls_model::StopReason::Other(RUNAWAY_STOP.to_owned());
+        if runaway {
+            self.log("guard", json!({"step": step, "guard": "runaway"}));
+        }
+        if runaway && !self.runaway_nudged {
+            // The provider cut the answer short as it repeated itself: no answer to
+            // give the user. Ask once more; a second one stands.
+            self.runaway_nudged = true;
+            self.request.messages.push(Message::user(
+                "(from the harness) Your last message repeated itself over and over and was cut off. Either call a tool, or give your final answer briefly, in plain words.",
+            ));
+            return None;
+        }
+        if !self.echo_nudged && self.echoes_last_results(text) {
+            // A copy of the tool result it follows is not an answer either.
+            self.echo_nudged = true;
+            self.log("guard", json!({"step": step, "guard": "result_echo"}));
+            self.request.messages.push(Message::user(
+                "(from the harness) Your last message repeated a tool result: it is not an answer. Either call a tool, or give your final answer in plain words.",
+            ));
+            return None;
+        }
+        let mut answer = text;
+        if crate::repeats::is_template_echo(text) {
+            // Small models imitate the chat template: an invented tool response is not
+            // an answer. Keep what came before it, or ask once more.
+            answer = crate::repeats::before_template(text);
+            self.log("guard", json!({"step": step, "guard": "template_echo"}));
+            if answer.is_empty() && !self.echo_nudged {
+                self.echo_nudged = true;
+                self.request.messages.push(Message::user(
+                    "(from the harness) Your last message was template text, not an answer: tool results come only from the harness. Either call a tool, or give your final answer in plain words.",
+                ));
+                return None;
+            }
+        }
+        let answer = crate::repeats::without_dangling_fence(answer).to_owned();
+        if self.challenge(step) || self.final_check(step).await {
+            return None;
+        }
+        Some(answer)
+    }
+
+    /// Runs the model's calls of this step: those the repeat guard refuses (and, for
+    /// the lean profile, edits of files the model has not read) get their refusal,
+    /// the rest run through [`Dispatch`]; notes of the repeat guard are added. One
+    /// outcome per call, in the calls' order.
+    async fn run_calls(
+        &mut self,
+        step: u32,
+        calls: &[agentls_model::ToolCall],
+    ) -> Vec<CallOutcome> {
+        let t0 = Instant::now();
+        let mut refused: Vec<Option<(&str, String)>> = calls
+            .iter()
+            .map(|c| self.repeats.refuses(c, step).map(|why| ("refused", why)))
+            .collect();
+        if self.provider.profile().lean_tools {
+            for (call, refusal) in calls.iter().zip(refused.iter_mut()) {
+                if refusal.is_none()
+                    && let Some(why) =
+                        agentls_tools::read_before_edit(&self.ctx, &call.name, &call.arguments)
+                            .await
+                {
+                    *refusal = Some(("unread", why));
+                }
+            }
+        }
+        let runnable: Vec<agentls_model::ToolCall> = calls
+            .iter()
+            .zip(&refused)
+            .filter(|(_, r)| r.is_none())
+            .map(|(c, _)| c.clone())
+            .collect();
+        let mut ran = Dispatch {
+            tools: &self.tools,
+            ctx: &self.ctx,
+            lock: &self.lock,
+            mode: self.config.mode,
+            timeout: self.config.tool_timeout,
+            events: self.events.as_ref(),
+        }
+        .run(&runnable)
+        .await
+        .into_iter();
+        let mut outcomes = Vec::with_capacity(calls.len());
+        for (call, refusal) in calls.iter().zip(refused) {
+            match refusal {
+                Some((kind, why)) => {
+                    self.log(
+                        "guard",
+                        json!({"step": step, "guard": kind, "tool": call.name}),
+                    );
+                    outcomes.push(CallOutcome {
+                        call: call.clone(),
+                        result: Err(agentls_tools::ToolError::invalid_arguments(why)),
+                        span: (Duration::ZERO, Duration::ZERO),
+                    });
+                }
+                None => outcomes.extend(ran.next()),
+            }
+        }
+        for o in &mut outcomes {
+            if o.result.is_ok() && crate::final_check::edits(&o.call.name) {
+                self.repeats.workspace_changed(&o.call);
+            }
+            let seen = crate::repeats::Seen::of(&o.result);
+            if let crate::repeats::Verdict::Note(note) = self.repeats.record(&o.call, step, seen) {
+                self.log(
+                    "guard",
+                    json!({"step": step, "guard": "noted", "tool": o.call.name}),
+                );
+                match &mut o.result {
+                    Ok(out) => out.content = format!("{}\n\n{note}", out.content),
+                    Err(e) => e.message = format!("{}\n\n{note}", e.message),
+                }
+            }
+        }
+        self.metrics.tool_ms += ms(t0.elapsed());
+        outcomes
+    }
+
+    /// Counts a step's outcomes: metrics, edits since the last command, refusals, and
+    /// whether the step failed (a refusal by the user is not the model failing; a
+    /// failing build or test run is).
+    fn account(&mut self, outcomes: &[CallOutcome]) {
+        for o in outcomes {
+            self.note_outcome(o);
+            if o.result.is_ok() {
+                if crate::final_check::edits(&o.call.name) {
+                    self.edited_since_command = true;
+                    self.edited_this_run = true;
+                } else if o.call.name == "run_command" {
+                    self.edited_since_command = false;
+                }
+            }
+        }
+        if let Ok(mut refused) = self.approvals.refused.lock() {
+            self.metrics.refused.append(&mut refused);
+        }
+        let failed = |o: &CallOutcome| match &o.result {
+            Ok(out) => out.failed,
+            Err(e) => e.class != agentls_tools::ErrorClass::UserAborted,
+        };
+        if outcomes.iter().any(failed) {
+            self.failures += 1;
+            self.metrics.failed_steps += 1;
+        } else {
+            self.failures = 0;
         }
     }
 

@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use agentls_model::{Message, Part, Role};
-use agentls_protocol::agent::{Event, EventParams, SessionStatus, get_transcript};
+use agentls_protocol::agent::{Event, EventParams, SessionStatus};
 use tower_lsp::Client;
 use tower_lsp::lsp_types as lsp;
 
@@ -21,43 +20,6 @@ impl lsp::notification::Notification for AgentEventNotification {
 
 /// Longest outcome shown in `window/showMessage` (chars); the log has all of it.
 const MAX_SHOWN: usize = 400;
-
-/// The transcript in the protocol's terms.
-pub fn transcript(messages: &[Message]) -> Vec<get_transcript::Message> {
-    messages
-        .iter()
-        .map(|m| {
-            let only_results =
-                !m.parts.is_empty() && m.parts.iter().all(|p| matches!(p, Part::ToolResult(_)));
-            let role = match m.role {
-                Role::Assistant => "assistant",
-                Role::User if only_results => "tool",
-                Role::User => "user",
-            };
-            let parts = m
-                .parts
-                .iter()
-                .map(|p| match p {
-                    Part::Text(text) => get_transcript::Part::Text { text: text.clone() },
-                    Part::ToolCall(c) => get_transcript::Part::ToolCall {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: c.arguments.clone(),
-                    },
-                    Part::ToolResult(r) => get_transcript::Part::ToolResult {
-                        call_id: r.call_id.clone(),
-                        content: r.content.clone(),
-                        is_error: r.is_error,
-                    },
-                })
-                .collect();
-            get_transcript::Message {
-                role: role.to_owned(),
-                parts,
-            }
-        })
-        .collect()
-}
 
 /// Sends one run's events to the client in every form it understands.
 pub struct Reporter {

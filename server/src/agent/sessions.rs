@@ -272,7 +272,7 @@ impl Entry {
 
     /// The conversation as of the end of the last run, as `agent/getTranscript` shows it.
     pub fn transcript(&self) -> Vec<get_transcript::Message> {
-        super::events::transcript(&lock(&self.messages))
+        crate::convert::to_lsp::transcript(&lock(&self.messages))
     }
 
     /// The conversation as of the end of the last run.

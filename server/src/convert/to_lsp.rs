@@ -1,5 +1,7 @@
 //! Library → LSP.
 
+use agentls_model::{Message, Part, Role};
+use agentls_protocol::agent::get_transcript;
 use agentls_text::PositionEncoding;
 use tower_lsp::lsp_types as lsp;
 
@@ -43,4 +45,41 @@ pub fn symbol_kind(kind: agentls_index::SymbolKind) -> lsp::SymbolKind {
 /// The `file:` URL of a path.
 pub fn url(path: &std::path::Path) -> Option<lsp::Url> {
     lsp::Url::from_file_path(path).ok()
+}
+
+/// The transcript in the protocol's terms.
+pub fn transcript(messages: &[Message]) -> Vec<get_transcript::Message> {
+    messages
+        .iter()
+        .map(|m| {
+            let only_results =
+                !m.parts.is_empty() && m.parts.iter().all(|p| matches!(p, Part::ToolResult(_)));
+            let role = match m.role {
+                Role::Assistant => "assistant",
+                Role::User if only_results => "tool",
+                Role::User => "user",
+            };
+            let parts = m
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text(text) => get_transcript::Part::Text { text: text.clone() },
+                    Part::ToolCall(c) => get_transcript::Part::ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    },
+                    Part::ToolResult(r) => get_transcript::Part::ToolResult {
+                        call_id: r.call_id.clone(),
+                        content: r.content.clone(),
+                        is_error: r.is_error,
+                    },
+                })
+                .collect();
+            get_transcript::Message {
+                role: role.to_owned(),
+                parts,
+            }
+        })
+        .collect()
 }
