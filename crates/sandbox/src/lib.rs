@@ -117,6 +117,8 @@ mod probe;
 mod run;
 mod seccomp;
 mod shared_ns;
+mod supervise;
+mod view;
 
 pub use config::{
     DegradedMode, DirtyBuffer, Grant, Limits, OutputChunk, OutputSink, OutputStream, RunRequest,
