@@ -10,12 +10,6 @@ use agentls_sandbox::{
 };
 use common::*;
 
-fn reduced(edit: impl FnOnce(&mut Capabilities)) -> &'static Capabilities {
-    let mut caps = probe().clone();
-    edit(&mut caps);
-    Box::leak(Box::new(caps))
-}
-
 #[tokio::test]
 async fn refuse_mode_refuses_an_incomplete_sandbox() {
     let ws = workspace(false);
