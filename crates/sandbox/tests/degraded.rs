@@ -5,8 +5,7 @@ mod common;
 use std::fs;
 
 use agentls_sandbox::{
-    Capabilities, DegradedMode, DirtyBuffer, RunRequest, Sandbox, SandboxConfig, SandboxError,
-    probe,
+    DegradedMode, DirtyBuffer, RunRequest, Sandbox, SandboxConfig, SandboxError,
 };
 use common::*;
 

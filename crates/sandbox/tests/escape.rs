@@ -1058,6 +1058,7 @@ struct HostSocket {
 }
 
 impl HostSocket {
+    #[expect(clippy::unwrap_used, reason = "test setup: a failure is a failed test")]
     fn bind(path: std::path::PathBuf) -> Self {
         let _ = fs::remove_file(&path);
         let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
