@@ -16,9 +16,9 @@ pub(crate) const STEPS: &[&str] = &[
     "make mounts private",
     "mount the workspace overlay",
     "bind a write-through or read-only path",
-    "clone the workspace mount",
-    "mount the private /tmp and /dev/shm",
-    "re-attach the workspace under /tmp",
+    "clone a tree kept visible (workspace, granted path, toolchain)",
+    "cover a host folder with an empty tmpfs (/tmp, /run, /home, ...)",
+    "re-attach a kept tree under its covered folder",
     "bring loopback up",
     "fork into the pid namespace",
     "mount /proc",
@@ -39,14 +39,17 @@ const STEP_MAPS: u8 = 2;
 const STEP_PRIVATE: u8 = 3;
 const STEP_OVERLAY: u8 = 4;
 const STEP_BIND: u8 = 5;
-const STEP_CLONE_WS: u8 = 6;
-const STEP_TMP: u8 = 7;
-/// The private /tmp: 1 GiB at most (tmpfs pages are memory).
+const STEP_CLONE_KEPT: u8 = 6;
+const STEP_MASK: u8 = 7;
+/// The private /tmp: 1 GiB at most (tmpfs pages are memory: the run's cgroup, or the
+/// supervisor where there is none, counts them against the run's memory cap).
 pub(crate) const TMP_OPTIONS: &std::ffi::CStr = c"mode=1777,size=1073741824";
 /// The private /dev/shm: 256 MiB at most.
 pub(crate) const SHM_OPTIONS: &std::ffi::CStr = c"mode=1777,size=268435456";
 /// The empty /run over the host's: 16 MiB at most.
-const RUN_OPTIONS: &std::ffi::CStr = c"mode=755,size=16777216";
+pub(crate) const RUN_OPTIONS: &std::ffi::CStr = c"mode=755,size=16777216";
+/// The cover of any other host folder: it holds only mount points and a few links.
+pub(crate) const MASK_OPTIONS: &std::ffi::CStr = c"mode=755,size=1048576";
 const STEP_REATTACH: u8 = 8;
 const STEP_LO: u8 = 9;
 const STEP_FORK: u8 = 10;
@@ -83,6 +86,29 @@ pub(crate) struct BindPlan {
     pub readonly: bool,
 }
 
+/// A host folder covered by an empty tmpfs (see `view.rs`).
+pub(crate) struct MaskPlan {
+    pub dir: CString,
+    pub options: &'static std::ffi::CStr,
+    pub flags: libc::c_ulong,
+    /// Directories made in the cover (the home directory).
+    pub dirs: Vec<CString>,
+    /// Symbolic links made in the cover, (target, link).
+    pub links: Vec<(CString, CString)>,
+}
+
+/// A tree beneath a covered folder, cloned before the cover and put back after it.
+pub(crate) struct KeepPlan {
+    pub tree: CString,
+    /// Directories to make in the cover, outermost first; the last is the mount point.
+    pub dirs: Vec<CString>,
+    /// The mount point is a file.
+    pub file: bool,
+    pub readonly: bool,
+    /// The detached clone, filled in the child (-1 until then).
+    pub fd: RawFd,
+}
+
 /// Landlock work left for the child: rules on mounts that exist only in its namespace.
 pub(crate) struct LandlockPlan {
     pub ruleset_fd: RawFd,
@@ -111,20 +137,18 @@ pub(crate) struct ChildPlan {
     pub binds: Vec<BindPlan>,
     /// One slot per bind, filled in the child (pre-sized: the child must not allocate).
     pub bind_fds: Vec<RawFd>,
-    pub private_tmp: bool,
     /// Replace /dev with a tmpfs holding [`DEVICES`], a devpts of its own and the usual
     /// links, so no host device (disks, the kernel log, the host's terminals) is there.
     pub own_dev: bool,
     /// One slot per device, filled in the child.
     pub dev_fds: [RawFd; DEVICES.len()],
-    /// Mount an empty tmpfs over /run, hiding the host's sockets there (the Docker
-    /// socket, the session bus...): no writable tree lives under it.
-    pub hide_run: bool,
-    /// Writable trees that live under /tmp (the workspace, granted paths), each with the
-    /// directories to create in the fresh /tmp to re-attach it; outermost first.
-    pub reattach: Vec<(CString, Vec<CString>)>,
-    /// One slot per re-attached tree, filled in the child (pre-sized: no allocation).
-    pub reattach_fds: Vec<RawFd>,
+    /// A private /dev/shm (on the host it is shared, and holds run scratch dirs).
+    pub private_shm: bool,
+    /// Host folders covered by an empty tmpfs: /tmp, /run and every top-level folder
+    /// that is not a system one, so no host socket there is reachable.
+    pub masks: Vec<MaskPlan>,
+    /// Trees put back beneath the covers, outermost first.
+    pub keeps: Vec<KeepPlan>,
     pub loopback_up: bool,
     pub pid_ns: bool,
     pub pid_max: Option<Vec<u8>>,
@@ -152,6 +176,12 @@ fn check(ret: libc::c_int, err_fd: RawFd, step: u8) -> io::Result<libc::c_int> {
     }
 }
 
+/// The errno of the last failed call.
+fn errno() -> libc::c_int {
+    // SAFETY: reading this thread's errno.
+    unsafe { *libc::__errno_location() }
+}
+
 /// Writes all of `data` to the file at `path` (a /proc file), or fails.
 ///
 /// # Safety
@@ -169,6 +199,79 @@ unsafe fn write_file(path: &[u8], data: &[u8]) -> bool {
     n == data.len() as isize
 }
 
+/// A detached copy of the mount tree at `path` (`open_tree(OPEN_TREE_CLONE)`), or -1.
+///
+/// # Safety
+/// `path` is a valid C string; raw syscall only.
+unsafe fn clone_tree(path: &CString, recursive: bool) -> libc::c_int {
+    let mut flags = (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint;
+    if recursive {
+        flags |= libc::AT_RECURSIVE as libc::c_uint;
+    }
+    // SAFETY: a NUL-terminated path; the kernel returns a descriptor or -1.
+    unsafe {
+        libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) as libc::c_int
+    }
+}
+
+/// Attaches the detached tree `fd` at `target` and closes `fd`.
+///
+/// # Safety
+/// `fd` comes from [`clone_tree`]; raw syscalls only.
+unsafe fn attach_tree(fd: RawFd, target: &std::ffi::CStr) -> libc::c_int {
+    // SAFETY: raw syscalls on a descriptor we own and a NUL-terminated path.
+    unsafe {
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        libc::close(fd);
+        r as libc::c_int
+    }
+}
+
+/// Makes the mount at `target` read-only (this mount only, not those beneath).
+///
+/// # Safety
+/// Raw syscall on a NUL-terminated path.
+unsafe fn remount_readonly(target: &std::ffi::CStr) -> libc::c_int {
+    // SAFETY: a NUL-terminated path, null data.
+    unsafe {
+        libc::mount(
+            std::ptr::null(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// Mounts a fresh tmpfs at `dir`.
+///
+/// # Safety
+/// Raw syscall on NUL-terminated strings.
+unsafe fn mount_tmpfs(
+    dir: &std::ffi::CStr,
+    flags: libc::c_ulong,
+    options: &std::ffi::CStr,
+) -> libc::c_int {
+    // SAFETY: NUL-terminated strings.
+    unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            dir.as_ptr(),
+            c"tmpfs".as_ptr(),
+            flags,
+            options.as_ptr().cast(),
+        )
+    }
+}
+
 impl ChildPlan {
     /// Runs the plan. Returns only in the process that will `exec` the command.
     ///
@@ -176,16 +279,54 @@ impl ChildPlan {
     /// Must be called between `fork` and `exec` (a `pre_exec` hook): it forks, mounts
     /// and exits the intermediate process with `_exit`.
     pub(crate) unsafe fn apply(&mut self) -> io::Result<()> {
-        let e = self.err_fd;
-        // SAFETY (whole function): only raw syscalls on prepared, live buffers.
+        // SAFETY (whole function): each step makes only raw syscalls on prepared, live
+        // buffers, in this order: the cgroup is joined while still in the parent's
+        // namespaces, mounts are made before Landlock forbids them, seccomp comes last.
         unsafe {
-            // First, while still in the parent's namespaces and credentials.
-            for &fd in &self.cgroup_procs {
-                let n = libc::write(fd, b"0".as_ptr().cast(), 1);
-                if n != 1 {
-                    return Err(fail(e, STEP_CGROUP));
-                }
+            self.join_cgroup()?;
+            self.enter_namespaces()?;
+            if self.make_private {
+                self.make_mounts_private()?;
             }
+            self.layer_workspace()?;
+            self.clone_kept_trees()?;
+            if self.own_dev {
+                self.make_dev()?;
+            }
+            self.cover_host_folders()?;
+            self.reattach_kept_trees()?;
+            if self.loopback_up {
+                loopback_up().map_err(|_| fail(self.err_fd, STEP_LO))?;
+            }
+            if self.pid_ns {
+                self.enter_pid_ns()?;
+            }
+            check(libc::chdir(self.cwd.as_ptr()), self.err_fd, STEP_CHDIR)?;
+            self.set_rlimits()?;
+            self.enforce_landlock()?;
+            self.install_seccomp()?;
+        }
+        Ok(())
+    }
+
+    /// Joins the run's cgroup first, so everything the command starts is counted.
+    unsafe fn join_cgroup(&self) -> io::Result<()> {
+        for &fd in &self.cgroup_procs {
+            // SAFETY: writing one byte from a static buffer to a descriptor we hold.
+            let n = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
+            if n != 1 {
+                return Err(fail(self.err_fd, STEP_CGROUP));
+            }
+        }
+        Ok(())
+    }
+
+    /// A session of its own, the prepared user and network namespaces (or fresh ones),
+    /// then the run's own namespaces, and the uid/gid maps of a fresh user namespace.
+    unsafe fn enter_namespaces(&self) -> io::Result<()> {
+        let e = self.err_fd;
+        // SAFETY: raw syscalls on descriptors and buffers the parent prepared.
+        unsafe {
             check(libc::setsid(), e, STEP_SETSID)?;
             if let Some((user, net)) = self.join {
                 check(libc::setns(user, libc::CLONE_NEWUSER), e, STEP_JOIN)?;
@@ -202,27 +343,36 @@ impl ChildPlan {
                     return Err(fail(e, STEP_MAPS));
                 }
             }
-            if self.make_private {
-                let r = libc::mount(
-                    c"none".as_ptr(),
-                    c"/".as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null(),
-                );
-                check(r, e, STEP_PRIVATE)?;
-            }
-            // Bind sources are cloned before the overlay hides them. (Descriptors opened
-            // by the parent belong to its mount namespace and cannot be mounted here.)
+        }
+        Ok(())
+    }
+
+    /// Nothing mounted here propagates back to the host.
+    unsafe fn make_mounts_private(&self) -> io::Result<()> {
+        // SAFETY: a static path and null data.
+        let r = unsafe {
+            libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            )
+        };
+        check(r, self.err_fd, STEP_PRIVATE)?;
+        Ok(())
+    }
+
+    /// The overlay of buffers and disk over the workspace, with the write-through and
+    /// read-only binds on top. Bind sources are cloned before the overlay hides them
+    /// (descriptors opened by the parent belong to its mount namespace and cannot be
+    /// mounted here).
+    unsafe fn layer_workspace(&mut self) -> io::Result<()> {
+        let e = self.err_fd;
+        // SAFETY: raw syscalls on the parent's C strings and our own descriptors.
+        unsafe {
             for (bind, slot) in self.binds.iter().zip(self.bind_fds.iter_mut()) {
-                let fd = libc::syscall(
-                    libc::SYS_open_tree,
-                    libc::AT_FDCWD,
-                    bind.source.as_ptr(),
-                    (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
-                        | libc::AT_RECURSIVE as libc::c_uint,
-                );
-                *slot = check(fd as libc::c_int, e, STEP_BIND)?;
+                *slot = check(clone_tree(&bind.source, true), e, STEP_BIND)?;
             }
             if let Some((target, options)) = &self.overlay {
                 let r = libc::mount(
@@ -235,164 +385,174 @@ impl ChildPlan {
                 check(r, e, STEP_OVERLAY)?;
             }
             for (bind, &fd) in self.binds.iter().zip(self.bind_fds.iter()) {
-                let r = libc::syscall(
-                    libc::SYS_move_mount,
-                    fd,
-                    c"".as_ptr(),
-                    libc::AT_FDCWD,
-                    bind.target.as_ptr(),
-                    libc::MOVE_MOUNT_F_EMPTY_PATH,
-                );
-                check(r as libc::c_int, e, STEP_BIND)?;
-                libc::close(fd);
+                check(attach_tree(fd, &bind.target), e, STEP_BIND)?;
             }
             for bind in self.binds.iter().filter(|b| b.readonly) {
-                let r = libc::mount(
-                    std::ptr::null(),
-                    bind.target.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY,
-                    std::ptr::null(),
-                );
-                check(r, e, STEP_BIND)?;
-            }
-            for ((tree, _), slot) in self.reattach.iter().zip(self.reattach_fds.iter_mut()) {
-                // The fresh /tmp would hide a writable tree that lives under /tmp: take a
-                // detached copy of its mount tree now and put it back afterwards.
-                let fd = libc::syscall(
-                    libc::SYS_open_tree,
-                    libc::AT_FDCWD,
-                    tree.as_ptr(),
-                    (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
-                        | libc::AT_RECURSIVE as libc::c_uint,
-                );
-                *slot = check(fd as libc::c_int, e, STEP_CLONE_WS)?;
-            }
-            if self.own_dev {
-                self.make_dev()?;
-            }
-            if self.private_tmp {
-                // Sized: a tmpfs is memory, so a command filling /tmp fills RAM.
-                let r = libc::mount(
-                    c"tmpfs".as_ptr(),
-                    c"/tmp".as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV,
-                    TMP_OPTIONS.as_ptr().cast(),
-                );
-                check(r, e, STEP_TMP)?;
-                // /dev/shm too: on the host it is shared, and it holds run scratch dirs.
-                let r = libc::mount(
-                    c"tmpfs".as_ptr(),
-                    c"/dev/shm".as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV,
-                    SHM_OPTIONS.as_ptr().cast(),
-                );
-                if r < 0 && *libc::__errno_location() != libc::ENOENT {
-                    return Err(fail(e, STEP_TMP));
-                }
-                if self.hide_run {
-                    let r = libc::mount(
-                        c"tmpfs".as_ptr(),
-                        c"/run".as_ptr(),
-                        c"tmpfs".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                        RUN_OPTIONS.as_ptr().cast(),
-                    );
-                    if r < 0 && *libc::__errno_location() != libc::ENOENT {
-                        return Err(fail(e, STEP_TMP));
-                    }
-                }
-            }
-            for ((tree, dirs), &fd) in self.reattach.iter().zip(self.reattach_fds.iter()) {
-                for dir in dirs {
-                    let r = libc::mkdir(dir.as_ptr(), 0o755);
-                    if r < 0 && *libc::__errno_location() != libc::EEXIST {
-                        return Err(fail(e, STEP_REATTACH));
-                    }
-                }
-                let r = libc::syscall(
-                    libc::SYS_move_mount,
-                    fd,
-                    c"".as_ptr(),
-                    libc::AT_FDCWD,
-                    tree.as_ptr(),
-                    libc::MOVE_MOUNT_F_EMPTY_PATH,
-                );
-                check(r as libc::c_int, e, STEP_REATTACH)?;
-                libc::close(fd);
-            }
-            if self.loopback_up {
-                loopback_up().map_err(|_| fail(e, STEP_LO))?;
-            }
-            if self.pid_ns {
-                self.enter_pid_ns()?;
-            }
-            check(libc::chdir(self.cwd.as_ptr()), e, STEP_CHDIR)?;
-            for &(resource, value) in &self.rlimits {
-                let lim = libc::rlimit {
-                    rlim_cur: value,
-                    rlim_max: value,
-                };
-                check(libc::setrlimit(resource, &lim), e, STEP_RLIMIT)?;
-            }
-            if let Some(plan) = &self.landlock {
-                for path in &plan.writable {
-                    let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
-                    let fd = check(fd, e, STEP_LANDLOCK_RULES)?;
-                    let attr = PathBeneathAttr {
-                        allowed_access: plan.write_access,
-                        parent_fd: fd,
-                    };
-                    let r = libc::syscall(
-                        libc::SYS_landlock_add_rule,
-                        plan.ruleset_fd,
-                        LANDLOCK_RULE_PATH_BENEATH,
-                        &attr as *const PathBeneathAttr,
-                        0,
-                    );
-                    libc::close(fd);
-                    check(r as libc::c_int, e, STEP_LANDLOCK_RULES)?;
-                }
-                check(
-                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
-                    e,
-                    STEP_LANDLOCK,
-                )?;
-                let r = libc::syscall(libc::SYS_landlock_restrict_self, plan.ruleset_fd, 0);
-                check(r as libc::c_int, e, STEP_LANDLOCK)?;
-                libc::close(plan.ruleset_fd);
-            }
-            if let Some(filter) = &self.seccomp {
-                check(
-                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
-                    e,
-                    STEP_SECCOMP,
-                )?;
-                let prog = libc::sock_fprog {
-                    len: filter.len() as libc::c_ushort,
-                    filter: filter.as_ptr().cast::<libc::sock_filter>().cast_mut(),
-                };
-                let r = libc::syscall(
-                    libc::SYS_seccomp,
-                    libc::SECCOMP_SET_MODE_FILTER,
-                    0,
-                    &prog as *const libc::sock_fprog,
-                );
-                check(r as libc::c_int, e, STEP_SECCOMP)?;
+                check(remount_readonly(&bind.target), e, STEP_BIND)?;
             }
         }
         Ok(())
     }
 
-    /// Forks once more so the command becomes pid 1 of the fresh pid namespace. The
-    /// intermediate process waits and exits with the command's status; when it dies,
-    /// the command gets SIGKILL, and when the command (pid 1) dies the kernel kills
-    /// everything left in the namespace. So one SIGKILL to the process group ends all.
-    ///
-    /// # Safety
-    /// Only in the forked child.
+    /// Detached copies of the trees kept visible, taken before the covers hide them.
+    unsafe fn clone_kept_trees(&mut self) -> io::Result<()> {
+        for keep in &mut self.keeps {
+            // SAFETY: a C string from the parent.
+            let fd = unsafe { clone_tree(&keep.tree, true) };
+            keep.fd = check(fd, self.err_fd, STEP_CLONE_KEPT)?;
+        }
+        Ok(())
+    }
+
+    /// Empty tmpfs covers over /tmp, /run and the other host folders (see `view.rs`),
+    /// and the private /dev/shm. A cover is memory: each is sized.
+    unsafe fn cover_host_folders(&self) -> io::Result<()> {
+        let e = self.err_fd;
+        // SAFETY: raw syscalls on the parent's C strings.
+        unsafe {
+            if self.private_shm {
+                let flags = libc::MS_NOSUID | libc::MS_NODEV;
+                if mount_tmpfs(c"/dev/shm", flags, SHM_OPTIONS) < 0 && errno() != libc::ENOENT {
+                    return Err(fail(e, STEP_MASK));
+                }
+            }
+            for mask in &self.masks {
+                // A folder that vanished since the plan is nothing to hide.
+                if mount_tmpfs(&mask.dir, mask.flags, mask.options) < 0 {
+                    if errno() == libc::ENOENT {
+                        continue;
+                    }
+                    return Err(fail(e, STEP_MASK));
+                }
+                for dir in &mask.dirs {
+                    if libc::mkdir(dir.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+                        return Err(fail(e, STEP_MASK));
+                    }
+                }
+                for (target, link) in &mask.links {
+                    check(libc::symlink(target.as_ptr(), link.as_ptr()), e, STEP_MASK)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts the kept trees back at their paths, outermost first; toolchains read-only.
+    unsafe fn reattach_kept_trees(&self) -> io::Result<()> {
+        let e = self.err_fd;
+        // SAFETY: raw syscalls on the parent's C strings and our descriptors.
+        unsafe {
+            for keep in &self.keeps {
+                let last = keep.dirs.len().saturating_sub(1);
+                for (i, dir) in keep.dirs.iter().enumerate() {
+                    let r = if i == last && keep.file {
+                        let fd = libc::open(
+                            dir.as_ptr(),
+                            libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                            0o644,
+                        );
+                        if fd >= 0 {
+                            libc::close(fd);
+                        }
+                        fd
+                    } else {
+                        libc::mkdir(dir.as_ptr(), 0o755)
+                    };
+                    if r < 0 && errno() != libc::EEXIST {
+                        return Err(fail(e, STEP_REATTACH));
+                    }
+                }
+                check(attach_tree(keep.fd, &keep.tree), e, STEP_REATTACH)?;
+                if keep.readonly {
+                    check(remount_readonly(&keep.tree), e, STEP_REATTACH)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    unsafe fn set_rlimits(&self) -> io::Result<()> {
+        for &(resource, value) in &self.rlimits {
+            let lim = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: value,
+            };
+            // SAFETY: a live struct.
+            check(
+                unsafe { libc::setrlimit(resource, &lim) },
+                self.err_fd,
+                STEP_RLIMIT,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Adds the write rules for mounts that exist only here (the workspace, /tmp), then
+    /// restricts this process and everything it starts.
+    unsafe fn enforce_landlock(&self) -> io::Result<()> {
+        let Some(plan) = &self.landlock else {
+            return Ok(());
+        };
+        let e = self.err_fd;
+        // SAFETY: raw syscalls on the parent's C strings and descriptors; `attr` is a
+        // live, packed struct of the kernel's layout.
+        unsafe {
+            for path in &plan.writable {
+                let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+                let fd = check(fd, e, STEP_LANDLOCK_RULES)?;
+                let attr = PathBeneathAttr {
+                    allowed_access: plan.write_access,
+                    parent_fd: fd,
+                };
+                let r = libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    plan.ruleset_fd,
+                    LANDLOCK_RULE_PATH_BENEATH,
+                    &attr as *const PathBeneathAttr,
+                    0,
+                );
+                libc::close(fd);
+                check(r as libc::c_int, e, STEP_LANDLOCK_RULES)?;
+            }
+            check(
+                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
+                e,
+                STEP_LANDLOCK,
+            )?;
+            let r = libc::syscall(libc::SYS_landlock_restrict_self, plan.ruleset_fd, 0);
+            check(r as libc::c_int, e, STEP_LANDLOCK)?;
+            libc::close(plan.ruleset_fd);
+        }
+        Ok(())
+    }
+
+    unsafe fn install_seccomp(&self) -> io::Result<()> {
+        let Some(filter) = &self.seccomp else {
+            return Ok(());
+        };
+        let e = self.err_fd;
+        // SAFETY: `prog` points at the live filter, of the kernel's layout.
+        unsafe {
+            check(
+                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
+                e,
+                STEP_SECCOMP,
+            )?;
+            let prog = libc::sock_fprog {
+                len: filter.len() as libc::c_ushort,
+                filter: filter.as_ptr().cast::<libc::sock_filter>().cast_mut(),
+            };
+            let r = libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                &prog as *const libc::sock_fprog,
+            );
+            check(r as libc::c_int, e, STEP_SECCOMP)?;
+        }
+        Ok(())
+    }
+
     /// The sandbox's own /dev (see [`ChildPlan::own_dev`]).
     ///
     /// # Safety
@@ -471,6 +631,13 @@ impl ChildPlan {
         Ok(())
     }
 
+    /// Forks once more so the command becomes pid 1 of the fresh pid namespace. The
+    /// intermediate process waits and exits with the command's status; when it dies,
+    /// the command gets SIGKILL, and when the command (pid 1) dies the kernel kills
+    /// everything left in the namespace. So one SIGKILL to the process group ends all.
+    ///
+    /// # Safety
+    /// Only in the forked child.
     unsafe fn enter_pid_ns(&self) -> io::Result<()> {
         let e = self.err_fd;
         // SAFETY: raw syscalls in the forked child.

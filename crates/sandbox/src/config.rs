@@ -79,15 +79,16 @@ impl Limits {
                     gib(b),
                     v.label()
                 ),
-                (Some(_), None) => {
-                    "memory total     not capped: no writable cgroup here (per-process limits only)"
-                        .to_owned()
-                }
+                (Some(b), None) => format!(
+                    "memory total     {:.1} GiB for all of a run's processes and its /tmp, measured every 50 ms from /proc (no writable cgroup here), the run stopped past it",
+                    gib(b)
+                ),
                 (None, _) => "memory total     not capped (by configuration)".to_owned(),
             },
-            "/tmp             private tmpfs, 1 GiB at most".to_owned(),
+            "/tmp             private tmpfs, 1 GiB at most, counted in the memory total".to_owned(),
             "/dev/shm         private tmpfs, 256 MiB at most".to_owned(),
             "/run             an empty tmpfs over the host's (its sockets hidden)".to_owned(),
+            "host folders     only system folders, toolchains and the workspace visible; the rest (home, /var, ...) covered, so no host socket is reachable by path".to_owned(),
             "/dev             its own: null, zero, full, random, urandom, tty and a devpts of its own; no host device or terminal".to_owned(),
             match (self.cpu_millicores, cgroup) {
                 (Some(m), Some(v)) => format!(
@@ -134,6 +135,13 @@ pub struct SandboxConfig {
     pub use_gitignore: bool,
     /// Extra absolute paths the command may write (e.g. a shared build cache).
     pub extra_writable: Vec<PathBuf>,
+    /// Extra absolute paths the command may read, for toolchains the sandbox does not
+    /// find by itself. Besides system folders (`/usr`, `/etc`, `/opt`, ...), the
+    /// workspace and these, a command sees only the toolchains named by `PATH`, the
+    /// passed-through variables and the usual home folders (`~/.cargo`, `~/.rustup`,
+    /// `~/.pyenv`, ...): the rest of the host (home directories, `/var`, `/srv`, ...,
+    /// and the sockets in them) is covered by empty folders.
+    pub extra_readable: Vec<PathBuf>,
     /// Environment variables passed through from agentls's own environment when they
     /// are set and do not look like secrets (e.g. `CARGO_HOME`, `RUSTUP_HOME`).
     pub env_passthrough: Vec<String>,
@@ -167,6 +175,7 @@ impl SandboxConfig {
             ],
             use_gitignore: true,
             extra_writable: Vec::new(),
+            extra_readable: Vec::new(),
             env_passthrough: [
                 "CARGO_HOME",
                 "RUSTUP_HOME",

@@ -49,18 +49,28 @@ const RESOURCES: &[&str] = &[
     "operation not permitted",
 ];
 
-/// Looks at a failed command's stderr (and stdout) for the marks of a denial.
-pub(crate) fn detect(success: bool, stderr: &str, stdout: &str) -> Option<DenialHint> {
+/// Looks at a failed command's stderr (and stdout) for the marks of a denial;
+/// `hidden` says which host paths the sandbox's view leaves out.
+pub(crate) fn detect(
+    success: bool,
+    stderr: &str,
+    stdout: &str,
+    hidden: &dyn Fn(&std::path::Path) -> bool,
+) -> Option<DenialHint> {
     if success {
         return None;
     }
     for line in stderr.lines().chain(stdout.lines()) {
         let lower = line.to_ascii_lowercase();
         let hit = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
-        let (kind, what) = if hides_host_tmp_path(line) {
+        let (kind, what) = if let Some(path) = hidden_host_path(line, hidden) {
             (
                 DenialKind::Filesystem,
-                "the sandbox has a private /tmp, so paths under the host's /tmp (outside the workspace) do not exist inside it",
+                if path.starts_with("/tmp/") {
+                    "the sandbox has a private /tmp, so paths under the host's /tmp (outside the workspace) do not exist inside it"
+                } else {
+                    "the sandbox shows only system folders, toolchains and the workspace, so this host path does not exist inside it"
+                },
             )
         } else if hit(NETWORK) {
             (DenialKind::Network, "the sandbox has no network")
@@ -89,19 +99,25 @@ pub(crate) fn detect(success: bool, stderr: &str, stdout: &str) -> Option<Denial
     None
 }
 
-/// Whether `line` complains that a path under /tmp is missing while its folder exists on
-/// the host: the sandbox's private /tmp hid it.
-fn hides_host_tmp_path(line: &str) -> bool {
+/// The path `line` says is missing while it exists on the host (or its folder does)
+/// and the sandbox's view hides it.
+fn hidden_host_path<'a>(
+    line: &'a str,
+    hidden: &dyn Fn(&std::path::Path) -> bool,
+) -> Option<&'a str> {
     let lower = line.to_ascii_lowercase();
     if !(lower.contains("no such file or directory") || lower.contains("nonexistent")) {
-        return false;
+        return None;
     }
     line.split(|c: char| c.is_whitespace() || matches!(c, ':' | '\'' | '"' | '`'))
-        .filter(|word| word.starts_with("/tmp/"))
-        .any(|path| {
-            std::path::Path::new(path)
-                .parent()
-                .is_some_and(|dir| dir != std::path::Path::new("/tmp") && dir.is_dir())
+        .filter(|word| word.starts_with('/'))
+        .find(|word| {
+            let path = std::path::Path::new(word);
+            hidden(path)
+                && (path.exists()
+                    || path
+                        .parent()
+                        .is_some_and(|dir| dir.components().count() > 2 && dir.is_dir()))
         })
 }
 
@@ -109,15 +125,36 @@ fn hides_host_tmp_path(line: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn no(_: &std::path::Path) -> bool {
+        false
+    }
+
+    fn tmp(p: &std::path::Path) -> bool {
+        p.starts_with("/tmp")
+    }
+
     #[test]
     fn recognises_denials() {
-        let h = detect(false, "curl: (6) Could not resolve host: example.com", "");
+        let h = detect(
+            false,
+            "curl: (6) Could not resolve host: example.com",
+            "",
+            &no,
+        );
         assert_eq!(h.map(|h| h.kind), Some(DenialKind::Network));
-        let h = detect(false, "touch: cannot touch '/etc/x': Permission denied", "");
+        let h = detect(
+            false,
+            "touch: cannot touch '/etc/x': Permission denied",
+            "",
+            &no,
+        );
         assert!(h.as_ref().is_some_and(|h| h.message.contains("/etc/x")));
         assert_eq!(h.map(|h| h.kind), Some(DenialKind::Filesystem));
-        assert_eq!(detect(false, "error[E0308]: mismatched types", ""), None);
-        assert_eq!(detect(true, "Permission denied", ""), None);
+        assert_eq!(
+            detect(false, "error[E0308]: mismatched types", "", &no),
+            None
+        );
+        assert_eq!(detect(true, "Permission denied", "", &no), None);
     }
 
     #[test]
@@ -127,7 +164,7 @@ mod tests {
             "/bin/sh: 1: cannot create {}/x: Directory nonexistent",
             dir.path().display()
         );
-        let h = detect(false, &line, "");
+        let h = detect(false, &line, "", &tmp);
         assert_eq!(h.as_ref().map(|h| h.kind), Some(DenialKind::Filesystem));
         assert!(h.is_some_and(|h| h.message.contains("private /tmp")));
         // A folder that does not exist on the host either is an ordinary error.
@@ -135,7 +172,8 @@ mod tests {
             detect(
                 false,
                 "sh: cannot create /tmp/no-such-dir-here/x: Directory nonexistent",
-                ""
+                "",
+                &tmp
             ),
             None
         );

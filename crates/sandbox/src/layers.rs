@@ -13,6 +13,27 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 /// Files bigger than this are not read into the change set.
 const MAX_CHANGE_BYTES: u64 = 16 << 20;
 
+/// Version-control metadata directories. A change set never carries a path through
+/// one: a `.git/hooks/pre-commit` the command made would run on the user's next commit
+/// once a caller lands it, and `.git/config` can name programs git runs
+/// (`core.fsmonitor`, `core.sshCommand`). A file of the same name (`.git` holding
+/// `gitdir: ...`) points git elsewhere, so it is dropped as well. Write-through never
+/// applies to them either, whatever `.gitignore` says.
+pub(crate) const VCS_DIRS: &[&str] = &[
+    ".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".pijul", "CVS",
+];
+
+/// Why a path was left out of the change set, as the caller and the model read it.
+pub(crate) const VCS_DROPPED: &str = "version-control metadata: dropped, never part of a change set (a command may not plant hooks or configuration)";
+
+/// True when any component of the workspace-relative `rel` is version-control metadata.
+pub(crate) fn is_vcs_path(rel: &Path) -> bool {
+    rel.components().any(|c| {
+        matches!(c, std::path::Component::Normal(name)
+            if name.to_str().is_some_and(|n| VCS_DIRS.contains(&n)))
+    })
+}
+
 /// One file the command created, modified or deleted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
@@ -40,12 +61,17 @@ pub struct ChangeSet {
     /// Paths under write-through (ignored) trees that the command created outside the
     /// bound directories, and which were copied to disk after the run.
     pub written_through: Vec<PathBuf>,
+    /// Paths the command created, changed or deleted in version-control metadata
+    /// (`.git/`, `.hg/`, `.svn/`, ...), left out of `changes` on purpose, with the
+    /// reason; nothing of them is applied anywhere. Report them: a command planting
+    /// `.git/hooks/pre-commit` should be seen, not silently lost.
+    pub dropped: Vec<(PathBuf, String)>,
 }
 
 impl ChangeSet {
-    /// True when the command changed nothing.
+    /// True when the command changed nothing (dropped paths included).
     pub fn is_empty(&self) -> bool {
-        self.changes.is_empty() && self.skipped.is_empty()
+        self.changes.is_empty() && self.skipped.is_empty() && self.dropped.is_empty()
     }
 
     /// The change to `path`, if any.
@@ -163,7 +189,7 @@ pub(crate) fn write_buffer_layer(
             ));
             continue;
         };
-        if rel.as_os_str().is_empty() || rel.starts_with(".git") {
+        if rel.as_os_str().is_empty() || is_vcs_path(&rel) {
             warnings.push(format!(
                 "buffer {} was not laid over the disk",
                 buffer.path.display()
@@ -223,7 +249,7 @@ impl WriteThrough {
 
     /// True for a workspace-relative path that writes through.
     pub(crate) fn matches(&self, rel: &Path, is_dir: bool) -> bool {
-        if rel.starts_with(".git") {
+        if is_vcs_path(rel) {
             return false;
         }
         if self.roots.iter().any(|r| rel.starts_with(r)) {
@@ -261,6 +287,113 @@ impl WriteThrough {
     }
 }
 
+/// What [`guard_write_through`] did to the write-through directories before a run.
+#[derive(Debug, Default)]
+pub(crate) struct Guarded {
+    /// Directories safe to bind read-write from disk.
+    pub bind: Vec<PathBuf>,
+    /// One line each for the run's warnings: private copies made, directories not bound.
+    pub notes: Vec<String>,
+}
+
+/// Makes the write-through directories safe to bind from disk, where the command's
+/// writes land on the real inodes:
+/// - A regular file with more links than the walk found inside these directories
+///   (`st_nlink` larger) shares its inode with a path elsewhere, outside the root:
+///   `echo >> target/x` would change that outside file too. It is replaced by a
+///   private copy (a fresh inode renamed over it), so the outside file keeps its
+///   content; where the copy fails, the directory is not bound this run.
+///   Links between files inside (cargo's `deps/x-hash` and `x`) are left alone.
+/// - A socket or FIFO in a directory would let the command reach a host process by
+///   path, so that directory is not bound this run: its writes go to the overlay and
+///   are copied to disk after the run, like other ignored paths.
+///
+/// The walk reads every entry under each directory (one `lstat` per file): for a
+/// large `target/` this is the price of binding it.
+pub(crate) fn guard_write_through(ws: &Path, dirs: Vec<PathBuf>) -> Guarded {
+    use std::collections::hash_map::Entry;
+    let mut out = Guarded::default();
+    // (dev, ino) -> (st_nlink, the paths found, the directory they are in)
+    let mut linked: HashMap<(u64, u64), (u64, Vec<PathBuf>, usize)> = HashMap::new();
+    let mut refused = vec![false; dirs.len()];
+    for (i, rel) in dirs.iter().enumerate() {
+        let mut stack = vec![ws.join(rel)];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(ft) = entry.file_type() else { continue };
+                if ft.is_dir() {
+                    stack.push(entry.path());
+                } else if ft.is_socket() || ft.is_fifo() {
+                    if !refused[i] {
+                        out.notes.push(format!(
+                            "{} holds {} {}: it is not written through this run (no host socket or pipe is reachable from the sandbox); its changes are copied to disk after the run",
+                            rel.display(),
+                            if ft.is_socket() { "the socket" } else { "the FIFO" },
+                            entry.path().display()
+                        ));
+                    }
+                    refused[i] = true;
+                } else if ft.is_file()
+                    && let Ok(meta) = entry.metadata()
+                    && meta.nlink() > 1
+                {
+                    match linked.entry((meta.dev(), meta.ino())) {
+                        Entry::Occupied(mut e) => e.get_mut().1.push(entry.path()),
+                        Entry::Vacant(e) => {
+                            e.insert((meta.nlink(), vec![entry.path()], i));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (nlink, paths, i) in linked.into_values() {
+        if paths.len() as u64 >= nlink {
+            continue;
+        }
+        for path in paths {
+            match private_copy(&path) {
+                Ok(()) => out.notes.push(format!(
+                    "{} had a hard link outside the workspace's write-through folders: replaced by a private copy, so the sandbox's writes cannot reach the other file",
+                    path.display()
+                )),
+                Err(e) => {
+                    out.notes.push(format!(
+                        "{} has a hard link outside the workspace and could not be copied ({e}): {} is not written through this run",
+                        path.display(),
+                        dirs[i].display()
+                    ));
+                    refused[i] = true;
+                }
+            }
+        }
+    }
+    out.bind = dirs
+        .into_iter()
+        .zip(refused)
+        .filter_map(|(d, r)| (!r).then_some(d))
+        .collect();
+    out
+}
+
+/// Gives `path` an inode of its own: a copy beside it, renamed over it (mode kept).
+fn private_copy(path: &Path) -> io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(
+        ".{}.agentls-unlink-{}",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
+    let _ = fs::remove_file(&tmp);
+    fs::copy(path, &tmp)?;
+    fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
 /// Reads the overlay's upper layer into a change set; copies write-through paths the
 /// command created (outside the bound directories) to disk.
 pub(crate) fn collect(
@@ -279,6 +412,7 @@ pub(crate) fn collect(
         &mut set,
     );
     set.changes.sort_by(|a, b| a.path.cmp(&b.path));
+    set.dropped.sort();
     set
 }
 
@@ -313,6 +447,11 @@ fn walk(
     for name in names {
         let rel = dir.join(&name);
         let path = upper.join(&rel);
+        if is_vcs_path(&rel) {
+            // Reported once, at the metadata directory (or file) itself.
+            set.dropped.push((ws.join(&rel), VCS_DROPPED.to_owned()));
+            continue;
+        }
         let Ok(meta) = fs::symlink_metadata(&path) else {
             continue;
         };
@@ -430,6 +569,10 @@ fn read_text(path: &Path, len: u64) -> Result<String, String> {
 }
 
 fn push_deleted(ws: &Path, rel: &Path, overlaid: &HashMap<PathBuf, String>, set: &mut ChangeSet) {
+    if is_vcs_path(rel) {
+        set.dropped.push((ws.join(rel), VCS_DROPPED.to_owned()));
+        return;
+    }
     match read_old(ws, rel, overlaid) {
         Ok(Some(old)) => set.changes.push(FileChange {
             path: ws.join(rel),

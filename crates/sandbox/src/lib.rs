@@ -22,7 +22,14 @@
 //!   paths the root `.gitignore` ignores) are bind-mounted from disk so builds stay
 //!   incremental; `target/` is created first when `Cargo.toml` exists (likewise
 //!   `node_modules/` for `package.json`), and other ignored paths the command creates
-//!   are copied to disk after the run. `.git` is a read-only bind. `/tmp` and
+//!   are copied to disk after the run; before it, a write-through folder's files with
+//!   a hard link outside it get a private copy, and a folder holding a socket or FIFO
+//!   is not bound. `.git` (and `.hg`, `.svn`, ...) is a read-only bind, and version-
+//!   control paths never enter a change set (dropped, and reported in
+//!   [`ChangeSet::dropped`] and the warnings). Every top-level folder but the system
+//!   ones (`/usr`, `/etc`, `/opt`, ...) is covered by an empty tmpfs, with the
+//!   workspace, granted paths and toolchains put back (`view.rs`): no host socket in a
+//!   home folder, `/var` or `/srv` is reachable by path. `/tmp` and
 //!   `/dev/shm` are fresh tmpfs (a workspace under /tmp is re-attached). `/dev` is the
 //!   sandbox's own: a small tmpfs with null, zero, full, random, urandom and tty bound
 //!   from the host, a devpts instance of its own and the `fd`/`std*` links, so no host
@@ -48,6 +55,9 @@
 //!   scratch layer stays on tmpfs (a disk upper costs an ext4 sync per run, below):
 //!   its pages are charged to the run's cgroup, so filling the workspace inside fills
 //!   at most the run's memory cap, not the host's memory.
+//!   Where no cgroup is writable, a supervisor samples the run's process tree and its
+//!   /tmp and /dev/shm from /proc every 50 ms and kills the run past the same cap
+//!   (`supervise.rs`).
 //!
 //! # Findings on this machine (Linux 6.18, run as root, 2 shared cores)
 //! - Unprivileged `unshare --user --map-root-user --net --mount` works; overlayfs
@@ -117,6 +127,8 @@ mod probe;
 mod run;
 mod seccomp;
 mod shared_ns;
+mod supervise;
+mod view;
 
 pub use config::{
     DegradedMode, DirtyBuffer, Grant, Limits, OutputChunk, OutputSink, OutputStream, RunRequest,

@@ -54,6 +54,14 @@ pub struct Capabilities {
     pub seccomp: FeatureStatus,
     /// A process cap that binds even for root: `pid_max` per pid namespace (Linux 6.14+).
     pub pid_limit: FeatureStatus,
+    /// Host Unix sockets out of reach by path: the mount namespace covers every folder
+    /// but the system ones, the workspace and toolchains (see `view.rs`); abstract
+    /// sockets are the network namespace's own, and Landlock ABI 6+ scopes them too.
+    pub unix_sockets: FeatureStatus,
+    /// A cgroup per run holding its total memory (and tmpfs pages) to one cap. Without
+    /// one, a supervisor samples the run's memory instead (`supervise.rs`): a wall
+    /// still, but one a run can pass by what it allocates between two samples.
+    pub memory_cap: FeatureStatus,
     /// Where overlay scratch layers work: `/dev/shm` (tmpfs, no sync on teardown) when
     /// it passes the probe, else the system temp dir.
     pub scratch_root: Option<PathBuf>,
@@ -61,7 +69,7 @@ pub struct Capabilities {
 
 impl Capabilities {
     /// Features in the order `agentls doctor` prints them.
-    pub fn features(&self) -> [(&'static str, &FeatureStatus); 8] {
+    pub fn features(&self) -> [(&'static str, &FeatureStatus); 10] {
         [
             ("user namespaces", &self.user_namespaces),
             ("mount namespace", &self.mount_namespace),
@@ -71,6 +79,8 @@ impl Capabilities {
             ("landlock", &self.landlock),
             ("seccomp", &self.seccomp),
             ("process limit", &self.pid_limit),
+            ("host unix sockets", &self.unix_sockets),
+            ("memory cap per run", &self.memory_cap),
         ]
     }
 
@@ -106,12 +116,29 @@ impl Capabilities {
             &self.seccomp,
             "no seccomp: dangerous system calls are not filtered",
         );
+        warn(
+            &self.unix_sockets,
+            "host Unix sockets are reachable by path (no mount namespace to hide their folders)",
+        );
+        warn(
+            &self.memory_cap,
+            "no cgroup per run: a supervisor samples the run's memory every 50 ms and stops it at the cap",
+        );
         out
     }
 
     /// True when every layer works: the full sandbox, no warning.
     pub fn is_complete(&self) -> bool {
         self.features().iter().all(|(_, s)| s.available)
+    }
+
+    /// True when every layer works but perhaps the cgroup, whose cap the supervisor
+    /// holds instead: what [`crate::DegradedMode::Refuse`] asks for.
+    pub fn is_isolated(&self) -> bool {
+        self.features()
+            .iter()
+            .filter(|(name, _)| *name != "memory cap per run")
+            .all(|(_, s)| s.available)
     }
 }
 
@@ -178,7 +205,27 @@ pub fn probe_uncached() -> Capabilities {
     } else {
         user
     };
+    let unix_sockets = if mount.available {
+        let abstract_scope = if abi.is_some_and(|v| v >= 6) {
+            "; abstract sockets scoped by Landlock and the network namespace"
+        } else {
+            "; abstract sockets separated by the network namespace"
+        };
+        FeatureStatus::ok(format!(
+            "folders that hold sockets are covered: only system folders, toolchains and the workspace are visible{abstract_scope}"
+        ))
+    } else {
+        FeatureStatus::missing("needs a mount namespace")
+    };
+    let memory_cap = match crate::cgroup::support() {
+        Some(v) => FeatureStatus::ok(format!("{}, a group per run", v.label())),
+        None => {
+            FeatureStatus::missing("no writable cgroup; a supervisor measures each run from /proc")
+        }
+    };
     Capabilities {
+        unix_sockets,
+        memory_cap,
         user_namespaces: user,
         mount_namespace: mount,
         net_namespace: net,

@@ -17,7 +17,10 @@ use landlock::{
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::child::{BindPlan, ChildPlan, LandlockPlan, STEPS};
+use crate::child::{
+    BindPlan, ChildPlan, KeepPlan, LandlockPlan, MASK_OPTIONS, MaskPlan, RUN_OPTIONS, STEPS,
+    TMP_OPTIONS,
+};
 use crate::config::{
     DegradedMode, Limits, OutputChunk, OutputSink, OutputStream, RunRequest, SandboxConfig,
 };
@@ -25,6 +28,8 @@ use crate::hints::{self, DenialHint};
 use crate::layers::{self, ChangeSet, Scratch, WriteThrough};
 use crate::output::{Capture, CapturedOutput};
 use crate::probe::{Capabilities, probe};
+use crate::supervise::{self, Supervisor};
+use crate::view::View;
 
 /// Why a run could not start (a command that runs and fails is not an error).
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +111,8 @@ pub struct Sandbox {
     /// Prepared user+network namespaces joined by every run without a network grant;
     /// made on first use, `Err` remembered when the kernel refused.
     shared: std::sync::OnceLock<Result<crate::shared_ns::SharedNs, String>>,
+    /// The toolchain folders every run sees read-only (see `view.rs`).
+    readable: Vec<PathBuf>,
 }
 
 /// The layers one run gets, from the capabilities and the grant.
@@ -147,17 +154,27 @@ impl Sandbox {
                 source: io::Error::other("not a directory"),
             });
         }
-        if config.degraded == DegradedMode::Refuse && !caps.is_complete() {
+        if config.degraded == DegradedMode::Refuse && !caps.is_isolated() {
             return Err(SandboxError::Unavailable(caps.warnings().join("; ")));
         }
         if let Some(base) = config.scratch_root.as_ref().or(caps.scratch_root.as_ref()) {
             layers::remove_stale_scratch(base);
         }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let named: Vec<String> = config
+            .env_passthrough
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .collect();
+        let path = std::env::var("PATH").unwrap_or_default();
+        let mut readable = crate::view::toolchains(home.as_deref(), &path, &named);
+        readable.extend(config.extra_readable.iter().cloned());
         Ok(Self {
             shared: std::sync::OnceLock::new(),
             config,
             workspace,
             caps,
+            readable,
         })
     }
 
@@ -202,6 +219,105 @@ impl Sandbox {
             .unwrap_or_else(|| self.config.limits.clone());
         let cwd = self.resolve_cwd(req.cwd.as_deref())?;
         let layers = self.layers(&req);
+        let mut warnings = self.run_warnings(&req);
+        self.precreate_write_through(layers, &mut warnings);
+        let write_through = WriteThrough::new(
+            &self.workspace,
+            &self.config.write_through,
+            self.config.use_gitignore,
+        );
+        let (scratch, overlaid) = self.prepare_scratch(layers, &req, &mut warnings)?;
+        let view = self.view(&req, layers);
+
+        let mut keep_fds: Vec<OwnedFd> = Vec::new();
+        let mut plan = self.plan(
+            &req,
+            &limits,
+            layers,
+            scratch.as_ref(),
+            !overlaid.is_empty(),
+            &cwd,
+            &write_through,
+            &view,
+            &mut keep_fds,
+            &mut warnings,
+        )?;
+        let (err_read, err_write) = pipe().map_err(|e| setup("error pipe", e))?;
+        // Held until this function returns: if the runner is killed, the kernel closes
+        // it and the sandboxed command dies with it.
+        let (life_read, _lifeline) = pipe().map_err(|e| setup("lifeline pipe", e))?;
+        plan.err_fd = err_write.as_raw_fd();
+        plan.lifeline_fd = life_read.as_raw_fd();
+        // Dropped (killing what is left in it and removing it) when this function
+        // returns, after the process group's kill below.
+        let cgroup = self.run_cgroup(&limits, &mut plan, &mut warnings);
+
+        let started = Instant::now();
+        let spawned = self.command(&program, &req, plan).spawn();
+        drop(err_write);
+        drop(life_read);
+        drop(keep_fds);
+        let mut child = spawned.map_err(|source| {
+            let step = read_step(&err_read).unwrap_or_else(|| "exec".to_string());
+            SandboxError::Spawn {
+                program: program.clone(),
+                step,
+                source,
+            }
+        })?;
+        let pgid = child.id().map(|p| p as libc::pid_t);
+        // Where no cgroup holds the run's total, a supervisor measures it instead.
+        let supervisor = match (&cgroup, pgid, limits.total_memory_bytes) {
+            (None, Some(root), Some(memory_bytes)) => Some(Supervisor::start(
+                root,
+                supervise::Caps {
+                    memory_bytes,
+                    processes: (!(layers.pid && layers.pid_limit)).then_some(limits.max_processes),
+                    private_tmp: layers.mount,
+                },
+            )),
+            _ => None,
+        };
+        let (stdout, stderr) = start_drains(&mut child, limits.output_bytes, req.output.take());
+        let termination = wait_for(&mut child, limits.wall_time, cancel).await?;
+        kill_the_rest(&mut child, pgid, termination).await;
+        let stopped_by = memory_stop(cgroup.as_ref(), supervisor.as_ref(), &limits);
+        drop(supervisor);
+        if let Some(why) = &stopped_by {
+            warnings.push(why.clone());
+        }
+        drop(cgroup);
+        let duration = started.elapsed();
+        let stdout = finish_drain(stdout).await;
+        let stderr = finish_drain(stderr).await;
+
+        let changes = self
+            .collect_changes(scratch, overlaid, write_through)
+            .await?;
+        report_dropped(&changes, &mut warnings);
+        let success = termination == Termination::Exited(0);
+        let denial = denial(
+            success,
+            termination,
+            &stdout,
+            &stderr,
+            stopped_by.as_deref(),
+            &view,
+        );
+        Ok(RunOutcome {
+            termination,
+            stdout,
+            stderr,
+            duration,
+            changes,
+            denial,
+            warnings,
+        })
+    }
+
+    /// Warnings every result of this request carries: missing layers, configured
+    /// weakenings, grants.
+    fn run_warnings(&self, req: &RunRequest) -> Vec<String> {
         let mut warnings = self.caps.warnings();
         if !self.config.pid_namespace {
             warnings.push(
@@ -212,9 +328,12 @@ impl Sandbox {
         if req.grant.network {
             warnings.push("network granted for this run".into());
         }
+        warnings
+    }
 
-        // Scratch and buffer layer (only with an overlay; without one, buffers cannot
-        // be shown and writes land on disk, which the warnings already say).
+    /// Creates the write-through directories whose manifest exists (`target/` beside
+    /// `Cargo.toml`), so a first build writes to disk, not to the scratch layer.
+    fn precreate_write_through(&self, layers: Layers, warnings: &mut Vec<String>) {
         for (dir, manifest) in &self.config.precreate {
             let (dir, manifest) = (self.workspace.join(dir), self.workspace.join(manifest));
             // A planted link (`target -> /outside`) is neither followed nor in the way:
@@ -236,72 +355,90 @@ impl Sandbox {
                 ));
             }
         }
-        let write_through = WriteThrough::new(
-            &self.workspace,
-            &self.config.write_through,
-            self.config.use_gitignore,
-        );
-        let mut overlaid = HashMap::new();
-        let scratch = if layers.overlay {
-            let base = self
-                .config
-                .scratch_root
-                .clone()
-                .or_else(|| self.caps.scratch_root.clone())
-                .unwrap_or_else(std::env::temp_dir);
-            let scratch = Scratch::create(&base).map_err(|e| setup("scratch directory", e))?;
-            overlaid = layers::write_buffer_layer(
-                &scratch.buffers,
-                &self.workspace,
-                &req.buffers,
-                &mut warnings,
-            )
-            .map_err(|e| setup("buffer layer", e))?;
-            Some(scratch)
-        } else {
+    }
+
+    /// The run's scratch directories and buffer layer, with the buffers' texts by
+    /// relative path. Only with an overlay: without one, buffers cannot be shown and
+    /// writes land on disk, which the warnings already say.
+    fn prepare_scratch(
+        &self,
+        layers: Layers,
+        req: &RunRequest,
+        warnings: &mut Vec<String>,
+    ) -> Result<(Option<Scratch>, HashMap<PathBuf, String>), SandboxError> {
+        if !layers.overlay {
             if !req.buffers.is_empty() {
                 warnings.push("dirty buffers were not laid over the disk (no overlayfs)".into());
             }
-            None
-        };
+            return Ok((None, HashMap::new()));
+        }
+        let base = self
+            .config
+            .scratch_root
+            .clone()
+            .or_else(|| self.caps.scratch_root.clone())
+            .unwrap_or_else(std::env::temp_dir);
+        let scratch = Scratch::create(&base).map_err(|e| setup("scratch directory", e))?;
+        let overlaid =
+            layers::write_buffer_layer(&scratch.buffers, &self.workspace, &req.buffers, warnings)
+                .map_err(|e| setup("buffer layer", e))?;
+        Ok((Some(scratch), overlaid))
+    }
 
-        let mut keep_fds: Vec<OwnedFd> = Vec::new();
-        let plan = self.plan(
-            &req,
-            &limits,
-            layers,
-            scratch.as_ref(),
-            !overlaid.is_empty(),
-            &cwd,
-            &write_through,
-            &mut keep_fds,
-        )?;
-        let (err_read, err_write) = pipe().map_err(|e| setup("error pipe", e))?;
-        // Held until this function returns: if the runner is killed, the kernel closes
-        // it and the sandboxed command dies with it.
-        let (life_read, _lifeline) = pipe().map_err(|e| setup("lifeline pipe", e))?;
-        let mut plan = plan;
-        plan.err_fd = err_write.as_raw_fd();
-        plan.lifeline_fd = life_read.as_raw_fd();
-        // Dropped (killing what is left in it and removing it) when this function
-        // returns, after the process group's kill below.
-        let cgroup = match limits.total_memory_bytes {
-            Some(memory) => match crate::cgroup::RunCgroup::create(memory, limits.cpu_millicores) {
-                Ok(cg) => {
-                    plan.cgroup_procs = cg.join_fds();
-                    Some(cg)
-                }
-                Err(e) => {
-                    warnings.push(format!(
-                        "the run's total memory is not capped (no cgroup: {e}); each process is limited on its own"
-                    ));
-                    None
-                }
-            },
-            None => None,
-        };
+    /// What of the host this run sees (nothing hidden without a mount namespace).
+    fn view(&self, req: &RunRequest, layers: Layers) -> View {
+        if !layers.mount {
+            return View::default();
+        }
+        let writable: Vec<PathBuf> = std::iter::once(&self.workspace)
+            .chain(&self.config.extra_writable)
+            .chain(&req.grant.writable)
+            .filter(|p| p.exists())
+            .cloned()
+            .collect();
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        View::plan(
+            &crate::view::root_dirs(),
+            &writable,
+            &self.readable,
+            home.as_deref(),
+        )
+    }
 
-        let mut cmd = tokio::process::Command::new(&program);
+    /// The run's cgroup, joined by the child first; `None` (and a warning) where the
+    /// kernel gives none, and the supervisor holds the cap instead.
+    fn run_cgroup(
+        &self,
+        limits: &Limits,
+        plan: &mut ChildPlan,
+        warnings: &mut Vec<String>,
+    ) -> Option<crate::cgroup::RunCgroup> {
+        let memory = limits.total_memory_bytes?;
+        if !self.caps.memory_cap.available {
+            return None;
+        }
+        match crate::cgroup::RunCgroup::create(memory, limits.cpu_millicores) {
+            Ok(cg) => {
+                plan.cgroup_procs = cg.join_fds();
+                Some(cg)
+            }
+            Err(e) => {
+                warnings.push(format!(
+                    "no cgroup for this run ({e}): a supervisor samples its memory and stops it at the cap"
+                ));
+                None
+            }
+        }
+    }
+
+    /// The command, its clean environment, and the child's setup as its `pre_exec`.
+    fn command(
+        &self,
+        program: &str,
+        req: &RunRequest,
+        mut plan: ChildPlan,
+    ) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(program);
         cmd.args(&req.argv[1..])
             .env_clear()
             .envs(self.environment())
@@ -315,108 +452,27 @@ impl Sandbox {
         unsafe {
             cmd.pre_exec(move || plan.apply());
         }
-        let started = Instant::now();
-        let spawned = cmd.spawn();
-        drop(err_write);
-        drop(life_read);
-        drop(keep_fds);
-        let mut child = spawned.map_err(|source| {
-            let step = read_step(&err_read).unwrap_or_else(|| "exec".to_string());
-            SandboxError::Spawn {
-                program: program.clone(),
-                step,
-                source,
-            }
-        })?;
-        let pgid = child.id().map(|p| p as libc::pid_t);
+        cmd
+    }
 
-        let out_limit = limits.output_bytes;
-        let sink = req.output.take();
-        let stdout = child.stdout.take().map(|s| {
-            let sink = sink.clone().map(|t| (t, OutputStream::Stdout));
-            tokio::spawn(drain(s, out_limit, sink))
-        });
-        let stderr = child.stderr.take().map(|s| {
-            let sink = sink.clone().map(|t| (t, OutputStream::Stderr));
-            tokio::spawn(drain(s, out_limit, sink))
-        });
-        drop(sink);
-
-        let termination = tokio::select! {
-            status = child.wait() => match status {
-                Ok(s) => match (s.code(), s.signal()) {
-                    (Some(code), _) => Termination::Exited(code),
-                    (None, Some(sig)) => Termination::Signaled(sig),
-                    (None, None) => Termination::Exited(-1),
-                },
-                Err(e) => return Err(setup("wait", e)),
-            },
-            () = tokio::time::sleep(limits.wall_time) => Termination::TimedOut,
-            () = cancel.cancelled() => Termination::Cancelled,
+    /// Reads the overlay's upper layer into the change set (off the async threads).
+    async fn collect_changes(
+        &self,
+        scratch: Option<Scratch>,
+        overlaid: HashMap<PathBuf, String>,
+        write_through: WriteThrough,
+    ) -> Result<ChangeSet, SandboxError> {
+        let Some(scratch) = scratch else {
+            return Ok(ChangeSet::default());
         };
-        // Always: stragglers in the group (without a pid namespace) must not outlive
-        // the run, and on timeout or cancel this is the kill itself.
-        if let Some(pgid) = pgid {
-            // SAFETY: signalling our own child's process group.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-        }
-        if matches!(termination, Termination::TimedOut | Termination::Cancelled) {
-            let _ = child.kill().await;
-        }
-        let mut oom_kills = 0;
-        if let Some(cg) = &cgroup {
-            // Everything of the run, also what left the process group and namespace.
-            cg.kill_all();
-            oom_kills = cg.oom_kills();
-            if oom_kills > 0 {
-                let cap = limits.total_memory_bytes.unwrap_or(0) as f64 / (1u64 << 30) as f64;
-                warnings.push(format!(
-                    "the run reached its memory cap ({cap:.2} GiB for all its processes together): the kernel killed {oom_kills} process(es)"
-                ));
-            }
-        }
-        let duration = started.elapsed();
-        let stdout = finish_drain(stdout).await;
-        let stderr = finish_drain(stderr).await;
-
-        let changes = match scratch {
-            Some(scratch) => {
-                let ws = self.workspace.clone();
-                tokio::task::spawn_blocking(move || {
-                    let set = layers::collect(&scratch.upper, &ws, &overlaid, &write_through);
-                    drop(scratch);
-                    set
-                })
-                .await
-                .map_err(|e| SandboxError::Setup(format!("collecting changes: {e}")))?
-            }
-            None => ChangeSet::default(),
-        };
-        let success = termination == Termination::Exited(0);
-        let mut denial = hints::detect(success, &stderr.to_text(), &stdout.to_text());
-        if denial.is_none() && oom_kills > 0 {
-            denial = Some(DenialHint {
-                kind: hints::DenialKind::Resources,
-                message: format!(
-                    "the sandbox's memory cap killed {oom_kills} process(es) of this command: use less memory at once (fewer parallel jobs)"
-                ),
-            });
-        }
-        if denial.is_none() && matches!(termination, Termination::Signaled(libc::SIGSYS)) {
-            denial = Some(DenialHint {
-                kind: hints::DenialKind::Resources,
-                message: "this looks like a sandbox denial: a system call was refused".into(),
-            });
-        }
-        Ok(RunOutcome {
-            termination,
-            stdout,
-            stderr,
-            duration,
-            changes,
-            denial,
-            warnings,
+        let ws = self.workspace.clone();
+        tokio::task::spawn_blocking(move || {
+            let set = layers::collect(&scratch.upper, &ws, &overlaid, &write_through);
+            drop(scratch);
+            set
         })
+        .await
+        .map_err(|e| SandboxError::Setup(format!("collecting changes: {e}")))
     }
 
     fn resolve_cwd(&self, cwd: Option<&Path>) -> Result<PathBuf, SandboxError> {
@@ -462,7 +518,9 @@ impl Sandbox {
         has_buffers: bool,
         cwd: &Path,
         write_through: &WriteThrough,
+        view: &View,
         keep_fds: &mut Vec<OwnedFd>,
+        warnings: &mut Vec<String>,
     ) -> Result<ChildPlan, SandboxError> {
         let ws = &self.workspace;
 
@@ -521,7 +579,9 @@ impl Sandbox {
                 overlay_escape(&s.work)
             );
             overlay = Some((cstring(ws)?, cstring_str(&options)?));
-            for rel in write_through.existing_dirs(ws) {
+            let guarded = layers::guard_write_through(ws, write_through.existing_dirs(ws));
+            warnings.extend(guarded.notes);
+            for rel in guarded.bind {
                 let path = cstring(&ws.join(&rel))?;
                 binds.push(BindPlan {
                     source: path.clone(),
@@ -531,56 +591,9 @@ impl Sandbox {
             }
         }
         if layers.mount {
-            let git = ws.join(".git");
-            if git.exists() {
-                let path = cstring(&git)?;
-                binds.push(BindPlan {
-                    source: path.clone(),
-                    target: path,
-                    readonly: true,
-                });
-            }
+            binds.extend(vcs_binds(ws)?);
         }
-        // Writable trees under /tmp must survive the private /tmp: the workspace, and
-        // paths the config or the request grant. A tree inside another is carried along.
-        let mut under_tmp: Vec<&Path> = Vec::new();
-        if layers.mount {
-            let candidates = std::iter::once(ws.as_path())
-                .chain(self.config.extra_writable.iter().map(PathBuf::as_path))
-                .chain(req.grant.writable.iter().map(PathBuf::as_path));
-            for path in candidates {
-                if path.starts_with("/tmp") && path != Path::new("/tmp") && path.exists() {
-                    under_tmp.push(path);
-                }
-            }
-            under_tmp.sort_by_key(|p| p.components().count());
-            let mut outermost: Vec<&Path> = Vec::new();
-            for path in under_tmp {
-                if !outermost.iter().any(|o| path.starts_with(o)) {
-                    outermost.push(path);
-                }
-            }
-            under_tmp = outermost;
-        }
-        let writable_under_run = std::iter::once(ws.as_path())
-            .chain(self.config.extra_writable.iter().map(PathBuf::as_path))
-            .chain(req.grant.writable.iter().map(PathBuf::as_path))
-            .any(|p| p.starts_with("/run") || p.starts_with("/var/run"));
-        let mut reattach = Vec::new();
-        for tree in under_tmp {
-            let mut dirs = Vec::new();
-            let mut acc = PathBuf::from("/tmp");
-            for c in tree
-                .strip_prefix("/tmp")
-                .unwrap_or(Path::new(""))
-                .components()
-            {
-                acc.push(c);
-                dirs.push(cstring(&acc)?);
-            }
-            reattach.push((cstring(tree)?, dirs));
-        }
-
+        let (masks, keeps) = child_view(view)?;
         let mut rlimits = vec![(libc::RLIMIT_CORE, 0)];
         if layers.user {
             // Counted per user namespace: this limits the sandbox, not the user's session.
@@ -643,12 +656,11 @@ impl Sandbox {
             overlay,
             bind_fds: vec![-1; binds.len()],
             binds,
-            private_tmp: layers.mount,
             own_dev: layers.mount,
             dev_fds: [-1; crate::child::DEVICES.len()],
-            hide_run: layers.mount && !writable_under_run,
-            reattach_fds: vec![-1; reattach.len()],
-            reattach,
+            private_shm: layers.mount,
+            masks,
+            keeps,
             loopback_up: layers.net && join.is_none(),
             pid_ns: layers.pid,
             pid_max,
@@ -658,6 +670,201 @@ impl Sandbox {
             seccomp,
         })
     }
+}
+
+/// Read-only binds of the workspace's version-control folders (`.git`, `.hg`, ...),
+/// so a write there fails at once. One whose top level holds a socket (git's
+/// fsmonitor daemon) is not bound: the overlay shows it, where `connect()` to a lower
+/// layer's socket is refused, and writes to it are dropped from the change set.
+fn vcs_binds(ws: &Path) -> Result<Vec<BindPlan>, SandboxError> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut binds = Vec::new();
+    for name in layers::VCS_DIRS {
+        let dir = ws.join(name);
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let holds_socket = std::fs::read_dir(&dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_type().is_ok_and(|t| t.is_socket() || t.is_fifo()))
+        });
+        if holds_socket {
+            continue;
+        }
+        let path = cstring(&dir)?;
+        binds.push(BindPlan {
+            source: path.clone(),
+            target: path,
+            readonly: true,
+        });
+    }
+    Ok(binds)
+}
+
+/// The view's covers and kept trees as the child mounts them.
+fn child_view(view: &View) -> Result<(Vec<MaskPlan>, Vec<KeepPlan>), SandboxError> {
+    let mut masks = Vec::new();
+    for mask in &view.masks {
+        let (options, flags) = if mask.dir == Path::new("/tmp") {
+            (TMP_OPTIONS, libc::MS_NOSUID | libc::MS_NODEV)
+        } else if mask.dir == Path::new("/run") {
+            (
+                RUN_OPTIONS,
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            )
+        } else {
+            (
+                MASK_OPTIONS,
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            )
+        };
+        masks.push(MaskPlan {
+            dir: cstring(&mask.dir)?,
+            options,
+            flags,
+            dirs: mask
+                .dirs
+                .iter()
+                .map(|d| cstring(d))
+                .collect::<Result<_, _>>()?,
+            links: mask
+                .links
+                .iter()
+                .map(|(t, l)| Ok((cstring(t)?, cstring(l)?)))
+                .collect::<Result<_, SandboxError>>()?,
+        });
+    }
+    let keeps = view
+        .keeps
+        .iter()
+        .map(|k| {
+            Ok(KeepPlan {
+                tree: cstring(&k.tree)?,
+                dirs: k
+                    .dirs
+                    .iter()
+                    .map(|d| cstring(d))
+                    .collect::<Result<_, _>>()?,
+                file: k.file,
+                readonly: k.readonly,
+                fd: -1,
+            })
+        })
+        .collect::<Result<_, SandboxError>>()?;
+    Ok((masks, keeps))
+}
+
+type Drain = Option<tokio::task::JoinHandle<CapturedOutput>>;
+
+/// Reads stdout and stderr on tasks of their own, streaming to `sink` when set.
+fn start_drains(
+    child: &mut tokio::process::Child,
+    limit: usize,
+    sink: Option<OutputSink>,
+) -> (Drain, Drain) {
+    let stdout = child.stdout.take().map(|s| {
+        let sink = sink.clone().map(|t| (t, OutputStream::Stdout));
+        tokio::spawn(drain(s, limit, sink))
+    });
+    let stderr = child.stderr.take().map(|s| {
+        let sink = sink.clone().map(|t| (t, OutputStream::Stderr));
+        tokio::spawn(drain(s, limit, sink))
+    });
+    (stdout, stderr)
+}
+
+/// Waits for the command, its wall time, or the cancellation, whichever comes first.
+async fn wait_for(
+    child: &mut tokio::process::Child,
+    wall_time: Duration,
+    cancel: &CancellationToken,
+) -> Result<Termination, SandboxError> {
+    Ok(tokio::select! {
+        status = child.wait() => match status {
+            Ok(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => Termination::Exited(code),
+                (None, Some(sig)) => Termination::Signaled(sig),
+                (None, None) => Termination::Exited(-1),
+            },
+            Err(e) => return Err(setup("wait", e)),
+        },
+        () = tokio::time::sleep(wall_time) => Termination::TimedOut,
+        () = cancel.cancelled() => Termination::Cancelled,
+    })
+}
+
+/// Kills what is left of the run: always the process group (stragglers without a pid
+/// namespace must not outlive the run, and on timeout or cancel this is the kill
+/// itself), then the child.
+async fn kill_the_rest(
+    child: &mut tokio::process::Child,
+    pgid: Option<libc::pid_t>,
+    termination: Termination,
+) {
+    if let Some(pgid) = pgid {
+        // SAFETY: signalling our own child's process group.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+    if matches!(termination, Termination::TimedOut | Termination::Cancelled) {
+        let _ = child.kill().await;
+    }
+}
+
+/// Why the run's memory cap stopped it, if it did: the kernel's kills in the cgroup
+/// (after killing everything left in it: also what left the process group and
+/// namespace), or the supervisor's.
+fn memory_stop(
+    cgroup: Option<&crate::cgroup::RunCgroup>,
+    supervisor: Option<&Supervisor>,
+    limits: &Limits,
+) -> Option<String> {
+    if let Some(cg) = cgroup {
+        cg.kill_all();
+        let oom_kills = cg.oom_kills();
+        if oom_kills > 0 {
+            let cap = limits.total_memory_bytes.unwrap_or(0) as f64 / (1u64 << 30) as f64;
+            return Some(format!(
+                "the run reached its memory cap ({cap:.2} GiB for all its processes together): the kernel killed {oom_kills} process(es)"
+            ));
+        }
+    }
+    supervisor.and_then(Supervisor::stopped).map(|s| s.reason)
+}
+
+/// Says in the warnings (which the model reads) what the change set dropped.
+fn report_dropped(changes: &ChangeSet, warnings: &mut Vec<String>) {
+    for (path, why) in &changes.dropped {
+        warnings.push(format!("not in the change set: {} ({why})", path.display()));
+    }
+}
+
+/// The hint that the failure looks like the sandbox said no, with the evidence.
+fn denial(
+    success: bool,
+    termination: Termination,
+    stdout: &CapturedOutput,
+    stderr: &CapturedOutput,
+    memory_stop: Option<&str>,
+    view: &View,
+) -> Option<DenialHint> {
+    let hidden = |p: &Path| view.hides(p);
+    if let Some(hint) = hints::detect(success, &stderr.to_text(), &stdout.to_text(), &hidden) {
+        return Some(hint);
+    }
+    if let Some(why) = memory_stop {
+        return Some(DenialHint {
+            kind: hints::DenialKind::Resources,
+            message: format!("{why}; this command needs less memory at once (fewer parallel jobs)"),
+        });
+    }
+    if matches!(termination, Termination::Signaled(libc::SIGSYS)) {
+        return Some(DenialHint {
+            kind: hints::DenialKind::Resources,
+            message: "this looks like a sandbox denial: a system call was refused".into(),
+        });
+    }
+    None
 }
 
 /// Builds the Landlock ruleset the child will enforce: read and execute everywhere,

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
 
-use agentls_sandbox::{CancellationToken, Limits, RunOutcome, RunRequest, Sandbox, SandboxConfig};
+use agentls_sandbox::{
+    CancellationToken, Capabilities, Limits, RunOutcome, RunRequest, Sandbox, SandboxConfig, probe,
+};
 
 /// A secret the test process holds in its environment; no sandboxed command may see it.
 pub const SECRET: &str = "sk-agentls-test-4b1d7c0ffee";
@@ -75,4 +77,11 @@ pub fn text(out: &RunOutcome) -> String {
         out.stdout.to_text(),
         out.stderr.to_text()
     )
+}
+
+/// This machine's capabilities with some taken away, to exercise degraded modes.
+pub fn reduced(edit: impl FnOnce(&mut Capabilities)) -> &'static Capabilities {
+    let mut caps = probe().clone();
+    edit(&mut caps);
+    Box::leak(Box::new(caps))
 }

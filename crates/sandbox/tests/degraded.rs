@@ -5,16 +5,9 @@ mod common;
 use std::fs;
 
 use agentls_sandbox::{
-    Capabilities, DegradedMode, DirtyBuffer, RunRequest, Sandbox, SandboxConfig, SandboxError,
-    probe,
+    DegradedMode, DirtyBuffer, RunRequest, Sandbox, SandboxConfig, SandboxError,
 };
 use common::*;
-
-fn reduced(edit: impl FnOnce(&mut Capabilities)) -> &'static Capabilities {
-    let mut caps = probe().clone();
-    edit(&mut caps);
-    Box::leak(Box::new(caps))
-}
 
 #[tokio::test]
 async fn refuse_mode_refuses_an_incomplete_sandbox() {

