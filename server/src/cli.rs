@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use agentls_eval::args::{EvalArgs, EvalCommand, ReplayArgs};
+pub use agentls_eval::args::{EvalArgs, ReplayArgs};
 
 /// A language server that gives any LSP editor a coding agent.
 ///
@@ -370,7 +370,7 @@ pub struct DoctorArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentls_eval::args::parse_shard;
+    use agentls_eval::args::{EvalCommand, parse_shard};
 
     fn eval(args: &[&str]) -> Result<EvalArgs, clap::Error> {
         let cli = Cli::try_parse_from(["agentls", "eval"].iter().chain(args))?;

@@ -615,6 +615,18 @@ impl Session {
         }
     }
 
+    /// What runs this session's tool calls.
+    fn dispatch(&self) -> Dispatch<'_> {
+        Dispatch {
+            tools: &self.tools,
+            ctx: &self.ctx,
+            lock: &self.lock,
+            mode: self.config.mode,
+            timeout: self.config.tool_timeout,
+            events: self.events.as_ref(),
+        }
+    }
+
     /// The budget's limit reached before the next model call, if any.
     fn budget_reached(&self, start: Instant, wall_before: f64) -> Option<&'static str> {
         let budget = &self.config.budget;
@@ -734,17 +746,7 @@ impl Session {
             .filter(|(_, r)| r.is_none())
             .map(|(c, _)| c.clone())
             .collect();
-        let mut ran = Dispatch {
-            tools: &self.tools,
-            ctx: &self.ctx,
-            lock: &self.lock,
-            mode: self.config.mode,
-            timeout: self.config.tool_timeout,
-            events: self.events.as_ref(),
-        }
-        .run(&runnable)
-        .await
-        .into_iter();
+        let mut ran = self.dispatch().run(&runnable).await.into_iter();
         let mut outcomes = Vec::with_capacity(calls.len());
         for (call, refusal) in calls.iter().zip(refused) {
             match refusal {
@@ -964,18 +966,12 @@ impl Session {
             arguments: json!({ "command": command }).to_string(),
         };
         let t0 = Instant::now();
-        let outcome = Dispatch {
-            tools: &self.tools,
-            ctx: &self.ctx,
-            lock: &self.lock,
-            mode: self.config.mode,
-            timeout: self.config.tool_timeout,
-            events: self.events.as_ref(),
-        }
-        .run(std::slice::from_ref(&call))
-        .await
-        .into_iter()
-        .next();
+        let outcome = self
+            .dispatch()
+            .run(std::slice::from_ref(&call))
+            .await
+            .into_iter()
+            .next();
         self.metrics.tool_ms += ms(t0.elapsed());
         let Some(outcome) = outcome else {
             return false;

@@ -648,6 +648,24 @@ pub fn load_files(workspace: Option<&Path>) -> Merged {
     })
 }
 
+/// The flags every session front end takes (`--model`, `--sessions-dir`, `--stats-db`)
+/// as the loader's command-line layer; a flag not given sets nothing.
+pub fn session_flags(
+    model: Option<&str>,
+    sessions_dir: Option<&Path>,
+    stats_db: Option<&Path>,
+) -> Value {
+    let mut flags = serde_json::json!({
+        "agent": { "model": model },
+        "sessions": { "dir": sessions_dir },
+    });
+    if let Some(db) = stats_db {
+        // A path on the command line records even with `[stats] enabled = false`.
+        flags["stats"] = serde_json::json!({ "path": db, "enabled": true });
+    }
+    flags
+}
+
 /// The configuration a command-line front end (`agentls run`, `eval`, `acp`, `mcp`,
 /// `stats`) runs with: [`load`] with `file` (`--config`) in place of the user file, the
 /// workspace's file when `workspace` is given, and the flags' `command_line` table;

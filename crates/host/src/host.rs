@@ -43,6 +43,20 @@ impl Default for HostOptions {
     }
 }
 
+impl HostOptions {
+    /// A front end the user works in (`run`, `acp`): turns recorded, sessions saved,
+    /// semantic search by `[semantic]`'s models (with the whole model, the static
+    /// vectors first and the whole model taking over), loaded once.
+    pub fn interactive(front_end: &'static str, config: &Config) -> Self {
+        Self {
+            front_end,
+            record_stats: true,
+            save_sessions: true,
+            embedders: crate::embedding::tiers_for_server(config.semantic.embedder.as_deref()),
+        }
+    }
+}
+
 impl std::fmt::Debug for HostOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostOptions")

@@ -106,27 +106,15 @@ impl Shared {
 /// Runs `agentls acp` until the client closes stdin.
 pub fn run(args: AcpArgs) -> anyhow::Result<ExitCode> {
     crate::logging::init(args.log_file.as_deref())?;
-    let mut flags = serde_json::json!({
-        "agent": { "model": args.model },
-        "sessions": { "dir": args.sessions_dir },
-    });
-    if let Some(db) = &args.stats_db {
-        flags["stats"] = serde_json::json!({ "path": db, "enabled": true });
-    }
+    let flags = crate::config::session_flags(
+        args.model.as_deref(),
+        args.sessions_dir.as_deref(),
+        args.stats_db.as_deref(),
+    );
     let config = crate::config::load_for_cli(args.config.as_deref(), None, flags)?;
     let models = config.models().map_err(anyhow::Error::msg)?;
-    // Loaded once: with the whole model, the static vectors first and the whole model
-    // taking over.
-    let embedders = crate::embedding::tiers_for_server(config.semantic.embedder.as_deref());
-    let host = Host::new(
-        config,
-        HostOptions {
-            front_end: "acp",
-            record_stats: true,
-            save_sessions: true,
-            embedders,
-        },
-    );
+    let options = HostOptions::interactive("acp", &config);
+    let host = Host::new(config, options);
     let shared = Arc::new(Shared {
         host,
         models,

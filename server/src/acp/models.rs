@@ -10,13 +10,6 @@ use serde_json::json;
 /// The option's id.
 pub const CONFIG_ID: &str = "model";
 
-/// The model a session starts on: the one asked for, else the first configured.
-pub fn initial(asked: Option<&str>, models: &ModelsConfig) -> Option<String> {
-    asked
-        .map(str::to_owned)
-        .or_else(|| models.models.keys().next().cloned())
-}
-
 /// The select option with `current` chosen: every configured model (and `auto`, when
 /// the session runs on the router).
 pub fn options(current: &str, models: &ModelsConfig) -> Vec<SessionConfigOption> {
@@ -82,6 +75,5 @@ mod tests {
         assert_eq!(values, ["big", "small"]);
         assert_eq!(v["options"][1]["description"], "qwen-7b");
         assert!(pickable("big", &models) && !pickable("auto", &models));
-        assert_eq!(initial(None, &models).as_deref(), Some("big"));
     }
 }

@@ -57,18 +57,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let json = args.json;
     let live = !json && std::io::stdout().is_terminal();
     let cancel = CancellationToken::new();
-    // With the whole model configured, the static vectors first and the whole model
-    // moved on by each search, as in the server.
-    let embedders = agentls_host::embedding::tiers_for_server(config.semantic.embedder.as_deref());
-    let host = Host::new(
-        config,
-        HostOptions {
-            front_end: "run",
-            record_stats: true,
-            save_sessions: true,
-            embedders,
-        },
-    );
+    let options = HostOptions::interactive("run", &config);
+    let host = Host::new(config, options);
     let spec = Spec {
         workspace: workspace.clone(),
         mode,
@@ -127,20 +117,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
 /// The flags that are settings, as the loader's last layer.
 fn command_line(args: &RunArgs) -> serde_json::Value {
-    let approve = args.approve.map(|a| match a {
-        crate::cli::Approve::Never => "never",
-        crate::cli::Approve::Ask => "ask",
-        crate::cli::Approve::Always => "always",
+    let mut flags = config::session_flags(
+        args.model.as_deref(),
+        args.sessions_dir.as_deref(),
+        args.stats_db.as_deref(),
+    );
+    flags["run"] = serde_json::json!({
+        "approve": args.approve.map(|a| match a {
+            crate::cli::Approve::Never => "never",
+            crate::cli::Approve::Ask => "ask",
+            crate::cli::Approve::Always => "always",
+        }),
     });
-    let mut flags = serde_json::json!({
-        "agent": { "model": args.model },
-        "sessions": { "dir": args.sessions_dir },
-        "run": { "approve": approve },
-    });
-    if let Some(db) = &args.stats_db {
-        // A path on the command line records even with `[stats] enabled = false`.
-        flags["stats"] = serde_json::json!({ "path": db, "enabled": true });
-    }
     flags
 }
 
