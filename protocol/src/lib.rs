@@ -255,18 +255,26 @@ pub struct TextDocumentIdentifier {
 mod tests {
     use super::*;
 
+    /// Compares a generated file (`path` relative to this crate) with `fresh`, after
+    /// writing it under `UPDATE_SCHEMA=1`.
+    fn check_generated(path: &str, fresh: &str) {
+        let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        if std::env::var("UPDATE_SCHEMA").as_deref() == Ok("1") {
+            std::fs::write(&full, fresh).unwrap();
+        }
+        let committed = std::fs::read_to_string(&full).unwrap_or_default();
+        assert!(
+            committed == fresh,
+            "{path} is stale: run `UPDATE_SCHEMA=1 cargo test -p agentls-protocol`"
+        );
+    }
+
     /// `schema.json` is generated: it must match the types, or clients build on a lie.
     #[test]
     fn committed_schema_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema.json");
-        let fresh = serde_json::to_string_pretty(&json_schema()).unwrap() + "\n";
-        if std::env::var("UPDATE_SCHEMA").as_deref() == Ok("1") {
-            std::fs::write(&path, &fresh).unwrap();
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == fresh,
-            "protocol/schema.json is stale: run `UPDATE_SCHEMA=1 cargo test -p agentls-protocol`"
+        check_generated(
+            "schema.json",
+            &(serde_json::to_string_pretty(&json_schema()).unwrap() + "\n"),
         );
     }
 
@@ -274,16 +282,9 @@ mod tests {
     /// that the server does not know.
     #[test]
     fn committed_lua_module_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../editor-clients/neovim/lua/agentls/protocol.lua");
-        let fresh = lua_module(&json_schema());
-        if std::env::var("UPDATE_SCHEMA").as_deref() == Ok("1") {
-            std::fs::write(&path, &fresh).unwrap();
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == fresh,
-            "editor-clients/neovim/lua/agentls/protocol.lua is stale: run `UPDATE_SCHEMA=1 cargo test -p agentls-protocol`"
+        check_generated(
+            "../editor-clients/neovim/lua/agentls/protocol.lua",
+            &lua_module(&json_schema()),
         );
     }
 

@@ -79,13 +79,17 @@ local ok, err = pcall(function()
   end)
   out.marks_pending = marks()
   -- What :AgentReject reads: the pending change and where it is now (agent/listChanges).
-  local listed
-  review.list({ uri = vim.uri_from_bufnr(lib) }, function(changes)
-    listed = changes
-  end)
-  wait("the pending changes", 5000, function()
-    return listed ~= nil
-  end)
+  local function list(params)
+    local listed
+    review.list(params, function(changes)
+      listed = changes
+    end)
+    wait("the pending changes", 5000, function()
+      return listed ~= nil
+    end)
+    return listed
+  end
+  local listed = list({ uri = vim.uri_from_bufnr(lib) })
   out.listed_count = #listed
   if listed[1] then
     local c = listed[1]
@@ -122,14 +126,7 @@ local ok, err = pcall(function()
     return pending ~= nil
   end)
   out.pending_after_accept = pending
-  local left
-  review.list({}, function(changes)
-    left = changes
-  end)
-  wait("the pending changes after accepting", 5000, function()
-    return left ~= nil
-  end)
-  out.listed_after_accept = #left
+  out.listed_after_accept = #list({})
 
   -- 4. Cancel a slow run.
   vim.cmd("Agent take your time")
