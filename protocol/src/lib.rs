@@ -107,7 +107,11 @@ pub fn lua_module(schema: &serde_json::Value) -> String {
     let names = |key: &str| -> Vec<String> {
         schema[key]
             .as_array()
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let mut methods: Vec<String> = names("requests");
@@ -124,7 +128,11 @@ pub fn lua_module(schema: &serde_json::Value) -> String {
         capability["key"], capability["version"]
     );
     for m in &methods {
-        out += &format!("    {} = {},\n", method_key(m), serde_json::Value::from(m.as_str()));
+        out += &format!(
+            "    {} = {},\n",
+            method_key(m),
+            serde_json::Value::from(m.as_str())
+        );
     }
     out += "  },\n}\n";
     out
@@ -319,7 +327,10 @@ mod tests {
             lua.contains("    listChanges = \"agent/listChanges\",\n"),
             "{lua}"
         );
-        assert!(lua.contains("  capability = \"agent\",\n  version = 1,\n"), "{lua}");
+        assert!(
+            lua.contains("  capability = \"agent\",\n  version = 1,\n"),
+            "{lua}"
+        );
     }
 
     #[test]
