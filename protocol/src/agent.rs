@@ -27,6 +27,7 @@ pub const METHODS: &[&str] = &[
     set_model::METHOD,
     list_models::METHOD,
     review::METHOD,
+    list_changes::METHOD,
 ];
 
 /// The notification that streams a session's events.
@@ -416,6 +417,77 @@ pub mod review {
         /// Changes that could not be rejected, with the reason (the user rewrote the
         /// same lines, say).
         pub failed: Vec<(u64, String)>,
+    }
+}
+
+/// `agent/listChanges`: the changes sessions landed for review and nobody accepted or
+/// rejected yet, where they are now. Clients show review from this (and act with
+/// `agent/review` or the `agentls.accept`/`agentls.reject` commands by `id`), never from
+/// the titles of code actions, which are for people.
+pub mod list_changes {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/listChanges";
+
+    /// Parameters (send `{}` for every pending change).
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// Only this session's changes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub session: Option<String>,
+        /// Only changes in this document.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub uri: Option<String>,
+    }
+
+    /// The result.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// The pending changes, by document (`uri` order), then by position.
+        pub changes: Vec<Change>,
+    }
+
+    /// What a change did to its lines.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub enum ChangeKind {
+        /// Only added text.
+        Insert,
+        /// Replaced text.
+        Replace,
+        /// Only removed text.
+        Delete,
+    }
+
+    /// One pending change: a cluster of nearby edits in one document.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Change {
+        /// The change's id, as `agent/review`, `agentls.accept` and `agentls.reject` take
+        /// it and `edit` events list it; it stays the same while the server runs.
+        pub id: u64,
+        /// The session that made it.
+        pub session: String,
+        /// The document.
+        pub uri: String,
+        /// The document version `ranges` refer to: the open buffer's. Absent when the
+        /// document is not open: the ranges are then in the file on disk.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub version: Option<i32>,
+        /// Where the agent's text is now, in the negotiated position encoding: one range
+        /// per edit of the change, in document order (an empty range where it only
+        /// removed text). Empty when the user has rewritten those lines since: the
+        /// change can still be accepted, but rejecting it fails.
+        pub ranges: Vec<Range>,
+        /// Insert, replace or delete.
+        pub kind: ChangeKind,
+        /// Lines the change added, as a line diff counts them.
+        pub lines_added: u32,
+        /// Lines the change removed, as a line diff counts them.
+        pub lines_removed: u32,
     }
 }
 

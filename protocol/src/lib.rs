@@ -4,7 +4,11 @@
 //! it alone. `PROTOCOL.md` beside it documents every method; `schema.json` is the JSON
 //! Schema of every type, generated from these definitions by [`json_schema`] (a test
 //! fails when the committed file is stale; `UPDATE_SCHEMA=1 cargo test -p
-//! agentls-protocol` rewrites it).
+//! agentls-protocol` rewrites it). The schema also lists every method by name
+//! ([`REQUESTS`], [`NOTIFICATIONS`]); the editor clients' method constants are generated
+//! from it: the VS Code extension's by `editor-clients/vscode/scripts/gen-protocol.mjs`,
+//! the Neovim plugin's `lua/agentls/protocol.lua` by [`lua_module`] (checked and
+//! rewritten by the same test as `schema.json`).
 //!
 //! - [`agent`]: the `agent/*` extension (sessions, prompts, `agent/event`, review).
 //! - [`commands`]: the `workspace/executeCommand` commands any client can send.
@@ -41,20 +45,97 @@ pub fn json_schema() -> serde_json::Value {
         "agent/listModels.Result" => agent::list_models::Result,
         "agent/review.Params" => agent::review::Params,
         "agent/review.Result" => agent::review::Result,
+        "agent/listChanges.Params" => agent::list_changes::Params,
+        "agent/listChanges.Result" => agent::list_changes::Result,
         "agent/event.Params" => agent::EventParams,
         "agent/diagnostics.Params" => agent::diagnostics::Params,
         "agentls/semanticSearch.Params" => semantic_search::Params,
         "agentls/semanticSearch.Result" => semantic_search::Result,
+        "agentls/viewFileText.Params" => view_file_text::Params,
+        "agentls/viewFileText.Result" => view_file_text::Result,
         "command.TaskArgs" => commands::TaskArgs,
         "command.Started" => commands::Started,
         "command.SessionArgs" => commands::SessionArgs,
     );
+    let mut requests = REQUESTS.to_vec();
+    requests.sort_unstable();
+    let mut notifications = NOTIFICATIONS.to_vec();
+    notifications.sort_unstable();
     sorted(serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "agentls LSP extensions",
+        "capability": { "key": agent::CAPABILITY, "version": agent::VERSION },
+        "requests": requests,
+        "notifications": notifications,
         "methods": roots,
         "$defs": generator.definitions(),
     }))
+}
+
+/// Every request method beyond standard LSP that a client can send (the debug-only
+/// `agentls/debugPanic` aside).
+pub const REQUESTS: &[&str] = &[
+    agent::new_session::METHOD,
+    agent::prompt::METHOD,
+    agent::cancel::METHOD,
+    agent::list_sessions::METHOD,
+    agent::get_transcript::METHOD,
+    agent::set_model::METHOD,
+    agent::list_models::METHOD,
+    agent::review::METHOD,
+    agent::list_changes::METHOD,
+    semantic_search::METHOD,
+    view_file_text::METHOD,
+];
+
+/// Every notification beyond standard LSP, either way: `agent/event` (server to client)
+/// and `agent/diagnostics` (client to server).
+pub const NOTIFICATIONS: &[&str] = &[agent::EVENT, agent::diagnostics::METHOD];
+
+/// The constant's name of a method in generated client code: the part after the last
+/// `/` (`agent/listChanges` -> `listChanges`). [`json_schema`]'s test checks that no
+/// two methods share one.
+pub fn method_key(method: &str) -> &str {
+    method.rsplit('/').next().unwrap_or(method)
+}
+
+/// The Neovim plugin's `lua/agentls/protocol.lua`, from `schema` (the value
+/// [`json_schema`] returns): the extension's capability key and version, and every
+/// method by [`method_key`], so the plugin never spells a method name itself. Laid out
+/// as stylua leaves it.
+pub fn lua_module(schema: &serde_json::Value) -> String {
+    let names = |key: &str| -> Vec<String> {
+        schema[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut methods: Vec<String> = names("requests");
+    methods.extend(names("notifications"));
+    methods.sort_by(|a, b| method_key(a).cmp(method_key(b)));
+    let capability = &schema["capability"];
+    let mut out = String::from(
+        "-- Generated from protocol/schema.json by agentls-protocol (lua_module): do not edit;\n\
+         -- run `UPDATE_SCHEMA=1 cargo test -p agentls-protocol`.\n\
+         return {\n",
+    );
+    out += &format!(
+        "  capability = {},\n  version = {},\n  methods = {{\n",
+        capability["key"], capability["version"]
+    );
+    for m in &methods {
+        out += &format!(
+            "    {} = {},\n",
+            method_key(m),
+            serde_json::Value::from(m.as_str())
+        );
+    }
+    out += "  },\n}\n";
+    out
 }
 
 /// Object keys in sorted order at every depth. serde_json keeps insertion order when
@@ -91,7 +172,7 @@ pub mod view_file_text {
     }
 
     /// The result: the text as the server holds it, and its version.
-    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
     #[serde(rename_all = "camelCase")]
     pub struct Result {
         /// The text.
@@ -182,19 +263,83 @@ pub struct TextDocumentIdentifier {
 mod tests {
     use super::*;
 
+    /// Compares a generated file (`path` relative to this crate) with `fresh`, after
+    /// writing it under `UPDATE_SCHEMA=1`.
+    fn check_generated(path: &str, fresh: &str) {
+        let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        if std::env::var("UPDATE_SCHEMA").as_deref() == Ok("1") {
+            std::fs::write(&full, fresh).unwrap();
+        }
+        let committed = std::fs::read_to_string(&full).unwrap_or_default();
+        assert!(
+            committed == fresh,
+            "{path} is stale: run `UPDATE_SCHEMA=1 cargo test -p agentls-protocol`"
+        );
+    }
+
     /// `schema.json` is generated: it must match the types, or clients build on a lie.
     #[test]
     fn committed_schema_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema.json");
-        let fresh = serde_json::to_string_pretty(&json_schema()).unwrap() + "\n";
-        if std::env::var("UPDATE_SCHEMA").as_deref() == Ok("1") {
-            std::fs::write(&path, &fresh).unwrap();
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == fresh,
-            "protocol/schema.json is stale: run `UPDATE_SCHEMA=1 cargo test -p agentls-protocol`"
+        check_generated(
+            "schema.json",
+            &(serde_json::to_string_pretty(&json_schema()).unwrap() + "\n"),
         );
+    }
+
+    /// The Neovim plugin's method names are generated too: stale means a name it sends
+    /// that the server does not know.
+    #[test]
+    fn committed_lua_module_is_current() {
+        check_generated(
+            "../editor-clients/neovim/lua/agentls/protocol.lua",
+            &lua_module(&json_schema()),
+        );
+    }
+
+    /// Every type in the schema belongs to a listed method (or a command), every listed
+    /// method has its types, and no two methods share a generated constant's name.
+    #[test]
+    fn the_method_lists_match_the_types() {
+        let schema = json_schema();
+        let mut listed: Vec<&str> = REQUESTS.iter().chain(NOTIFICATIONS).copied().collect();
+        let typed: std::collections::BTreeSet<&str> = schema["methods"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter_map(|k| k.split_once('.').map(|(m, _)| m))
+            .filter(|m| *m != "command")
+            .collect();
+        for m in &typed {
+            assert!(listed.contains(m), "{m} has types but is not listed");
+        }
+        for m in &listed {
+            assert!(typed.contains(m), "{m} is listed but has no types");
+        }
+        for m in agent::METHODS {
+            assert!(REQUESTS.contains(m), "{m} is advertised but not listed");
+        }
+        let before = listed.len();
+        listed.sort_by_key(|m| method_key(m));
+        listed.dedup_by_key(|m| method_key(m));
+        assert_eq!(listed.len(), before, "two methods share a constant's name");
+        let lua = lua_module(&schema);
+        assert!(
+            lua.contains("    listChanges = \"agent/listChanges\",\n"),
+            "{lua}"
+        );
+        assert!(
+            lua.contains("  capability = \"agent\",\n  version = 1,\n"),
+            "{lua}"
+        );
+    }
+
+    #[test]
+    fn list_changes_params_may_be_empty_and_refuse_unknown_fields() {
+        let empty: agent::list_changes::Params =
+            serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(empty, agent::list_changes::Params::default());
+        let bad = serde_json::json!({"uri": "file:///a", "line": 1});
+        assert!(serde_json::from_value::<agent::list_changes::Params>(bad).is_err());
     }
 
     #[test]

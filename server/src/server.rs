@@ -54,6 +54,7 @@ impl Server {
         .custom_method(agent::set_model::METHOD, Server::agent_set_model)
         .custom_method(agent::list_models::METHOD, Server::agent_list_models)
         .custom_method(agent::review::METHOD, Server::agent_review)
+        .custom_method(agent::list_changes::METHOD, Server::agent_list_changes)
         .custom_method(agent::diagnostics::METHOD, Server::agent_diagnostics);
         let builder = if std::env::var(DEBUG_PANIC_ENV).as_deref() == Ok("1") {
             builder.custom_method(DEBUG_PANIC_METHOD, Server::debug_panic)
@@ -232,6 +233,18 @@ impl Server {
                 params.action,
             )
             .await
+        })
+        .await
+    }
+
+    async fn agent_list_changes(
+        &self,
+        params: agent::list_changes::Params,
+    ) -> jsonrpc::Result<agent::list_changes::Result> {
+        let state = self.state.clone();
+        guard(agent::list_changes::METHOD, async move {
+            crate::agent::load_saved_sessions(&state).await;
+            blocking(move || handlers::agent::list_changes(&state, params)).await?
         })
         .await
     }

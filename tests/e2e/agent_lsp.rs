@@ -1381,3 +1381,128 @@ async fn without_satisfaction_no_classifier_request_is_made() {
     let stats = stats_until(f._dir.path(), |v| v["runs"] == 2);
     assert_eq!(stats["satisfaction"], json!([]), "{stats}");
 }
+
+/// `agent/listChanges` (issue 44): after an agent edit in review mode, the pending change
+/// is listed with its id (the one the `edit` event carried), its session, the document's
+/// current version and its range in the negotiated encoding (UTF-8 here: the `é` before
+/// it counts two); it follows the user's typing; the filters work; accepted, it is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn list_changes_gives_pending_changes_where_they_are_until_accepted() {
+    let text = "pub fn greet() -> usize {\n    let s = \"é\"; todo!()\n}\n";
+    let mut caps = helix_caps();
+    caps["experimental"] = json!({ "agent": { "version": 1 } });
+    let mut f = setup(caps, json!({ "agent": { "review": "review" } }), text).await;
+    f.model.push_turn(Turn::default().tool_call(
+        "c1",
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "todo!()", "new_string": "42"}),
+    ));
+    f.model.push_turn(Turn::text("Done."));
+    let list = |f: &mut Fixture, params: Value| {
+        f.editor
+            .client
+            .request_ok("agent/listChanges", params)
+            .unwrap()["changes"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    assert!(list(&mut f, json!({})).is_empty(), "nothing pending yet");
+
+    let session = f
+        .editor
+        .client
+        .request_ok("agent/newSession", json!({}))
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    f.editor
+        .client
+        .request_ok(
+            "agent/prompt",
+            json!({ "session": session, "text": "Implement greet" }),
+        )
+        .unwrap();
+    let mut change_ids = Vec::new();
+    loop {
+        let n = f.editor.client.wait_notification("agent/event").unwrap();
+        let event = &n["params"]["event"];
+        if event["type"] == "edit" {
+            change_ids.extend(event["changeIds"].as_array().unwrap().clone());
+        }
+        if event["type"] == "finished" {
+            break;
+        }
+    }
+    assert_eq!(
+        f.text(),
+        "pub fn greet() -> usize {\n    let s = \"é\"; 42\n}\n"
+    );
+    assert_eq!(change_ids.len(), 1, "one pending change");
+    let (_, version, _) = crate::support::view(&mut f.editor.client, &f.uri);
+
+    let changes = list(&mut f, json!({}));
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    let c = &changes[0];
+    assert_eq!(c["id"], change_ids[0]);
+    assert_eq!(c["session"], session.as_str());
+    assert_eq!(c["uri"], f.uri.as_str());
+    assert_eq!(c["version"], version);
+    // `    let s = "é"; ` is 18 bytes (17 UTF-16 units): `42` spans bytes 18-20.
+    assert_eq!(
+        c["ranges"],
+        json!([{ "start": { "line": 1, "character": 18 }, "end": { "line": 1, "character": 20 } }])
+    );
+    assert_eq!(
+        (&c["kind"], &c["linesAdded"], &c["linesRemoved"]),
+        (&json!("replace"), &json!(1), &json!(1))
+    );
+    // The filters: by document, by session; an unknown session is an error.
+    let uri = f.uri.clone();
+    assert_eq!(
+        list(&mut f, json!({ "uri": uri, "session": session })).len(),
+        1
+    );
+    let other = url(&f.root.join("src/other.rs"));
+    assert!(list(&mut f, json!({ "uri": other })).is_empty());
+    let unknown = f
+        .editor
+        .client
+        .request("agent/listChanges", json!({ "session": "nope" }))
+        .unwrap();
+    assert_eq!(unknown.unwrap_err()["code"], -32602);
+
+    // The user types a line above: the change is listed where it is now.
+    f.editor
+        .type_text(&uri, (0, 0), (0, 0), "// mine\n")
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let moved = loop {
+        let changes = list(&mut f, json!({ "uri": uri }));
+        if changes[0]["ranges"][0]["start"]["line"] == 2 || Instant::now() > deadline {
+            break changes;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (_, typed_version, _) = crate::support::view(&mut f.editor.client, &f.uri);
+    assert_eq!(
+        moved[0]["ranges"],
+        json!([{ "start": { "line": 2, "character": 18 }, "end": { "line": 2, "character": 20 } }])
+    );
+    assert_eq!(moved[0]["version"], typed_version);
+    assert!(typed_version > version);
+
+    // Accepted by id: no longer listed, and the text stays.
+    let reply = f
+        .editor
+        .client
+        .request_ok(
+            "agent/review",
+            json!({ "session": session, "change": c["id"], "action": "accept" }),
+        )
+        .unwrap();
+    assert_eq!(reply["accepted"], json!([c["id"]]));
+    assert!(list(&mut f, json!({})).is_empty());
+    assert!(f.text().contains("\"é\"; 42"));
+}

@@ -1,6 +1,6 @@
 //! The Neovim plugin (editor-clients/neovim) in a real headless Neovim 0.11 against the
 //! built binary and the fixture model: chat round trip with a folded tool call, review
-//! reject and accept, cancel, a file opened later, another server's diagnostics reaching
+//! (the pending change listed by `agent/listChanges`) reject and accept, cancel, a file opened later, another server's diagnostics reaching
 //! the agent, semantic search into the quickfix list. CI installs Neovim; there its
 //! absence fails the test.
 
@@ -113,6 +113,12 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
     assert_eq!(results["tool_folded"], "true");
     // Review: marked while pending, rejected back to the stub, then accepted.
     assert_ne!(results["marks_pending"], "0");
+    // :AgentReject found the change through agent/listChanges: line 2 (0-based 1), a
+    // replacement of one line, at the buffer's current version.
+    assert_eq!(results["listed_count"], "1", "{results:#?}");
+    assert_eq!(results["listed_lines"], "1-1", "{results:#?}");
+    assert_eq!(results["listed_kind"], "replace +1 -1", "{results:#?}");
+    assert_eq!(results["listed_version_current"], "true", "{results:#?}");
     assert_eq!(
         results["after_reject"],
         "pub fn add(a: i32, b: i32) -> i32 {|    todo!()|}"
@@ -122,6 +128,7 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
         "pub fn add(a: i32, b: i32) -> i32 {|    a + b|}"
     );
     assert_eq!(results["pending_after_accept"], "0");
+    assert_eq!(results["listed_after_accept"], "0");
     assert_eq!(
         std::fs::read_to_string(root.join("src/lib.rs")).unwrap(),
         STUB,

@@ -33,8 +33,3 @@ export function textBefore(after: string, diff: string): string {
   return lines.join("\n");
 }
 
-/** `Agent: accept change (lines 3-5)` -> [2, 4] (0-based, inclusive). */
-export function linesOfTitle(title: string): [number, number] | undefined {
-  const m = /\(lines (\d+)-(\d+)\)/.exec(title);
-  return m ? [Number(m[1]) - 1, Number(m[2]) - 1] : undefined;
-}

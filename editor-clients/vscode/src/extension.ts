@@ -88,6 +88,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
       }),
     );
     chat.attach(c);
+    void review.refreshAll();
   }
 
   await start();

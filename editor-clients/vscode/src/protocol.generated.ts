@@ -66,6 +66,13 @@ export type Mode = "agent" | "ask" | "plan";
  */
 export type Action = "accept" | "reject";
 /**
+ * What a change did to its lines.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "ChangeKind".
+ */
+export type ChangeKind = "insert" | "replace" | "delete";
+/**
  * What a session reports while it runs.
  *
  * This interface was referenced by `ProtocolTypes`'s JSON-Schema
@@ -295,6 +302,8 @@ export interface ProtocolTypes {
   "agent/event.Params": EventParams;
   "agent/getTranscript.Params": GetTranscriptParams;
   "agent/getTranscript.Result": GetTranscriptResult;
+  "agent/listChanges.Params": ListChangesParams;
+  "agent/listChanges.Result": ListChangesResult;
   "agent/listModels.Result": ListModelsResult;
   "agent/listSessions.Result": ListSessionsResult;
   "agent/newSession.Params": NewSessionParams;
@@ -307,6 +316,8 @@ export interface ProtocolTypes {
   "agent/setModel.Result": SessionInfo1;
   "agentls/semanticSearch.Params": SemanticSearchParams;
   "agentls/semanticSearch.Result": SemanticSearchResult;
+  "agentls/viewFileText.Params": ViewFileTextParams;
+  "agentls/viewFileText.Result": ViewFileTextResult;
   "command.SessionArgs": SessionArgs;
   "command.Started": Started;
   "command.TaskArgs": TaskArgs;
@@ -724,6 +735,89 @@ export interface SessionInfo {
   title: string;
 }
 /**
+ * Parameters (send `{}` for every pending change).
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "ListChangesParams".
+ */
+export interface ListChangesParams {
+  /**
+   * Only this session's changes.
+   */
+  session?: string | null;
+  /**
+   * Only changes in this document.
+   */
+  uri?: string | null;
+}
+/**
+ * The result.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "ListChangesResult".
+ */
+export interface ListChangesResult {
+  /**
+   * The pending changes, by document (`uri` order), then by position.
+   */
+  changes: Change[];
+}
+/**
+ * One pending change: a cluster of nearby edits in one document.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Change".
+ */
+export interface Change {
+  /**
+   * The change's id, as `agent/review`, `agentls.accept` and `agentls.reject` take
+   * it and `edit` events list it; it stays the same while the server runs.
+   */
+  id: number;
+  /**
+   * Insert, replace or delete.
+   */
+  kind: "insert" | "replace" | "delete";
+  /**
+   * Lines the change added, as a line diff counts them.
+   */
+  linesAdded: number;
+  /**
+   * Lines the change removed, as a line diff counts them.
+   */
+  linesRemoved: number;
+  /**
+   * Where the agent's text is now, in the negotiated position encoding: one range
+   * per edit of the change, in document order (an empty range where it only
+   * removed text). Empty when the user has rewritten those lines since: the
+   * change can still be accepted, but rejecting it fails.
+   */
+  ranges: Range1[];
+  /**
+   * The session that made it.
+   */
+  session: string;
+  /**
+   * The document.
+   */
+  uri: string;
+  /**
+   * The document version `ranges` refer to: the open buffer's. Absent when the
+   * document is not open: the ranges are then in the file on disk.
+   */
+  version?: number | null;
+}
+/**
+ * An LSP range (kept local so this crate stands alone).
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Range".
+ */
+export interface Range1 {
+  end: Position;
+  start: Position1;
+}
+/**
  * The result.
  *
  * This interface was referenced by `ProtocolTypes`'s JSON-Schema
@@ -858,16 +952,6 @@ export interface DocumentContext {
    * The document version the range refers to.
    */
   version?: number | null;
-}
-/**
- * An LSP range (kept local so this crate stands alone).
- *
- * This interface was referenced by `ProtocolTypes`'s JSON-Schema
- * via the `definition` "Range".
- */
-export interface Range1 {
-  end: Position;
-  start: Position1;
 }
 /**
  * Parameters.
@@ -1013,6 +1097,45 @@ export interface Hit {
   uri: string;
 }
 /**
+ * Parameters: which document.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Agentls/viewFileTextParams".
+ */
+export interface ViewFileTextParams {
+  textDocument: TextDocumentIdentifier;
+}
+/**
+ * The document's URI, as in `TextDocumentIdentifier`.
+ */
+export interface TextDocumentIdentifier {
+  /**
+   * The document's URI.
+   */
+  uri: string;
+}
+/**
+ * The result: the text as the server holds it, and its version.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Agentls/viewFileTextResult".
+ */
+export interface ViewFileTextResult {
+  /**
+   * `false` when a change could not be applied and the server is waiting for the
+   * client to send the full text again.
+   */
+  inSync: boolean;
+  /**
+   * The text.
+   */
+  text: string;
+  /**
+   * The client version the text corresponds to.
+   */
+  version: number;
+}
+/**
  * The argument of `cancel`, `accept` and `reject`.
  *
  * This interface was referenced by `ProtocolTypes`'s JSON-Schema
@@ -1090,3 +1213,38 @@ export interface Position2 {
    */
   line: number;
 }
+/**
+ * A document reference, as LSP's `TextDocumentIdentifier` (kept local so this crate
+ * stands alone).
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "TextDocumentIdentifier".
+ */
+export interface TextDocumentIdentifier1 {
+  /**
+   * The document's URI.
+   */
+  uri: string;
+}
+
+/** Every method of the protocol (requests and notifications) by the part of its name after the last `/`. */
+export const Methods = {
+  cancel: "agent/cancel",
+  diagnostics: "agent/diagnostics",
+  event: "agent/event",
+  getTranscript: "agent/getTranscript",
+  listChanges: "agent/listChanges",
+  listModels: "agent/listModels",
+  listSessions: "agent/listSessions",
+  newSession: "agent/newSession",
+  prompt: "agent/prompt",
+  review: "agent/review",
+  semanticSearch: "agentls/semanticSearch",
+  setModel: "agent/setModel",
+  viewFileText: "agentls/viewFileText",
+} as const;
+
+/** The key under `capabilities.experimental` by which client and server declare the `agent/*` extension. */
+export const CAPABILITY = "agent";
+/** The extension's version, declared under that key. */
+export const VERSION = 1;

@@ -1,12 +1,16 @@
-// The agent/* protocol as the extension uses it: method names, and the types generated
-// from protocol/schema.json (src/protocol.generated.ts, `npm run gen`).
+// The agent/* protocol as the extension uses it: method names, the capability and the
+// types, all generated from protocol/schema.json (src/protocol.generated.ts, `npm run gen`).
 import type { ProtocolTypes } from "./protocol.generated";
 
+export { CAPABILITY, Methods, VERSION } from "./protocol.generated";
 export type {
   CancelResult,
+  Change as PendingChange,
   Event,
   EventParams,
   GetTranscriptResult,
+  ListChangesParams,
+  ListChangesResult,
   ListModelsResult,
   ListSessionsResult,
   Message,
@@ -22,23 +26,6 @@ export type {
   Started,
   TaskArgs,
 } from "./protocol.generated";
-
-export const CAPABILITY = "agent";
-export const VERSION = 1;
-
-export const Methods = {
-  newSession: "agent/newSession",
-  prompt: "agent/prompt",
-  cancel: "agent/cancel",
-  listSessions: "agent/listSessions",
-  getTranscript: "agent/getTranscript",
-  setModel: "agent/setModel",
-  listModels: "agent/listModels",
-  review: "agent/review",
-  event: "agent/event",
-  diagnostics: "agent/diagnostics",
-  semanticSearch: "agentls/semanticSearch",
-} as const;
 
 /** An LSP diagnostic as `agent/diagnostics` carries it (severity 1 = error … 4 = hint). */
 export interface AgentDiagnostic {

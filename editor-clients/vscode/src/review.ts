@@ -1,23 +1,17 @@
 // Review of edits that landed pending (`[agent] review = "review"`): the changes are
 // decorated in the editor with accept/reject code lenses per change and for the whole
 // session, and shown in VS Code's diff editor. The server keeps the changes and does
-// the undo (agent/review); which changes exist, and where they are now, is asked of the
-// server through its review code actions, so the client never guesses at line moves.
+// the undo (agent/review, by change id); which changes exist, and where they are now, is
+// asked of the server (agent/listChanges), so the client never guesses at line moves.
 import * as vscode from "vscode";
 import { type LanguageClient } from "vscode-languageclient/node";
-import { linesOfTitle, textBefore } from "./diffText";
-import { Methods, type ReviewParams, type ReviewResult } from "./protocol";
+import { textBefore } from "./diffText";
+import { type ListChangesParams, type ListChangesResult, Methods, type ReviewParams, type ReviewResult } from "./protocol";
+import { type ReviewChange as Change, byDocument } from "./reviewItems";
 
-interface Change {
-  session: string;
-  id: number;
-  lines: [number, number];
-}
-
-interface ServerCommand {
-  title: string;
-  command: string;
-  arguments?: { session?: string; change?: number }[];
+/** The key of a document: its URI as VS Code writes it (the server may escape differently). */
+function key(uri: string): string {
+  return vscode.Uri.parse(uri).toString();
 }
 
 export const BEFORE_SCHEME = "agentls-before";
@@ -58,12 +52,13 @@ export class Review implements vscode.Disposable, vscode.CodeLensProvider, vscod
   /** An `edit` event: remember the text before it, and fetch the file's pending changes. */
   async onEdit(uri: string, diff: string, changeIds: number[]): Promise<void> {
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
-    if (!this.before.has(uri)) this.before.set(uri, textBefore(doc.getText(), diff));
-    if (changeIds.length) await this.refresh(uri);
+    const k = key(uri);
+    if (!this.before.has(k)) this.before.set(k, textBefore(doc.getText(), diff));
+    if (changeIds.length) await this.refresh(k);
   }
 
   pending(uri: string): readonly Change[] {
-    return this.changes.get(uri) ?? [];
+    return this.changes.get(key(uri)) ?? [];
   }
 
   private refreshSoon(uri: string): void {
@@ -71,30 +66,39 @@ export class Review implements vscode.Disposable, vscode.CodeLensProvider, vscod
     this.timers.set(uri, setTimeout(() => void this.refresh(uri), 150));
   }
 
+  private async listChanges(params: ListChangesParams): Promise<Map<string, Change[]> | undefined> {
+    const client = this.client();
+    if (!client) return undefined;
+    const r = await client.sendRequest<ListChangesResult>(Methods.listChanges, params);
+    return byDocument(r.changes, key);
+  }
+
   /** Asks the server which changes are pending in `uri` and where they are now. */
   async refresh(uri: string): Promise<void> {
-    const client = this.client();
-    if (!client) return;
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
-    const lines = doc ? doc.lineCount : 1_000_000;
-    const actions = (await client.sendRequest("textDocument/codeAction", {
-      textDocument: { uri },
-      range: { start: { line: 0, character: 0 }, end: { line: lines, character: 0 } },
-      context: { diagnostics: [] },
-    })) as (ServerCommand | { title: string; command?: ServerCommand })[] | null;
-    const found: Change[] = [];
-    for (const a of actions ?? []) {
-      const cmd: ServerCommand | undefined = typeof a.command === "string" ? (a as ServerCommand) : (a.command as ServerCommand | undefined);
-      const arg = cmd?.arguments?.[0];
-      const at = linesOfTitle(a.title);
-      if (cmd?.command === "agentls.accept" && arg?.session && arg.change !== undefined && at)
-        found.push({ session: arg.session, id: arg.change, lines: at });
-    }
-    if (found.length) this.changes.set(uri, found);
+    const k = key(uri);
+    const found = await this.listChanges({ uri });
+    if (!found) return;
+    this.show(k, [...found.values()].flat());
+    this.changed();
+  }
+
+  /** Asks the server for every pending change (after a start: saved sessions keep theirs). */
+  async refreshAll(): Promise<void> {
+    const found = await this.listChanges({});
+    if (!found) return;
+    for (const k of new Set([...this.changes.keys(), ...found.keys()])) this.show(k, found.get(k) ?? []);
+    this.changed();
+  }
+
+  private show(k: string, found: Change[]): void {
+    if (found.length) this.changes.set(k, found);
     else {
-      this.changes.delete(uri);
-      this.before.delete(uri);
+      this.changes.delete(k);
+      this.before.delete(k);
     }
+  }
+
+  private changed(): void {
     this.decorateAll();
     this.lensChanged.fire();
   }
@@ -115,8 +119,8 @@ export class Review implements vscode.Disposable, vscode.CodeLensProvider, vscod
     cs.forEach((c, n) => {
       const r = new vscode.Range(c.lines[0], 0, c.lines[0], 0);
       out.push(
-        new vscode.CodeLens(r, { title: "✓ Accept change", command: "agentls.review.accept", arguments: [c] }),
-        new vscode.CodeLens(r, { title: "✗ Reject change", command: "agentls.review.reject", arguments: [c] }),
+        new vscode.CodeLens(r, { title: "✓ Accept change", tooltip: c.summary, command: "agentls.review.accept", arguments: [c] }),
+        new vscode.CodeLens(r, { title: "✗ Reject change", tooltip: c.summary, command: "agentls.review.reject", arguments: [c] }),
       );
       if (n === 0) {
         out.push(
@@ -134,7 +138,7 @@ export class Review implements vscode.Disposable, vscode.CodeLensProvider, vscod
   }
 
   async showDiff(uri?: string): Promise<void> {
-    const target = uri ?? vscode.window.activeTextEditor?.document.uri.toString() ?? [...this.before.keys()][0];
+    const target = (uri && key(uri)) ?? vscode.window.activeTextEditor?.document.uri.toString() ?? [...this.before.keys()][0];
     if (!target) return;
     const file = vscode.Uri.parse(target);
     const left = vscode.Uri.from({ scheme: BEFORE_SCHEME, path: file.path, query: target });

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { generate, typeName } from "../scripts/gen-protocol.mjs";
+import { constants, generate, methodKey, typeName } from "../scripts/gen-protocol.mjs";
+import { CAPABILITY, Methods, VERSION } from "../src/protocol";
 
 const schema = JSON.parse(readFileSync(new URL("../../../protocol/schema.json", import.meta.url), "utf8"));
 
@@ -31,5 +32,19 @@ describe("protocol type generation", () => {
     expect(ts).toMatch(/export interface DiagnosticsParams \{[^}]*diagnostics: Diagnostic\[\];/s);
     expect(ts).toMatch(/"agent\/diagnostics\.Params": DiagnosticsParams;/);
     expect(ts).not.toContain("Params99");
+  });
+
+  it("generates a constant for every method the schema lists, agent/listChanges among them", async () => {
+    expect(methodKey("agentls/semanticSearch")).toBe("semanticSearch");
+    const ts = await generate(schema);
+    expect(ts).toContain('  listChanges: "agent/listChanges",\n');
+    for (const m of [...schema.requests, ...schema.notifications]) expect(Object.values(Methods)).toContain(m);
+    expect(Object.keys(Methods)).toHaveLength(schema.requests.length + schema.notifications.length);
+    expect([CAPABILITY, VERSION]).toEqual([schema.capability.key, schema.capability.version]);
+  });
+
+  it("refuses two methods that would share a constant", () => {
+    const bad = { ...schema, requests: [...schema.requests, "other/listChanges"] };
+    expect(() => constants(bad)).toThrow(/share the key listChanges/);
   });
 });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { parseContext } from "../src/context";
 import { toAgentDiagnostic } from "../src/diagnosticsMap";
-import { linesOfTitle, textBefore } from "../src/diffText";
+import { textBefore } from "../src/diffText";
+import type { PendingChange } from "../src/protocol";
+import { byDocument, linesOf, summaryOf } from "../src/reviewItems";
 import { hitRows, kindIcon, rankingTitle } from "../src/searchItems";
 import { BUILD_COMMAND, findServer } from "../src/serverPath";
 import { toServerSettings } from "../src/settings";
@@ -57,9 +59,45 @@ describe("review diffs", () => {
     const diff = "--- x\n+++ x\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n d\n@@ -10,3 +10,4 @@\n j\n k\n l\n+m\n";
     expect(textBefore(after, diff)).toBe(before);
   });
-  it("reads the lines of a server review action", () => {
-    expect(linesOfTitle("Agent: accept change (lines 3-5)")).toEqual([2, 4]);
-    expect(linesOfTitle("Agent: accept all 2 change(s) of the session")).toBeUndefined();
+});
+
+describe("review items from agent/listChanges", () => {
+  const at = (l1: number, c1: number, l2: number, c2: number) => ({ start: { line: l1, character: c1 }, end: { line: l2, character: c2 } });
+  const change = (over: Partial<PendingChange>): PendingChange => ({
+    id: 1,
+    session: "s",
+    uri: "file:///w/a.rs",
+    version: 3,
+    ranges: [at(1, 4, 1, 9)],
+    kind: "replace",
+    linesAdded: 1,
+    linesRemoved: 1,
+    ...over,
+  });
+  it("spans the lines of the change's ranges; a whole inserted line does not reach into the next", () => {
+    expect(linesOf(change({}))).toEqual([1, 1]);
+    expect(linesOf(change({ ranges: [at(2, 0, 4, 0)] }))).toEqual([2, 3]);
+    expect(linesOf(change({ ranges: [at(2, 3, 2, 5), at(4, 0, 4, 2)] }))).toEqual([2, 4]);
+    // A deletion: an empty range, one line.
+    expect(linesOf(change({ ranges: [at(5, 0, 5, 0)] }))).toEqual([5, 5]);
+    // The user rewrote the lines: nothing to show.
+    expect(linesOf(change({ ranges: [] }))).toBeUndefined();
+  });
+  it("summarises lines added and removed", () => {
+    expect(summaryOf(change({}))).toBe("+1 −1 (replace)");
+    expect(summaryOf(change({ kind: "insert", linesAdded: 2, linesRemoved: 0 }))).toBe("+2 (insert)");
+    expect(summaryOf(change({ kind: "delete", linesAdded: 0, linesRemoved: 3 }))).toBe("−3 (delete)");
+  });
+  it("groups the changes that can be shown by document, keeping the server's order", () => {
+    const m = byDocument(
+      [change({ id: 1 }), change({ id: 2, uri: "file:///w/b.rs" }), change({ id: 3, ranges: [at(7, 0, 8, 0)] }), change({ id: 4, ranges: [] })],
+      (u) => u.toUpperCase(),
+    );
+    expect([...m.keys()]).toEqual(["FILE:///W/A.RS", "FILE:///W/B.RS"]);
+    expect(m.get("FILE:///W/A.RS")?.map((c) => [c.id, c.lines])).toEqual([
+      [1, [1, 1]],
+      [3, [7, 7]],
+    ]);
   });
 });
 

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use agentls_edit::{FileChange, Plan, Source, TextChange, TextEdit, apply_edits, invert};
+use agentls_protocol::agent::list_changes::ChangeKind;
 use ropey::Rope;
 
 /// One reviewable change.
@@ -103,12 +104,77 @@ impl PendingChange {
     /// The change's 0-based line span in `current` (the file as it is now), or `None`
     /// when the user rewrote those lines.
     pub fn current_lines(&self, current: &Rope) -> Option<(usize, usize)> {
-        let moved = agentls_edit::rebase(&self.after, &self.undo, current).ok()?;
-        let first = moved.first()?;
-        let last = moved.last()?;
+        let ranges = self.current_ranges(current)?;
         let line = |c: usize| current.char_to_line(c.min(current.len_chars()));
-        Some((line(first.range.start), line(last.range.end)))
+        Some((line(ranges.first()?.start), line(ranges.last()?.end)))
     }
+
+    /// Where the agent's text of the change is in `current` (the file as it is now): one
+    /// char range per edit, in order, empty where the agent only removed text; `None`
+    /// when the user rewrote those lines.
+    pub fn current_ranges(&self, current: &Rope) -> Option<Vec<std::ops::Range<usize>>> {
+        let moved = agentls_edit::rebase(&self.after, &self.undo, current).ok()?;
+        Some(moved.into_iter().map(|e| e.range).collect())
+    }
+
+    /// What the change did: its kind, and the lines a line diff of the lines it touched
+    /// counts added and removed.
+    pub fn summary(&self) -> Summary {
+        let added_text = self.undo.iter().any(|e| !e.range.is_empty());
+        let removed_text = self.undo.iter().any(|e| !e.new_text.is_empty());
+        let kind = match (added_text, removed_text) {
+            (_, false) => ChangeKind::Insert,
+            (false, true) => ChangeKind::Delete,
+            (true, true) => ChangeKind::Replace,
+        };
+        // The whole lines the edits touch, after and before the change.
+        let len = self.after.len_chars();
+        let (Some(first), Some(last)) = (self.undo.first(), self.undo.last()) else {
+            return Summary {
+                kind,
+                lines_added: 0,
+                lines_removed: 0,
+            };
+        };
+        let line_start = |c: usize| self.after.line_to_char(self.after.char_to_line(c.min(len)));
+        let start = line_start(first.range.start);
+        let last_line = self.after.char_to_line(last.range.end.min(len));
+        let end = self
+            .after
+            .line_to_char((last_line + 1).min(self.after.len_lines()));
+        let after = self.after.slice(start..end).to_string();
+        let shifted: Vec<TextEdit> = self
+            .undo
+            .iter()
+            .map(|e| {
+                TextEdit::new(
+                    e.range.start - start..e.range.end - start,
+                    e.new_text.clone(),
+                )
+            })
+            .collect();
+        let before = apply_edits(&Rope::from_str(&after), &shifted).to_string();
+        let diff = similar::TextDiff::configure()
+            .timeout(std::time::Duration::from_millis(100))
+            .diff_lines(&before, &after);
+        let count = |tag| diff.iter_all_changes().filter(|c| c.tag() == tag).count();
+        Summary {
+            kind,
+            lines_added: count(similar::ChangeTag::Insert),
+            lines_removed: count(similar::ChangeTag::Delete),
+        }
+    }
+}
+
+/// What a pending change did ([`PendingChange::summary`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// Insert, replace or delete.
+    pub kind: ChangeKind,
+    /// Lines added.
+    pub lines_added: usize,
+    /// Lines removed.
+    pub lines_removed: usize,
 }
 
 /// The plan that undoes `change` on `current` (the file as it is now, with its version
@@ -195,6 +261,47 @@ mod tests {
         let mut broken = changes[0].to_saved();
         broken.undo[0].1 = 999;
         assert!(PendingChange::from_saved(broken, 8).is_none());
+    }
+
+    #[test]
+    fn summaries_say_what_a_change_did_to_its_lines() {
+        let summary = |before: &str, after: &str| {
+            let changes = split(&landed(before, after), || 1);
+            assert_eq!(changes.len(), 1, "{before:?} -> {after:?}");
+            changes[0].summary()
+        };
+        let s = summary("a\nb\nc\n", "a\nb\nnew\nc\n");
+        assert_eq!(
+            (s.kind, s.lines_added, s.lines_removed),
+            (ChangeKind::Insert, 1, 0)
+        );
+        let s = summary("a\nb\nc\n", "a\nc\n");
+        assert_eq!(
+            (s.kind, s.lines_added, s.lines_removed),
+            (ChangeKind::Delete, 0, 1)
+        );
+        // Inside a line: one line replaced by two.
+        let s = summary(
+            "fn f() {\n    todo!()\n}\n",
+            "fn f() {\n    let x = 1;\n    x\n}\n",
+        );
+        assert_eq!(
+            (s.kind, s.lines_added, s.lines_removed),
+            (ChangeKind::Replace, 2, 1)
+        );
+    }
+
+    #[test]
+    fn current_ranges_cover_the_agent_text_where_it_is_now() {
+        let changes = split(&landed("x\ntodo\n", "x\ndone\n"), || 1);
+        let current = Rope::from_str("typed\nx\ndone\n");
+        let ranges = changes[0].current_ranges(&current).unwrap();
+        let texts: Vec<String> = ranges
+            .iter()
+            .map(|r| current.slice(r.clone()).to_string())
+            .collect();
+        assert_eq!(texts.concat(), "done");
+        assert_eq!(current.char_to_line(ranges[0].start), 2);
     }
 
     #[test]

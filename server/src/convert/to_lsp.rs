@@ -83,3 +83,52 @@ pub fn transcript(messages: &[Message]) -> Vec<get_transcript::Message> {
         })
         .collect()
 }
+
+/// A char range of `rope` as a protocol range in `encoding`.
+pub fn protocol_range(
+    rope: &ropey::Rope,
+    range: std::ops::Range<usize>,
+    encoding: PositionEncoding,
+) -> agentls_protocol::agent::Range {
+    let point = |c: usize| {
+        let p = agentls_text::position::to_position(rope, c, encoding);
+        agentls_protocol::agent::Position {
+            line: p.line,
+            character: p.character,
+        }
+    };
+    agentls_protocol::agent::Range {
+        start: point(range.start),
+        end: point(range.end),
+    }
+}
+
+/// A pending review change of `session` as `agent/listChanges` lists it, located on
+/// `current`, the document as it is now (`None`: it could not be read, so no ranges).
+pub fn pending_change(
+    session: &str,
+    change: &crate::agent::PendingChange,
+    current: Option<&agentls_text::SourceText>,
+    encoding: PositionEncoding,
+) -> agentls_protocol::agent::list_changes::Change {
+    let summary = change.summary();
+    let ranges = current
+        .and_then(|c| Some((c, change.current_ranges(&c.rope)?)))
+        .map(|(c, ranges)| {
+            ranges
+                .into_iter()
+                .map(|r| protocol_range(&c.rope, r, encoding))
+                .collect()
+        })
+        .unwrap_or_default();
+    agentls_protocol::agent::list_changes::Change {
+        id: change.id,
+        session: session.to_owned(),
+        uri: url(&change.path).map(|u| u.to_string()).unwrap_or_default(),
+        version: current.and_then(|c| c.version),
+        ranges,
+        kind: summary.kind,
+        lines_added: u32::try_from(summary.lines_added).unwrap_or(u32::MAX),
+        lines_removed: u32::try_from(summary.lines_removed).unwrap_or(u32::MAX),
+    }
+}

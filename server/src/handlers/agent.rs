@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use agentls_edit::Source;
 use agentls_protocol::agent::{
-    cancel, get_transcript, list_models, list_sessions, new_session, prompt, review, set_model,
+    cancel, get_transcript, list_changes, list_models, list_sessions, new_session, prompt, review,
+    set_model,
 };
 use agentls_protocol::commands::{Started, TaskArgs};
 use agentls_text::DocUri;
@@ -164,6 +165,60 @@ pub fn list_models(state: &State) -> jsonrpc::Result<list_models::Result> {
             .collect(),
         default,
     })
+}
+
+/// `agent/listChanges`: the pending review changes (of one session, in one document),
+/// where they are in the document now. Reads closed files from disk: run it off the LSP
+/// task.
+pub fn list_changes(
+    state: &State,
+    params: list_changes::Params,
+) -> jsonrpc::Result<list_changes::Result> {
+    let path = match &params.uri {
+        Some(uri) => Some(
+            DocUri::new(uri.as_str())
+                .to_file_path()
+                .ok_or_else(|| invalid(format!("not a file URI: {uri}")))?,
+        ),
+        None => None,
+    };
+    let entries = match &params.session {
+        Some(id) => vec![session(state, id)?],
+        None => state.sessions.all(),
+    };
+    let limits = state.config().config.read_limits();
+    let encoding = state.encoding();
+    let mut texts = std::collections::HashMap::new();
+    let mut changes = Vec::new();
+    for entry in entries {
+        let pending = entry.pending().clone();
+        for change in pending
+            .iter()
+            .filter(|c| path.as_ref().is_none_or(|p| c.path == *p))
+        {
+            let current = texts.entry(change.path.clone()).or_insert_with(|| {
+                state
+                    .store
+                    .read(&change.path, &limits)
+                    .inspect_err(
+                        |e| tracing::warn!(path = %change.path.display(), "pending change: {e}"),
+                    )
+                    .ok()
+            });
+            changes.push(crate::convert::to_lsp::pending_change(
+                &entry.id,
+                change,
+                current.as_ref(),
+                encoding,
+            ));
+        }
+    }
+    // By document, then position; changes the user rewrote (no ranges) last in theirs.
+    changes.sort_by_key(|c| {
+        let at = c.ranges.first().map(|r| (r.start.line, r.start.character));
+        (c.uri.clone(), at.is_none(), at, c.id)
+    });
+    Ok(list_changes::Result { changes })
 }
 
 /// Accepts or rejects pending changes: one (`change`), or all of `session`'s.

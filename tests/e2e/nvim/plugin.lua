@@ -78,6 +78,26 @@ local ok, err = pcall(function()
     return text:find("a + b", 1, true) ~= nil and marks() > 0 and finished_runs() == 2
   end)
   out.marks_pending = marks()
+  -- What :AgentReject reads: the pending change and where it is now (agent/listChanges).
+  local function list(params)
+    local listed
+    review.list(params, function(changes)
+      listed = changes
+    end)
+    wait("the pending changes", 5000, function()
+      return listed ~= nil
+    end)
+    return listed
+  end
+  local listed = list({ uri = vim.uri_from_bufnr(lib) })
+  out.listed_count = #listed
+  if listed[1] then
+    local c = listed[1]
+    local first, last = review.lines(c)
+    out.listed_lines = first .. "-" .. last
+    out.listed_kind = ("%s +%d -%d"):format(c.kind, c.linesAdded, c.linesRemoved)
+    out.listed_version_current = c.version == vim.lsp.util.buf_versions[lib]
+  end
   vim.api.nvim_set_current_buf(lib)
   vim.api.nvim_win_set_cursor(0, { 2, 0 })
   vim.cmd("AgentReject")
@@ -99,13 +119,14 @@ local ok, err = pcall(function()
   end)
   out.after_accept = table.concat(vim.api.nvim_buf_get_lines(lib, 0, -1, false), "|")
   local pending
-  agentls.request("agent/listSessions", nil, function(_, r)
+  agentls.request(require("agentls.protocol").methods.listSessions, nil, function(_, r)
     pending = r.sessions[1].pendingChanges
   end)
   wait("the session list", 5000, function()
     return pending ~= nil
   end)
   out.pending_after_accept = pending
+  out.listed_after_accept = #list({})
 
   -- 4. Cancel a slow run.
   vim.cmd("Agent take your time")

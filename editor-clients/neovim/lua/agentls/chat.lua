@@ -1,6 +1,7 @@
 -- The chat window: a markdown buffer the agent's events stream into. Tool calls are
 -- folded sections (a header line, their arguments and result inside the fold).
 local config = require("agentls.config")
+local methods = require("agentls.protocol").methods
 
 local M = {}
 
@@ -200,7 +201,7 @@ end
 local function prompt_now(text, context)
   append({ "", "## You", text, "", "## agentls" })
   local params = { session = chat.session, text = text, context = context }
-  agentls().request("agent/prompt", params, function(err)
+  agentls().request(methods.prompt, params, function(err)
     if err then
       append({ "! " .. (err.message or "the prompt failed") })
     end
@@ -216,7 +217,7 @@ function M.send(text, context)
     return
   end
   local params = chat.model and { model = chat.model } or vim.empty_dict()
-  agentls().request("agent/newSession", params, function(err, info)
+  agentls().request(methods.newSession, params, function(err, info)
     if err or not info then
       append({ "! " .. ((err and err.message) or "no session") })
       return
@@ -261,7 +262,7 @@ function M.cancel()
   if not chat.session then
     return
   end
-  agentls().request("agent/cancel", { session = chat.session }, function(err, r)
+  agentls().request(methods.cancel, { session = chat.session }, function(err, r)
     if not err and r and r.cancelled then
       append({ "_cancelling…_" })
     end
@@ -278,7 +279,7 @@ end
 
 --- Picks the model (mid-chat too: the next run goes to it).
 function M.pick_model()
-  agentls().request("agent/listModels", nil, function(err, r)
+  agentls().request(methods.listModels, nil, function(err, r)
     if err or not r then
       return
     end
@@ -292,7 +293,7 @@ function M.pick_model()
       end
       chat.model = choice
       if chat.session then
-        agentls().request("agent/setModel", { session = chat.session, model = choice }, function(e2, info)
+        agentls().request(methods.setModel, { session = chat.session, model = choice }, function(e2, info)
           if not e2 and info then
             agentls().state.model = info.model
             append({ "_model: " .. info.model .. "_" })
@@ -329,7 +330,7 @@ end
 
 --- Lists the sessions and resumes the one picked, from its transcript.
 function M.sessions()
-  agentls().request("agent/listSessions", nil, function(err, r)
+  agentls().request(methods.listSessions, nil, function(err, r)
     if err or not r then
       return
     end
@@ -343,7 +344,7 @@ function M.sessions()
       if not choice then
         return
       end
-      agentls().request("agent/getTranscript", { session = choice.id }, function(e2, t)
+      agentls().request(methods.getTranscript, { session = choice.id }, function(e2, t)
         if e2 or not t then
           return
         end

@@ -51,7 +51,7 @@ function M.check()
     health.warn(("didChange debounce is %s ms: agent edits wait for a quiet buffer"):format(tostring(debounce)))
   end
   local done, models = false, nil
-  agentls.request("agent/listModels", nil, function(err, r)
+  agentls.request(require("agentls.protocol").methods.listModels, nil, function(err, r)
     done, models = true, (not err) and r or nil
   end)
   vim.wait(3000, function()

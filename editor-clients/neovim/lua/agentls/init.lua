@@ -2,6 +2,7 @@
 -- client settings that give exact edits, plus a chat window, review of agent edits and
 -- a statusline component. `require("agentls").setup{}` starts it all.
 local config = require("agentls.config")
+local protocol = require("agentls.protocol")
 
 local M = {}
 
@@ -65,7 +66,8 @@ function M.capabilities()
   caps.workspace.workspaceEdit.changeAnnotationSupport = nil
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
-  caps.experimental = vim.tbl_extend("force", caps.experimental or {}, { agent = { version = 1 } })
+  caps.experimental =
+    vim.tbl_extend("force", caps.experimental or {}, { [protocol.capability] = { version = protocol.version } })
   return caps
 end
 
@@ -103,7 +105,7 @@ local function lsp_config()
     flags = { debounce_text_changes = 0 },
     -- Only a non-empty table: an empty one would be encoded as `[]`.
     init_options = next(cfg.settings) ~= nil and cfg.settings or nil,
-    handlers = { ["agent/event"] = on_event },
+    handlers = { [protocol.methods.event] = on_event },
     on_attach = function()
       M.state.attached = true
     end,
@@ -145,7 +147,7 @@ local function forward_diagnostics()
         })
       end
     end
-    M.notify("agent/diagnostics", {
+    M.notify(protocol.methods.diagnostics, {
       uri = vim.uri_from_bufnr(bufnr),
       version = vim.lsp.util.buf_versions and vim.lsp.util.buf_versions[bufnr] or vim.NIL,
       diagnostics = items,

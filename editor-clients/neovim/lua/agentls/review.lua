@@ -1,9 +1,12 @@
 -- Review of agent edits that land pending (`settings = { agent = { review = "review" } }`):
 -- each pending change is marked with signs on its added lines and its removed lines as
 -- virtual lines above; :AgentAccept / :AgentReject act on the change under the cursor
--- (the server's own code actions say which one that is), :AgentAcceptAll /
--- :AgentRejectAll on the session's.
+-- (the server says which changes are pending and where they are now: agent/listChanges),
+-- :AgentAcceptAll / :AgentRejectAll on the session's. Both decide by change id
+-- (agent/review).
 local M = {}
+
+local methods = require("agentls.protocol").methods
 
 local ns = vim.api.nvim_create_namespace("agentls_review")
 
@@ -126,7 +129,7 @@ local function decided(result)
 end
 
 local function review(params)
-  agentls().request("agent/review", params, function(err, result)
+  agentls().request(methods.review, params, function(err, result)
     if err then
       vim.notify("agentls: " .. (err.message or "review failed"), vim.log.levels.ERROR)
       return
@@ -136,26 +139,44 @@ local function review(params)
   end)
 end
 
+--- The pending changes (agent/listChanges with `params`: `uri`, `session`, or `{}` for
+--- all); `cb(changes)` runs with a list, empty on an error.
+function M.list(params, cb)
+  if next(params) == nil then
+    params = vim.empty_dict()
+  end
+  agentls().request(methods.listChanges, params, function(err, result)
+    if err then
+      vim.notify("agentls: " .. (err.message or "listing changes failed"), vim.log.levels.ERROR)
+    end
+    cb(not err and result and result.changes or {})
+  end)
+end
+
+--- The 0-based first and last line of a change's text now; nil when the user has
+--- rewritten those lines (no ranges). A range ending at the start of a line (a whole
+--- inserted line) does not reach into that line.
+function M.lines(change)
+  local ranges = change.ranges or {}
+  local first, last = ranges[1], ranges[#ranges]
+  if not first then
+    return nil
+  end
+  local stop = last["end"].line
+  if last["end"].character == 0 and stop > last.start.line then
+    stop = stop - 1
+  end
+  return first.start.line, math.max(first.start.line, stop)
+end
+
 --- Accepts or rejects the change under the cursor ("accept" | "reject").
 function M.at_cursor(action)
-  local buf = vim.api.nvim_get_current_buf()
   local row = vim.api.nvim_win_get_cursor(0)[1] - 1
-  local params = {
-    textDocument = { uri = vim.uri_from_bufnr(buf) },
-    range = { start = { line = row, character = 0 }, ["end"] = { line = row, character = 0 } },
-    context = { diagnostics = {} },
-  }
-  agentls().request("textDocument/codeAction", params, function(err, actions)
-    if err then
-      return
-    end
-    for _, a in ipairs(actions or {}) do
-      local cmd = a.command and (a.command.command or a.command) or nil
-      local args = a.command and a.command.arguments or a.arguments
-      local name = type(cmd) == "string" and cmd or nil
-      local arg = args and args[1]
-      if name == "agentls." .. action and type(arg) == "table" and arg.change ~= nil then
-        review({ session = arg.session, change = arg.change, action = action })
+  M.list({ uri = vim.uri_from_bufnr(vim.api.nvim_get_current_buf()) }, function(changes)
+    for _, c in ipairs(changes) do
+      local first, last = M.lines(c)
+      if first and first <= row and row <= last then
+        review({ session = c.session, change = c.id, action = action })
         return
       end
     end
@@ -163,20 +184,27 @@ function M.at_cursor(action)
   end)
 end
 
---- Accepts or rejects every pending change of the chat's session (else the last
---- session that made one).
+--- Accepts or rejects every pending change of the chat's session (else of the session
+--- that made the latest pending change).
 function M.all(action)
   local session = require("agentls.chat").session()
-  if not session then
-    for _, entry in pairs(marks) do
-      session = entry.session
-    end
-  end
-  if not session then
-    vim.notify("agentls: no session with pending changes", vim.log.levels.INFO)
+  if session then
+    review({ session = session, action = action })
     return
   end
-  review({ session = session, action = action })
+  M.list({}, function(changes)
+    local latest
+    for _, c in ipairs(changes) do
+      if not latest or c.id > latest.id then
+        latest = c
+      end
+    end
+    if not latest then
+      vim.notify("agentls: no session with pending changes", vim.log.levels.INFO)
+      return
+    end
+    review({ session = latest.session, action = action })
+  end)
 end
 
 --- The namespace of the marks (tests).

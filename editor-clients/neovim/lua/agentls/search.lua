@@ -54,7 +54,7 @@ function M.search(query, opts)
     return
   end
   local params = { query = query, limit = opts.limit or DEFAULT_LIMIT, path = opts.path }
-  require("agentls").request("agentls/semanticSearch", params, function(err, result)
+  require("agentls").request(require("agentls.protocol").methods.semanticSearch, params, function(err, result)
     if err then
       vim.notify("agentls search: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
