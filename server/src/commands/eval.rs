@@ -336,6 +336,7 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     } else {
         writeln!(stdout, "{}", summary(&by_task(&done)))?;
     }
+    write!(stdout, "{}", super::eval_solve::table(&done))?;
     if let Some(o) = overhead(&done) {
         writeln!(stdout, "{o}")?;
     }
@@ -397,6 +398,8 @@ async fn run_attempt(
             cancel.cancel();
         }
     });
+    // The pipeline's samples: a seed per attempt, its report for coverage.
+    let (solve_config, solve_tap) = super::eval_solve::config(attempt);
     let options = HeadlessOptions {
         workspace: ws.clone(),
         task: task.file.prompt.clone(),
@@ -413,6 +416,7 @@ async fn run_attempt(
                 max_wall: Duration::from_secs(args.time_limit),
                 ..agentls_agent::Budget::default()
             },
+            solve: solve_config,
             ..SessionConfig::default()
         },
         trajectory_dir: Some(trajectory_dir),
@@ -444,6 +448,14 @@ async fn run_attempt(
     let t1 = Instant::now();
     let (passed, check_output) = check(task, &ws).await?;
     let check_ms = ms(t1.elapsed());
+    let covered = super::eval_solve::covered(
+        super::eval_solve::taken(&solve_tap).as_ref(),
+        passed,
+        &task.dir.join("repo"),
+        copy_tree,
+        |ws| async move { Ok(check(task, &ws).await?.0) },
+    )
+    .await?;
     let r = record.as_ref();
     let tool_calls = r.map(|r| r.calls.values().map(|&n| u64::from(n)).sum::<u64>());
     let line = json!({
@@ -471,6 +483,7 @@ async fn run_attempt(
         "errors_by_class": r.map(|r| &r.errors),
         "trajectory": args.out.as_ref().and(trajectory),
         "check_tail": tail(&check_output, 400),
+        "covered": covered,
     });
     // What the summary, compare and report read, read from the line itself.
     let done =

@@ -6,6 +6,7 @@ pub mod edit;
 pub mod eval;
 pub mod eval_html;
 pub mod eval_results;
+pub mod eval_solve;
 pub mod mcp;
 pub mod model;
 pub mod replay;
