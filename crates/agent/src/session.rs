@@ -534,11 +534,15 @@ impl Session {
         self.request_chars = message.chars().count();
         self.remember_named(&message);
         let found = self.files_for_task(&message).await;
-        parts.push(Part::Text(message));
+        parts.push(Part::Text(message.clone()));
         if let Some(note) = found {
             parts.push(Part::Text(note));
         }
-        let first = !self.request.messages.iter().any(|m| m.role == agentls_model::Role::User);
+        let first = !self
+            .request
+            .messages
+            .iter()
+            .any(|m| m.role == agentls_model::Role::User);
         self.request.messages.push(Message {
             role: agentls_model::Role::User,
             parts,
@@ -577,7 +581,9 @@ impl Session {
         self.metrics.wall_ms += ms(start.elapsed());
         self.log("solve", json!(solved.report));
         let answer = solved.answer?;
-        self.request.messages.push(Message::assistant(answer.clone()));
+        self.request
+            .messages
+            .push(Message::assistant(answer.clone()));
         let status = Status::Done { answer };
         self.send(crate::event::finished(&status, &self.metrics));
         Some(status)

@@ -21,7 +21,8 @@ use common::provider;
 const CALC: &str = "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a - b\n";
 const TESTS: &str = "import unittest\n\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n";
 /// Fixes `add` and breaks `sub` (a second definition after the first wins).
-const BREAKS_SUB: &str = "```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return 0\n```";
+const BREAKS_SUB: &str =
+    "```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return 0\n```";
 /// Compiles, still wrong.
 const WRONG: &str = "```python\ndef add(a, b):\n    return a * b\n```";
 const GOOD: &str = "```python\ndef add(a, b):\n    return a + b\n```";
@@ -63,8 +64,15 @@ fn buffer_text(store: &agentls_text::DocumentStore) -> String {
 
 #[tokio::test]
 async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_before_the_pick() {
-    if std::process::Command::new("python3").arg("--version").output().is_err() {
-        assert!(std::env::var_os("CI").is_none(), "python3 is missing under CI");
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 is missing under CI"
+        );
         eprintln!("SKIPPED: python3 is not installed");
         return;
     }
@@ -80,10 +88,13 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
     let file = root.join("calc.py");
 
     let mut ctx = agentls_agent::workspace_context(&root, &Default::default(), true).await;
-    assert!(ctx.sandbox.is_some() || std::env::var_os("CI").is_none(), "no sandbox under CI");
+    assert!(
+        ctx.sandbox.is_some() || std::env::var_os("CI").is_none(),
+        "no sandbox under CI"
+    );
     // The editor holds calc.py open, unchanged.
     let uri = DocUri::from_file_path(&file).unwrap();
-    assert!(ctx.store.open(uri, "python", 1, CALC));
+    assert!(!ctx.store.open(uri, "python", 1, CALC), "opened once");
     let at_apply = Arc::new(Mutex::new(Vec::new()));
     ctx.edits = Arc::new(Observed {
         inner: ctx.edits.clone(),
@@ -95,19 +106,21 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
     let watch = Arc::new(Mutex::new(Watch::default()));
     let stop = CancellationToken::new();
     let watcher = tokio::spawn({
-        let (watch, stop, store, file) = (watch.clone(), stop.clone(), ctx.store.clone(), file.clone());
+        let (watch, stop, store, file) =
+            (watch.clone(), stop.clone(), ctx.store.clone(), file.clone());
         async move {
             while !stop.is_cancelled() {
                 let disk = std::fs::read_to_string(&file).unwrap_or_default();
                 let buffer = buffer_text(&store);
-                let mut w = watch.lock().unwrap();
-                if w.disk.last() != Some(&disk) {
-                    w.disk.push(disk);
+                {
+                    let mut w = watch.lock().unwrap();
+                    if w.disk.last() != Some(&disk) {
+                        w.disk.push(disk);
+                    }
+                    if w.buffer.last() != Some(&buffer) {
+                        w.buffer.push(buffer);
+                    }
                 }
-                if w.buffer.last() != Some(&buffer) {
-                    w.buffer.push(buffer);
-                }
-                drop(w);
                 tokio::time::sleep(std::time::Duration::from_millis(2)).await;
             }
         }
@@ -154,7 +167,12 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
     watcher.await.unwrap();
 
     let report = tap.lock().unwrap().clone().expect("the pipeline ran");
-    assert!(matches!(outcome.status, Status::Done { .. }), "{:?}\n{}", outcome.status, lines.join("\n"));
+    assert!(
+        matches!(outcome.status, Status::Done { .. }),
+        "{:?}\n{}",
+        outcome.status,
+        lines.join("\n")
+    );
     assert_eq!(report.candidates.len(), 3, "{report:#?}");
     assert_eq!(report.chosen, Some(2), "{report:#?}");
     assert!(!report.candidates[0].passes, "breaks test_sub: {report:#?}");
@@ -170,9 +188,20 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
     assert_eq!(std::fs::read_to_string(&file).unwrap(), FIXED);
     let w = watch.lock().unwrap();
     assert_eq!(w.disk.first().map(String::as_str), Some(CALC));
-    assert!(w.disk.iter().all(|t| t == CALC || t == FIXED), "disk held {:?}", w.disk);
-    assert!(w.buffer.iter().all(|t| t == CALC || t == FIXED), "buffer held {:?}", w.buffer);
+    assert!(
+        w.disk.iter().all(|t| t == CALC || t == FIXED),
+        "disk held {:?}",
+        w.disk
+    );
+    assert!(
+        w.buffer.iter().all(|t| t == CALC || t == FIXED),
+        "buffer held {:?}",
+        w.buffer
+    );
     // Progress said what happened.
     let all = lines.join("\n");
-    assert!(all.contains("3/3 candidates compile, 1 pass the tests"), "{all}");
+    assert!(
+        all.contains("3/3 candidates compile, 1 pass the tests"),
+        "{all}"
+    );
 }

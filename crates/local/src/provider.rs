@@ -261,7 +261,8 @@ impl Job {
         };
         let started = Instant::now();
         engine.set_interrupt(Some(self.cancel.clone()));
-        let read = engine.prefill_with_store(&prompt.tokens, prompt.head, self.prefix_store.as_ref());
+        let read =
+            engine.prefill_with_store(&prompt.tokens, prompt.head, self.prefix_store.as_ref());
         engine.set_interrupt(None);
         let (logits, cached) = match read {
             Ok(x) => x,

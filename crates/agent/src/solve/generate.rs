@@ -32,22 +32,38 @@ pub fn fence(lang: Language) -> &'static str {
 
 /// The request for one candidate of `target`: the task, the file, the tests, and what
 /// to write. `tests` are `(shown path, text)` of the workspace's test files.
-pub fn request(root: &Path, task: &str, target: &Target, tests: &[(String, String)]) -> ChatRequest {
+pub fn request(
+    root: &Path,
+    task: &str,
+    target: &Target,
+    tests: &[(String, String)],
+) -> ChatRequest {
     let lang = fence(target.language);
     let shown = target.shown(root);
-    let mut user = format!("Task: {task}\n\nFile `{shown}`:\n```{lang}\n{}\n```\n", target.text.trim_end());
+    let mut user = format!(
+        "Task: {task}\n\nFile `{shown}`:\n```{lang}\n{}\n```\n",
+        target.text.trim_end()
+    );
     let mut room = TESTS_CHARS;
     for (path, text) in tests {
         if text.len() > room {
             continue;
         }
         room -= text.len();
-        user.push_str(&format!("\nTests in `{path}`:\n```{}\n{}\n```\n", fence_of(path), text.trim_end()));
+        user.push_str(&format!(
+            "\nTests in `{path}`:\n```{}\n{}\n```\n",
+            fence_of(path),
+            text.trim_end()
+        ));
     }
     let ask = match &target.scope {
         Scope::Function { name, stub, .. } => format!(
             "\nWrite the complete new version of the function `{name}` from `{shown}` so that the task is done{}. Keep its signature. Answer with that one function only, in one ```{lang} code block.",
-            if *stub { " (it is a stub: implement it)" } else { "" }
+            if *stub {
+                " (it is a stub: implement it)"
+            } else {
+                ""
+            }
         ),
         Scope::File => format!(
             "\nWrite the complete new content of `{shown}` so that the task is done and the tests pass. Answer with the whole file only, in one ```{lang} code block."
@@ -129,7 +145,12 @@ pub fn splice(target: &Target, code: &str) -> Option<String> {
             let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
             let indent = &text[line_start..range.start];
             let code = reindent(&code, indent);
-            format!("{}{}{}", &text[..range.start], code.trim_start(), &text[range.end..])
+            format!(
+                "{}{}{}",
+                &text[..range.start],
+                code.trim_start(),
+                &text[range.end..]
+            )
         }
     };
     (new != target.text).then_some(new)
@@ -142,15 +163,23 @@ fn function_only(lang: Language, code: &str, before: &str) -> String {
     let mut lines: Vec<&str> = code.lines().collect();
     if lang == Language::Go
         && let Some(first) = lines.iter().position(|l| l.starts_with("func "))
-        && lines[..first].iter().any(|l| l.starts_with("package ") || l.starts_with("import"))
+        && lines[..first]
+            .iter()
+            .any(|l| l.starts_with("package ") || l.starts_with("import"))
     {
         lines.drain(..first);
     }
     // Comment lines repeated from just above the definition.
-    let above: Vec<&str> = before.lines().rev().map(str::trim).take_while(|l| !l.is_empty()).collect();
+    let above: Vec<&str> = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
     while let Some(first) = lines.first() {
         let t = first.trim();
-        let comment = t.starts_with("//") || t.starts_with('#') || t.starts_with("/*") || t.starts_with('*');
+        let comment =
+            t.starts_with("//") || t.starts_with('#') || t.starts_with("/*") || t.starts_with('*');
         if comment && above.contains(&t) {
             lines.remove(0);
         } else {
@@ -187,20 +216,34 @@ mod tests {
     use super::*;
 
     fn target(text: &str, name: &str) -> Target {
-        let start = text.find(&format!("def {name}")).or_else(|| text.find(&format!("fn {name}"))).unwrap();
+        let start = text
+            .find(&format!("def {name}"))
+            .or_else(|| text.find(&format!("fn {name}")))
+            .unwrap();
         let end = text[start..].find("\n\n").map_or(text.len(), |e| start + e);
         Target {
             path: "/w/a.py".into(),
-            language: if text.contains("fn ") { Language::Rust } else { Language::Python },
+            language: if text.contains("fn ") {
+                Language::Rust
+            } else {
+                Language::Python
+            },
             text: text.to_owned(),
-            scope: Scope::Function { name: name.into(), range: start..end, stub: false },
+            scope: Scope::Function {
+                name: name.into(),
+                range: start..end,
+                stub: false,
+            },
             why: String::new(),
         }
     }
 
     #[test]
     fn the_first_block_is_the_code() {
-        assert_eq!(code_of("Here:\n```python\ndef f():\n    return 1\n```\nmore ```x```"), "def f():\n    return 1");
+        assert_eq!(
+            code_of("Here:\n```python\ndef f():\n    return 1\n```\nmore ```x```"),
+            "def f():\n    return 1"
+        );
         assert_eq!(code_of("```rust\nfn f() {}"), "fn f() {}");
         assert_eq!(code_of("  x = 1 \n"), "x = 1");
     }
@@ -210,8 +253,15 @@ mod tests {
         let text = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n";
         let t = target(text, "add");
         let new = splice(&t, "def add(a, b):\n    return a + b").unwrap();
-        assert_eq!(new, "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n");
-        assert_eq!(splice(&t, "def add(a, b):\n    return a - b"), None, "no change");
+        assert_eq!(
+            new,
+            "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+        );
+        assert_eq!(
+            splice(&t, "def add(a, b):\n    return a - b"),
+            None,
+            "no change"
+        );
         assert_eq!(splice(&t, "  \n"), None, "empty");
     }
 
@@ -220,14 +270,21 @@ mod tests {
         let text = "class A:\n    def f(self):\n        pass\n\n\nx = 1\n";
         let t = target(text, "f");
         let new = splice(&t, "def f(self):\n    return 2").unwrap();
-        assert_eq!(new, "class A:\n    def f(self):\n        return 2\n\n\nx = 1\n");
+        assert_eq!(
+            new,
+            "class A:\n    def f(self):\n        return 2\n\n\nx = 1\n"
+        );
     }
 
     #[test]
     fn repeated_doc_comments_and_go_package_lines_are_dropped() {
         let before = "package v\n\n// Index finds v.\n";
         assert_eq!(
-            function_only(Language::Go, "package v\n\nimport \"x\"\n\n// Index finds v.\nfunc Index() {}", before),
+            function_only(
+                Language::Go,
+                "package v\n\nimport \"x\"\n\n// Index finds v.\nfunc Index() {}",
+                before
+            ),
             "func Index() {}"
         );
     }

@@ -84,7 +84,10 @@ pub fn is_test_file(root: &Path, path: &Path) -> bool {
 pub fn task_words(task: &str) -> Vec<String> {
     let mut words = Vec::new();
     for raw in task.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-        if raw.len() >= 2 && !raw.chars().all(|c| c.is_ascii_digit()) && !words.iter().any(|w| w == raw) {
+        if raw.len() >= 2
+            && !raw.chars().all(|c| c.is_ascii_digit())
+            && !words.iter().any(|w| w == raw)
+        {
             words.push(raw.to_owned());
         }
     }
@@ -218,7 +221,11 @@ fn single_file(
     if text.len() > WHOLE_FILE_CHARS {
         return Vec::new();
     }
-    let shown = path.strip_prefix(root).unwrap_or(path).display().to_string();
+    let shown = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string();
     vec![Target {
         path: path.clone(),
         language,
@@ -253,7 +260,12 @@ mod tests {
     #[test]
     fn test_files_are_never_targets() {
         let root = Path::new("/w");
-        for p in ["/w/tests/basic.rs", "/w/a/b_test.go", "/w/test_x.py", "/w/x.test.js"] {
+        for p in [
+            "/w/tests/basic.rs",
+            "/w/a/b_test.go",
+            "/w/test_x.py",
+            "/w/x.test.js",
+        ] {
             assert!(is_test_file(root, Path::new(p)), "{p}");
         }
         for p in ["/w/src/lib.rs", "/w/calc.py", "/w/versions/versions.go"] {

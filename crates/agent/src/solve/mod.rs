@@ -171,7 +171,12 @@ pub async fn solve_small(
 ) -> Option<Solved> {
     let started = Instant::now();
     let targets = {
-        let (root, index, store, limits) = (ctx.root.clone(), ctx.index.clone(), ctx.store.clone(), ctx.read_limits);
+        let (root, index, store, limits) = (
+            ctx.root.clone(),
+            ctx.index.clone(),
+            ctx.store.clone(),
+            ctx.read_limits,
+        );
         let task = task.to_owned();
         tokio::task::spawn_blocking(move || {
             let index = index.read().unwrap_or_else(|p| p.into_inner());
@@ -191,7 +196,10 @@ pub async fn solve_small(
         events,
         id: format!("solve-{:x}", fastrand::u32(..)),
     };
-    let shown: Vec<String> = targets.iter().map(|t| format!("{}: {}", t.shown(&ctx.root), t.why)).collect();
+    let shown: Vec<String> = targets
+        .iter()
+        .map(|t| format!("{}: {}", t.shown(&ctx.root), t.why))
+        .collect();
     progress.send(Event::ToolStarted {
         id: progress.id.clone(),
         name: "solve".into(),
@@ -199,7 +207,9 @@ pub async fn solve_small(
     });
     let checks = {
         let root = ctx.root.clone();
-        tokio::task::spawn_blocking(move || verify::detect(&root)).await.unwrap_or_default()
+        tokio::task::spawn_blocking(move || verify::detect(&root))
+            .await
+            .unwrap_or_default()
     };
     let verifier = Verifier::new(&ctx.root, checks, open_buffers(ctx), ctx.cancel.clone());
     let mut run = Run {
@@ -233,7 +243,11 @@ pub async fn solve_small(
     }
     let report = run.report.clone();
     let summary = match &answer {
-        Some(_) => format!("{}; landed candidate {}", report.tally(), report.chosen.map_or(0, |i| i + 1)),
+        Some(_) => format!(
+            "{}; landed candidate {}",
+            report.tally(),
+            report.chosen.map_or(0, |i| i + 1)
+        ),
         None => format!("{}; nothing chosen: {}", report.tally(), report.reason),
     };
     progress.line(summary.clone());
@@ -279,11 +293,23 @@ struct Run<'a> {
 impl Run<'_> {
     /// Samples, verifies and picks for one target; lands the pick. The answer for the
     /// user when a change landed.
-    async fn target(&mut self, task: &str, target: &Target, tests: &[(String, String)]) -> Option<String> {
+    async fn target(
+        &mut self,
+        task: &str,
+        target: &Target,
+        tests: &[(String, String)],
+    ) -> Option<String> {
         let root = &self.ctx.root;
-        let baseline = self.verifier.verify(&target.path, target.language, &target.text).await;
+        let baseline = self
+            .verifier
+            .verify(&target.path, target.language, &target.text)
+            .await;
         self.report.baseline = baseline.phrase();
-        self.progress.line(format!("{}: {} as it is", target.shown(root), baseline.phrase()));
+        self.progress.line(format!(
+            "{}: {} as it is",
+            target.shown(root),
+            baseline.phrase()
+        ));
         let req = generate::request(root, task, target, tests);
         let first = self.report.candidates.len();
         self.texts.clear();
@@ -292,7 +318,10 @@ impl Run<'_> {
         let mut choice = None;
         for i in 0..self.config.samples.max(1) {
             let sampled = generate::sampled(&req, i, self.config.temperature, self.config.seed);
-            if self.candidate(&sampled, target, &baseline, first, false).await {
+            if self
+                .candidate(&sampled, target, &baseline, first, false)
+                .await
+            {
                 choice = pick::pick(&baseline, &self.verdicts, &self.texts);
                 break;
             }
@@ -317,9 +346,15 @@ impl Run<'_> {
         let chosen = first + choice.index();
         self.report.chosen = Some(chosen);
         self.report.reason = match &choice {
-            pick::Choice::Green(_) => format!("candidate {} turns the failing checks green and breaks nothing", chosen + 1),
+            pick::Choice::Green(_) => format!(
+                "candidate {} turns the failing checks green and breaks nothing",
+                chosen + 1
+            ),
             pick::Choice::Majority { votes, of, .. } => {
-                format!("nothing failed before; {votes} of {of} candidates that pass every check agree on candidate {}", chosen + 1)
+                format!(
+                    "nothing failed before; {votes} of {of} candidates that pass every check agree on candidate {}",
+                    chosen + 1
+                )
             }
         };
         let text = self.texts[choice.index()].clone();
@@ -343,7 +378,14 @@ impl Run<'_> {
 
     /// Asks for one candidate, verifies it and records it; whether it turns a failing
     /// check green (sampling can stop).
-    async fn candidate(&mut self, req: &ChatRequest, target: &Target, baseline: &Verdict, first: usize, repair: bool) -> bool {
+    async fn candidate(
+        &mut self,
+        req: &ChatRequest,
+        target: &Target,
+        baseline: &Verdict,
+        first: usize,
+        repair: bool,
+    ) -> bool {
         let t0 = Instant::now();
         let stream = self.provider.stream(req, self.ctx.cancel.clone());
         let answer = match agentls_model::collect(stream).await {
@@ -370,11 +412,19 @@ impl Run<'_> {
             // The same text twice is checked once.
             Some(text) => match self.texts.iter().position(|t| t == text) {
                 Some(j) => Some(self.verdicts[j].clone()),
-                None => Some(self.verifier.verify(&target.path, target.language, text).await),
+                None => Some(
+                    self.verifier
+                        .verify(&target.path, target.language, text)
+                        .await,
+                ),
             },
         };
-        let green = verdict.as_ref().is_some_and(|v| pick::turns_green(baseline, v));
-        let phrase = verdict.as_ref().map_or_else(|| "no change".to_owned(), Verdict::phrase);
+        let green = verdict
+            .as_ref()
+            .is_some_and(|v| pick::turns_green(baseline, v));
+        let phrase = verdict
+            .as_ref()
+            .map_or_else(|| "no change".to_owned(), Verdict::phrase);
         self.report.candidates.push(CandidateReport {
             path: target.shown(&self.ctx.root),
             temperature,
@@ -383,7 +433,9 @@ impl Run<'_> {
             text: new.clone(),
             verdict: phrase.clone(),
             builds: verdict.as_ref().is_some_and(Verdict::builds),
-            passes: verdict.as_ref().is_some_and(|v| v.builds() && v.tests.as_ref().is_none_or(|t| t.ok)),
+            passes: verdict
+                .as_ref()
+                .is_some_and(|v| v.builds() && v.tests.as_ref().is_none_or(|t| t.ok)),
         });
         if let (Some(text), Some(verdict)) = (new, verdict) {
             self.texts.push(text);
@@ -391,29 +443,56 @@ impl Run<'_> {
             self.answers.push(answer);
         }
         let which = if repair { "repair" } else { "candidate" };
-        self.progress.line(format!("{which} {n}/{total}: {phrase} — {}", self.report.tally()));
+        self.progress.line(format!(
+            "{which} {n}/{total}: {phrase} — {}",
+            self.report.tally()
+        ));
         green
     }
 
     /// The one repair round: the candidate that builds and passes the most tests,
     /// shown its failure, asked again (greedy, then one sample).
-    async fn repair(&mut self, req: &ChatRequest, target: &Target, baseline: &Verdict, first: usize) -> Option<pick::Choice> {
+    async fn repair(
+        &mut self,
+        req: &ChatRequest,
+        target: &Target,
+        baseline: &Verdict,
+        first: usize,
+    ) -> Option<pick::Choice> {
         let best = (0..self.verdicts.len())
             .filter(|&i| self.verdicts[i].builds() && !pick::breaks(baseline, &self.verdicts[i]))
-            .max_by_key(|&i| self.verdicts[i].tests.as_ref().and_then(|t| t.counts).map_or(0, |c| c.0))
+            .max_by_key(|&i| {
+                self.verdicts[i]
+                    .tests
+                    .as_ref()
+                    .and_then(|t| t.counts)
+                    .map_or(0, |c| c.0)
+            })
             .or_else(|| (0..self.verdicts.len()).find(|&i| self.verdicts[i].syntax_errors == 0))?;
-        let failure = self.verdicts[best].tests.as_ref().map_or_else(|| self.verdicts[best].phrase(), |t| t.tail.clone());
+        let failure = self.verdicts[best]
+            .tests
+            .as_ref()
+            .map_or_else(|| self.verdicts[best].phrase(), |t| t.tail.clone());
         let asked = generate::repair(req, &self.answers[best], &failure, target);
         for i in 0..2 {
             if self.ctx.cancel.is_cancelled() {
                 return None;
             }
-            let sampled = generate::sampled(&asked, i, self.config.temperature, self.config.seed.wrapping_add(1_000));
-            if self.candidate(&sampled, target, baseline, first, true).await {
+            let sampled = generate::sampled(
+                &asked,
+                i,
+                self.config.temperature,
+                self.config.seed.wrapping_add(1_000),
+            );
+            if self
+                .candidate(&sampled, target, baseline, first, true)
+                .await
+            {
                 break;
             }
         }
-        pick::pick(baseline, &self.verdicts, &self.texts).filter(|c| matches!(c, pick::Choice::Green(_)))
+        pick::pick(baseline, &self.verdicts, &self.texts)
+            .filter(|c| matches!(c, pick::Choice::Green(_)))
     }
 }
 
@@ -430,7 +509,10 @@ fn test_files(
         .filter(|p| localise::is_test_file(root, p))
         .filter_map(|p| {
             let text = store.read(p, limits).ok()?.rope.to_string();
-            Some((p.strip_prefix(root).unwrap_or(p).display().to_string(), text))
+            Some((
+                p.strip_prefix(root).unwrap_or(p).display().to_string(),
+                text,
+            ))
         })
         .collect();
     out.sort_by_key(|(_, t)| t.len());

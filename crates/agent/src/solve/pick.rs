@@ -116,7 +116,12 @@ mod tests {
     #[test]
     fn the_first_green_candidate_wins() {
         let base = v(0, Some(false), Some((1, 2)));
-        let cands = [v(1, None, None), v(0, Some(false), Some((2, 1))), v(0, Some(true), Some((3, 0))), v(0, Some(true), Some((3, 0)))];
+        let cands = [
+            v(1, None, None),
+            v(0, Some(false), Some((2, 1))),
+            v(0, Some(true), Some((3, 0))),
+            v(0, Some(true), Some((3, 0))),
+        ];
         let texts = vec!["a".to_owned(), "b".into(), "c".into(), "d".into()];
         assert_eq!(pick(&base, &cands, &texts), Some(Choice::Green(2)));
     }
@@ -128,11 +133,26 @@ mod tests {
         let base = v(0, Some(true), Some((3, 0)));
         let bad = v(0, Some(false), Some((2, 1)));
         let good = v(0, Some(true), Some((3, 0)));
-        let texts = vec!["x = 1".to_owned(), "x = 1".into(), "x = 1".into(), "y = 2".into()];
+        let texts = vec![
+            "x = 1".to_owned(),
+            "x = 1".into(),
+            "x = 1".into(),
+            "y = 2".into(),
+        ];
         let choice = pick(&base, &[bad.clone(), bad.clone(), bad, good], &texts);
-        assert_eq!(choice, Some(Choice::Majority { index: 3, votes: 1, of: 1 }));
+        assert_eq!(
+            choice,
+            Some(Choice::Majority {
+                index: 3,
+                votes: 1,
+                of: 1
+            })
+        );
         assert!(breaks(&base, &v(0, Some(false), None)));
-        assert!(breaks(&v(0, Some(false), Some((1, 1))), &v(0, Some(false), Some((0, 2)))));
+        assert!(breaks(
+            &v(0, Some(false), Some((1, 1))),
+            &v(0, Some(false), Some((0, 2)))
+        ));
         // Nothing safe: no choice.
         assert_eq!(pick(&base, &[v(0, Some(false), None)], &["z".into()]), None);
     }
@@ -141,16 +161,38 @@ mod tests {
     fn without_failing_checks_the_majority_wins_ties_to_the_earliest() {
         let base = v(0, None, None);
         let ok = v(0, None, None);
-        let texts = vec!["a + b".to_owned(), "a  +  b\n".into(), "b + a".into(), "a - b".into()];
+        let texts = vec![
+            "a + b".to_owned(),
+            "a  +  b\n".into(),
+            "b + a".into(),
+            "a - b".into(),
+        ];
         let cands = vec![ok.clone(), ok.clone(), ok.clone(), v(2, None, None)];
-        assert_eq!(pick(&base, &cands, &texts), Some(Choice::Majority { index: 0, votes: 2, of: 3 }));
+        assert_eq!(
+            pick(&base, &cands, &texts),
+            Some(Choice::Majority {
+                index: 0,
+                votes: 2,
+                of: 3
+            })
+        );
         let texts = vec!["p".to_owned(), "q".into()];
-        assert_eq!(pick(&base, &[ok.clone(), ok], &texts), Some(Choice::Majority { index: 0, votes: 1, of: 2 }));
+        assert_eq!(
+            pick(&base, &[ok.clone(), ok], &texts),
+            Some(Choice::Majority {
+                index: 0,
+                votes: 1,
+                of: 2
+            })
+        );
     }
 
     #[test]
     fn failing_tests_with_no_green_candidate_give_no_choice() {
         let base = v(0, Some(false), Some((0, 1)));
-        assert_eq!(pick(&base, &[v(0, Some(false), Some((0, 1)))], &["a".into()]), None);
+        assert_eq!(
+            pick(&base, &[v(0, Some(false), Some((0, 1)))], &["a".into()]),
+            None
+        );
     }
 }

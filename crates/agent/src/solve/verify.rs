@@ -47,10 +47,14 @@ pub fn detect(root: &Path) -> Checks {
         Some("go test ./...".to_owned())
     } else if let Some(npm) = npm_test(root) {
         Some(npm)
-    } else if any_file(root, &|n| n.ends_with(".test.js") || n.ends_with(".test.mjs")) {
+    } else if any_file(root, &|n| {
+        n.ends_with(".test.js") || n.ends_with(".test.mjs")
+    }) {
         Some("node --test".to_owned())
     } else if any_file(root, &|n| n.starts_with("test_") && n.ends_with(".py")) {
-        let dir = ["tests", "test"].into_iter().find(|d| root.join(d).is_dir());
+        let dir = ["tests", "test"]
+            .into_iter()
+            .find(|d| root.join(d).is_dir());
         Some(match (has_pytest(), dir) {
             (true, _) => "python3 -B -m pytest -q".to_owned(),
             (false, Some(d)) => format!("python3 -B -m unittest discover -s {d} -q"),
@@ -67,7 +71,8 @@ fn npm_test(root: &Path) -> Option<String> {
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     let script = json["scripts"]["test"].as_str()?;
     // npm's placeholder fails on purpose: it is not a check.
-    (!script.is_empty() && !script.contains("no test specified")).then(|| "npm test --silent".to_owned())
+    (!script.is_empty() && !script.contains("no test specified"))
+        .then(|| "npm test --silent".to_owned())
 }
 
 /// Whether a file whose name `want` accepts is at the root or one level down.
@@ -76,13 +81,23 @@ fn any_file(root: &Path, want: &dyn Fn(&str) -> bool) -> bool {
         std::fs::read_dir(dir)
             .map(|d| {
                 d.flatten()
-                    .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path().is_dir()))
+                    .map(|e| {
+                        (
+                            e.file_name().to_string_lossy().into_owned(),
+                            e.path().is_dir(),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default()
     };
     names(root).into_iter().any(|(n, is_dir)| {
-        want(&n) || (is_dir && !n.starts_with('.') && n != "node_modules" && n != "target" && names(&root.join(&n)).iter().any(|(m, _)| want(m)))
+        want(&n)
+            || (is_dir
+                && !n.starts_with('.')
+                && n != "node_modules"
+                && n != "target"
+                && names(&root.join(&n)).iter().any(|(m, _)| want(m)))
     })
 }
 
@@ -134,11 +149,18 @@ impl Verdict {
         match &self.tests {
             None => "compiles; no tests to run".to_owned(),
             Some(t) if t.ok => "the tests pass".to_owned(),
-            Some(Ran { counts: Some((p, f)), tail, .. }) if looks_like_build_error(tail) && *p == 0 => {
+            Some(Ran {
+                counts: Some((p, f)),
+                tail,
+                ..
+            }) if looks_like_build_error(tail) && *p == 0 => {
                 let _ = f;
                 "does not compile".to_owned()
             }
-            Some(Ran { counts: Some((p, f)), .. }) => format!("tests fail ({p} pass, {f} fail)"),
+            Some(Ran {
+                counts: Some((p, f)),
+                ..
+            }) => format!("tests fail ({p} pass, {f} fail)"),
             Some(r) if looks_like_build_error(&r.tail) => "does not compile".to_owned(),
             Some(_) => "the tests fail".to_owned(),
         }
@@ -149,27 +171,46 @@ impl Verdict {
     pub fn builds(&self) -> bool {
         self.syntax_errors == 0
             && self.compiles != Some(false)
-            && !self.tests.as_ref().is_some_and(|t| !t.ok && looks_like_build_error(&t.tail))
+            && !self
+                .tests
+                .as_ref()
+                .is_some_and(|t| !t.ok && looks_like_build_error(&t.tail))
     }
 }
 
 /// Whether a failed test run's output says the code did not build.
 fn looks_like_build_error(tail: &str) -> bool {
-    ["could not compile", "error[E", "[build failed]", "SyntaxError", "IndentationError", "undefined:", "cannot use"]
-        .iter()
-        .any(|m| tail.contains(m))
+    [
+        "could not compile",
+        "error[E",
+        "[build failed]",
+        "SyntaxError",
+        "IndentationError",
+        "undefined:",
+        "cannot use",
+    ]
+    .iter()
+    .any(|m| tail.contains(m))
 }
 
 /// Test counts from the output of the common runners.
 pub fn counts(output: &str) -> Option<(u32, u32)> {
     let num_before = |s: &str, word: &str| -> Option<u32> {
         let at = s.find(word)?;
-        s[..at].split_whitespace().last()?.trim_matches(|c: char| !c.is_ascii_digit()).parse().ok()
+        s[..at]
+            .split_whitespace()
+            .last()?
+            .trim_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .ok()
     };
     // cargo: "test result: FAILED. 3 passed; 1 failed; …" (one line per test binary).
     let mut cargo = None;
     for line in output.lines().filter(|l| l.contains("test result:")) {
-        let (p, f) = (num_before(line, " passed").unwrap_or(0), num_before(line, " failed").unwrap_or(0));
+        let (p, f) = (
+            num_before(line, " passed").unwrap_or(0),
+            num_before(line, " failed").unwrap_or(0),
+        );
         let (cp, cf) = cargo.unwrap_or((0, 0));
         cargo = Some((cp + p, cf + f));
     }
@@ -177,7 +218,10 @@ pub fn counts(output: &str) -> Option<(u32, u32)> {
         return cargo;
     }
     // unittest: "Ran 5 tests" then "OK" or "FAILED (failures=1, errors=2)".
-    if let Some(ran) = output.lines().find_map(|l| l.strip_prefix("Ran ").and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok())) {
+    if let Some(ran) = output.lines().find_map(|l| {
+        l.strip_prefix("Ran ")
+            .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok())
+    }) {
         let field = |name: &str| -> u32 {
             output
                 .find(&format!("{name}="))
@@ -194,7 +238,11 @@ pub fn counts(output: &str) -> Option<(u32, u32)> {
         return Some((ran.saturating_sub(failed), failed));
     }
     // node --test: "# pass 3" / "# fail 1".
-    let tap = |name: &str| output.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<u32>().ok());
+    let tap = |name: &str| {
+        output
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse::<u32>().ok())
+    };
     if let (Some(p), Some(f)) = (tap("# pass "), tap("# fail ")) {
         return Some((p, f));
     }
@@ -278,7 +326,11 @@ impl Verifier {
         if syntax_errors > 0 {
             return verdict;
         }
-        let rel = path.strip_prefix(&self.root).unwrap_or(path).display().to_string();
+        let rel = path
+            .strip_prefix(&self.root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
         if let Some(cmd) = compile_command(lang, &rel)
             && let Some(ran) = self.run(&cmd, path, text).await
         {
@@ -298,12 +350,19 @@ impl Verifier {
     /// there is no sandbox or it could not run.
     async fn run(&self, command: &str, path: &Path, text: &str) -> Option<Ran> {
         let sandbox = self.sandbox.as_ref()?;
-        let mut buffers: Vec<DirtyBuffer> = self.buffers.iter().filter(|b| b.path != path).cloned().collect();
+        let mut buffers: Vec<DirtyBuffer> = self
+            .buffers
+            .iter()
+            .filter(|b| b.path != path)
+            .cloned()
+            .collect();
         buffers.push(DirtyBuffer::new(path, text));
-        let mut req = RunRequest::shell(command.to_owned()).buffers(buffers).limits(Limits {
-            wall_time: CHECK_TIME,
-            ..Limits::default()
-        });
+        let mut req = RunRequest::shell(command.to_owned())
+            .buffers(buffers)
+            .limits(Limits {
+                wall_time: CHECK_TIME,
+                ..Limits::default()
+            });
         req.env.clone_from(&self.env);
         match sandbox.run(req, &self.cancel).await {
             Ok(out) => {
@@ -337,10 +396,15 @@ mod tests {
     #[test]
     fn counts_are_read_from_each_runner() {
         assert_eq!(
-            counts("test result: FAILED. 3 passed; 1 failed; 0 ignored\n\ntest result: ok. 2 passed; 0 failed;"),
+            counts(
+                "test result: FAILED. 3 passed; 1 failed; 0 ignored\n\ntest result: ok. 2 passed; 0 failed;"
+            ),
             Some((5, 1))
         );
-        assert_eq!(counts("....F\nRan 5 tests in 0.001s\n\nFAILED (failures=1, errors=1)"), Some((3, 2)));
+        assert_eq!(
+            counts("....F\nRan 5 tests in 0.001s\n\nFAILED (failures=1, errors=1)"),
+            Some((3, 2))
+        );
         assert_eq!(counts("Ran 4 tests in 0.0s\n\nOK"), Some((4, 0)));
         assert_eq!(counts("# tests 3\n# pass 2\n# fail 1\n"), Some((2, 1)));
         assert_eq!(counts("--- FAIL: TestX (0.00s)\nFAIL"), Some((0, 1)));
@@ -350,7 +414,10 @@ mod tests {
     #[test]
     fn each_kind_of_project_gets_its_tests() {
         let cases: [(&[(&str, &str)], Option<&str>); 4] = [
-            (&[("Cargo.toml", "[package]")], Some("cargo test --quiet --offline")),
+            (
+                &[("Cargo.toml", "[package]")],
+                Some("cargo test --quiet --offline"),
+            ),
             (&[("go.mod", "module x")], Some("go test ./...")),
             (&[("text.test.js", "")], Some("node --test")),
             (&[("README.md", "hi")], None),
@@ -366,6 +433,9 @@ mod tests {
         std::fs::create_dir(dir.path().join("tests")).unwrap();
         std::fs::write(dir.path().join("tests/test_x.py"), "").unwrap();
         let py = detect(dir.path()).tests.unwrap();
-        assert!(py.contains("pytest") || py.contains("unittest discover -s tests"), "{py}");
+        assert!(
+            py.contains("pytest") || py.contains("unittest discover -s tests"),
+            "{py}"
+        );
     }
 }
