@@ -129,7 +129,7 @@ pub fn localise(
             .file_stem()
             .map(|s| s.to_string_lossy().to_ascii_lowercase())
             .unwrap_or_default();
-        let file_named = lower.iter().any(|w| *w == stem);
+        let file_named = lower.contains(&stem);
         for sym in index.file_symbols(path) {
             if !matches!(sym.kind, SymbolKind::Function | SymbolKind::Method) {
                 continue;
@@ -155,7 +155,7 @@ pub fn localise(
             }
         }
     }
-    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     let Some((_, best, _, _)) = scored.first().cloned() else {
         return single_file(root, &sources, store, limits);
     };

@@ -413,7 +413,8 @@ mod tests {
 
     #[test]
     fn each_kind_of_project_gets_its_tests() {
-        let cases: [(&[(&str, &str)], Option<&str>); 4] = [
+        type Files<'a> = &'a [(&'a str, &'a str)];
+        let cases: [(Files, Option<&str>); 4] = [
             (
                 &[("Cargo.toml", "[package]")],
                 Some("cargo test --quiet --offline"),
