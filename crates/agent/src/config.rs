@@ -94,6 +94,9 @@ pub struct SessionConfig {
     /// before a run ends when the model edited files and ran nothing since; a failure
     /// goes back to the model. `None`: no final check.
     pub final_check: Option<String>,
+    /// How the small-model pipeline samples (used when the model's profile takes it:
+    /// [`crate::solve`]).
+    pub solve: crate::solve::SolveConfig,
 }
 
 impl Default for SessionConfig {
@@ -104,6 +107,7 @@ impl Default for SessionConfig {
             tool_timeout: Duration::from_secs(600),
             compaction: CompactionConfig::default(),
             final_check: None,
+            solve: crate::solve::SolveConfig::default(),
         }
     }
 }

@@ -64,6 +64,7 @@ pub mod repeats;
 pub mod replay;
 pub mod saved;
 mod session;
+pub mod solve;
 pub mod status;
 mod subagent;
 pub mod toolset;

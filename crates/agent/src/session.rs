@@ -534,15 +534,59 @@ impl Session {
         self.request_chars = message.chars().count();
         self.remember_named(&message);
         let found = self.files_for_task(&message).await;
-        parts.push(Part::Text(message));
+        parts.push(Part::Text(message.clone()));
         if let Some(note) = found {
             parts.push(Part::Text(note));
         }
+        let first = !self
+            .request
+            .messages
+            .iter()
+            .any(|m| m.role == agentls_model::Role::User);
         self.request.messages.push(Message {
             role: agentls_model::Role::User,
             parts,
         });
+        if first && let Some(status) = self.solve_first(&message).await {
+            return status;
+        }
         self.resume().await
+    }
+
+    /// The small-model pipeline ([`crate::solve`]) on a session's first task, when the
+    /// profile and the task's shape call for it: the run's status when it landed a
+    /// change; `None` and the tool loop runs as before when it did not.
+    async fn solve_first(&mut self, task: &str) -> Option<Status> {
+        if !self.config.mode.allows_writes() || !crate::solve::applies(&*self.provider, task) {
+            return None;
+        }
+        let start = Instant::now();
+        self.send(Event::Status {
+            status: SessionStatus::Running,
+            model: self.provider.name().to_owned(),
+        });
+        let solved = crate::solve::solve_small(
+            &self.provider,
+            &self.ctx,
+            task,
+            &self.config.solve,
+            self.events.as_ref(),
+        )
+        .await?;
+        self.metrics.steps += solved.calls;
+        self.metrics.input_tokens += solved.usage.input;
+        self.metrics.cached_input_tokens += solved.usage.cached_input;
+        self.metrics.output_tokens += solved.usage.output;
+        self.metrics.model_ms += solved.model_ms;
+        self.metrics.wall_ms += ms(start.elapsed());
+        self.log("solve", json!(solved.report));
+        let answer = solved.answer?;
+        self.request
+            .messages
+            .push(Message::assistant(answer.clone()));
+        let status = Status::Done { answer };
+        self.send(crate::event::finished(&status, &self.metrics));
+        Some(status)
     }
 
     /// Goes on from where the last run stopped (after a provider error, say) without a

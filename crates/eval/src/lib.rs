@@ -15,6 +15,7 @@ pub mod bench_search;
 pub mod html;
 pub mod replay;
 pub mod results;
+pub mod solve;
 pub mod suite;
 
 pub use suite::run;

@@ -47,6 +47,10 @@ pub struct Attempt {
     /// The agent loop's own time: neither the model's nor the tools'.
     #[serde(default)]
     pub harness_ms: Option<f64>,
+    /// Whether some candidate of the small-model pipeline passed the check (`None`
+    /// when the pipeline did not run): see `crate::solve`.
+    #[serde(default)]
+    pub covered: Option<bool>,
 }
 
 /// Every attempt of `path`, with each line kept as written (for merge). A (task,

@@ -341,6 +341,7 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     } else {
         writeln!(stdout, "{}", summary(&by_task(&done)))?;
     }
+    write!(stdout, "{}", crate::solve::table(&done))?;
     if let Some(o) = overhead(&done) {
         writeln!(stdout, "{o}")?;
     }
@@ -385,12 +386,15 @@ async fn run_attempt(
             cancel.cancel();
         }
     });
+    // The pipeline's samples: a seed per attempt, its report for coverage.
+    let (solve_config, solve_tap) = crate::solve::config(attempt);
     let spec = Spec {
         workspace: ws.clone(),
         model: model_name.map(str::to_owned),
         max_steps: Some(args.max_steps),
         max_wall: Some(Duration::from_secs(args.time_limit)),
         final_check: Some(!args.no_final_check),
+        solve: Some(solve_config),
         trajectory_dir: Some(trajectory_dir),
         cancel: Some(cancel.clone()),
         ..Spec::default()
@@ -430,6 +434,14 @@ async fn run_attempt(
     let t1 = Instant::now();
     let (passed, check_output) = check(task, &ws).await?;
     let check_ms = ms(t1.elapsed());
+    let covered = crate::solve::covered(
+        crate::solve::taken(&solve_tap).as_ref(),
+        passed,
+        &task.dir.join("repo"),
+        copy_tree,
+        |ws| async move { Ok(check(task, &ws).await?.0) },
+    )
+    .await?;
     let r = record.as_ref();
     let tool_calls = r.map(|r| r.calls.values().map(|&n| u64::from(n)).sum::<u64>());
     let line = json!({
@@ -457,6 +469,7 @@ async fn run_attempt(
         "errors_by_class": r.map(|r| &r.errors),
         "trajectory": args.out.as_ref().and(trajectory),
         "check_tail": tail(&check_output, 400),
+        "covered": covered,
     });
     // What the summary, compare and report read, read from the line itself.
     let done =

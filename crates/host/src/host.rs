@@ -127,6 +127,9 @@ pub struct Spec {
     pub session_mcp: agentls_mcp::McpConfig,
     /// A model already built (the demo's local model), instead of resolving `model`.
     pub provider: Option<Arc<dyn Provider>>,
+    /// The small-model pipeline's settings (samples, temperature, seed, where its
+    /// report goes); its defaults when `None`.
+    pub solve: Option<agentls_agent::solve::SolveConfig>,
 }
 
 impl std::fmt::Debug for Spec {
@@ -336,6 +339,7 @@ impl Host {
                 mode: spec.mode,
                 budget,
                 final_check,
+                solve: spec.solve.clone().unwrap_or_default(),
                 ..SessionConfig::default()
             },
             trajectory_dir: spec.trajectory_dir.clone(),

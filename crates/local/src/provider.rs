@@ -22,7 +22,8 @@ use crate::speculate::{Drafter, Lookup};
 use crate::template::TOOL_CALL_OPEN;
 use crate::tokenizer::Utf8Stream;
 
-/// Seed for temperature > 0; fixed so that runs can be replayed.
+/// Seed for temperature > 0 when the request names none; fixed so that runs can be
+/// replayed.
 const SEED: u64 = 0x5eed;
 
 /// Tokens left in the budget from which an open tool call is watched, to be closed
@@ -254,67 +255,101 @@ impl Job {
         if self.cancel.is_cancelled() {
             return Ok(Err(ModelError::aborted()));
         }
-        let pieces = engine.info.template.render(&self.req);
-        // The fixed head's tokens, encoded on their own: their count is where a saved
-        // head ends.
-        let split = engine.info.template.fixed_head_len(&self.req);
-        let (mut prompt, head) = match engine
-            .encode_pieces(&pieces[..split])
-            .and_then(|h| Ok((h, engine.encode_pieces(&pieces[split..])?)))
-        {
-            Ok((mut h, rest)) => {
-                let head = h.len();
-                h.extend(rest);
-                (h, head)
-            }
-            Err(e) => return Ok(Err(engine_error(e))),
+        let prompt = match self.prompt(&engine) {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(e)),
         };
-        let opened = self.call_first && !self.req.tools.is_empty() && new_user_turn(&self.req);
-        if opened {
-            let open = format!("{TOOL_CALL_OPEN}\n");
-            match engine.tokenizer.token_id(TOOL_CALL_OPEN) {
-                Some(id) => {
-                    prompt.push(id);
-                    prompt.extend(engine.tokenizer.encode("\n"));
-                }
-                None => prompt.extend(engine.tokenizer.encode(&open)),
-            }
-        }
-        let context = engine.info.context_length;
-        if prompt.len() >= context {
-            return Ok(Err(ModelError::new(
-                ErrorClass::InvalidArguments,
-                format!(
-                    "the prompt has {} tokens; the local model's context is {context}",
-                    prompt.len()
-                ),
-            )));
-        }
-        let max_new =
-            (self.req.max_tokens.unwrap_or(self.max_output) as usize).min(context - prompt.len());
         let started = Instant::now();
         engine.set_interrupt(Some(self.cancel.clone()));
-        let read = engine.prefill_with_store(&prompt, head, self.prefix_store.as_ref());
+        let read =
+            engine.prefill_with_store(&prompt.tokens, prompt.head, self.prefix_store.as_ref());
         engine.set_interrupt(None);
-        let (mut logits, cached) = match read {
+        let (logits, cached) = match read {
             Ok(x) => x,
             Err(e) => return Ok(Err(engine_error(e))),
         };
         debug!(
-            prompt = prompt.len(),
+            prompt = prompt.tokens.len(),
             cached,
             prefill_ms = started.elapsed().as_millis() as u64,
             "prompt read"
         );
-        let temperature = self.req.sampling.temperature.unwrap_or(0.0);
-        let top_p = self.req.sampling.top_p.unwrap_or(1.0);
-        let mut sampler = Sampler::new(temperature, top_p, SEED);
-        let mut out = Output::new(!self.req.tools.is_empty(), &self.req.stop);
-        if opened {
-            out.text = format!("{TOOL_CALL_OPEN}\n");
+        let decoded = match self.decode(&mut engine, &prompt, logits, tx)? {
+            Ok(d) => d,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.finish(decoded, prompt.tokens.len(), cached, tx)
+    }
+
+    /// The request's prompt as tokens: the template's rendering, then what the harness
+    /// writes for the model at the start of its answer (a tool call's opening, or a code
+    /// block's).
+    fn prompt(&self, engine: &Engine) -> Result<Prompt, ModelError> {
+        let pieces = engine.info.template.render(&self.req);
+        // The fixed head's tokens, encoded on their own: their count is where a saved
+        // head ends.
+        let split = engine.info.template.fixed_head_len(&self.req);
+        let (mut tokens, head) = engine
+            .encode_pieces(&pieces[..split])
+            .and_then(|h| Ok((h, engine.encode_pieces(&pieces[split..])?)))
+            .map(|(mut h, rest)| {
+                let head = h.len();
+                h.extend(rest);
+                (h, head)
+            })
+            .map_err(engine_error)?;
+        let mut opened = String::new();
+        if self.call_first && !self.req.tools.is_empty() && new_user_turn(&self.req) {
+            match engine.tokenizer.token_id(TOOL_CALL_OPEN) {
+                Some(id) => {
+                    tokens.push(id);
+                    tokens.extend(engine.tokenizer.encode("\n"));
+                }
+                None => tokens.extend(engine.tokenizer.encode(&format!("{TOOL_CALL_OPEN}\n"))),
+            }
+            opened = format!("{TOOL_CALL_OPEN}\n");
+        } else if let Some(fence) = self.code_fence() {
+            // The answer is a code block: the harness opens it, and its closing fence
+            // (a stop sequence) ends the answer, so format and end are not the
+            // model's to break.
+            tokens.extend(engine.tokenizer.encode(&fence));
+            opened = fence;
         }
-        // Tool calls are constrained to the offered tools and their schemas.
-        let grammar = (self.constrain && !self.req.tools.is_empty()).then(|| {
+        let context = engine.info.context_length;
+        if tokens.len() >= context {
+            return Err(ModelError::new(
+                ErrorClass::InvalidArguments,
+                format!(
+                    "the prompt has {} tokens; the local model's context is {context}",
+                    tokens.len()
+                ),
+            ));
+        }
+        let max_new =
+            (self.req.max_tokens.unwrap_or(self.max_output) as usize).min(context - tokens.len());
+        let mut stops = self.req.stop.clone();
+        if !opened.is_empty() && self.code_fence().is_some() {
+            stops.push(CODE_CLOSE.to_owned());
+        }
+        Ok(Prompt {
+            tokens,
+            head,
+            opened,
+            max_new,
+            stops,
+        })
+    }
+
+    /// The opening of the code block the request asks for, when it asks for one and
+    /// offers no tools.
+    fn code_fence(&self) -> Option<String> {
+        let lang = self.req.code_block.as_deref()?;
+        self.req.tools.is_empty().then(|| format!("```{lang}\n"))
+    }
+
+    /// Tool calls are constrained to the offered tools and their schemas.
+    fn grammar(&self) -> Option<CallGrammar> {
+        (self.constrain && !self.req.tools.is_empty()).then(|| {
             // Tools refused this step are left out, unless that leaves none.
             let allowed = |t: &&agentls_model::ToolDef| !self.req.forbidden_tools.contains(&t.name);
             let offered: Vec<_> = if self.req.tools.iter().any(|t| allowed(&t)) {
@@ -329,7 +364,25 @@ impl Job {
                     .collect(),
             )
             .with_paths(self.req.paths.clone())
-        });
+        })
+    }
+
+    /// Generates the answer from the prompt's `logits` on: token by token, or a token
+    /// and its prompt-lookup draft per forward pass at temperature 0.
+    fn decode(
+        &self,
+        engine: &mut Engine,
+        prompt: &Prompt,
+        mut logits: Vec<f32>,
+        tx: &Tx,
+    ) -> Result<Result<Decoded, ModelError>, Gone> {
+        let temperature = self.req.sampling.temperature.unwrap_or(0.0);
+        let top_p = self.req.sampling.top_p.unwrap_or(1.0);
+        let seed = self.req.sampling.seed.unwrap_or(SEED);
+        let mut sampler = Sampler::new(temperature, top_p, seed);
+        let mut out = Output::new(!self.req.tools.is_empty(), &prompt.stops);
+        out.text.clone_from(&prompt.opened);
+        let grammar = self.grammar();
         // Drafts are verified against greedy choices only: sampling would change the
         // output's distribution.
         let mut drafter = self
@@ -344,11 +397,12 @@ impl Job {
             .as_deref()
             .map(|p| engine.tokenizer.encode(p))
             .unwrap_or_default();
-        history.extend_from_slice(&prompt);
+        history.extend_from_slice(&prompt.tokens);
+        let (max_new, context) = (prompt.max_new, engine.info.context_length);
         let mut dec = Gen {
             utf8: Utf8Stream::default(),
             generated: 0,
-            stops: &self.req.stop,
+            stops: &prompt.stops,
             answer: Vec::new(),
         };
         let mut stop = StopReason::MaxTokens;
@@ -376,7 +430,7 @@ impl Job {
                 .filter(|ids| ids.len() + 1 >= left);
             let chosen = match forced {
                 Some(_) => None,
-                None => choose(&mut sampler, &logits, grammar.as_ref(), &out, &engine),
+                None => choose(&mut sampler, &logits, grammar.as_ref(), &out, engine),
             };
             let Some(token) = chosen else {
                 // Forced, or no token keeps the call valid: end it the shortest way.
@@ -388,13 +442,13 @@ impl Job {
                     left, "tool call closed by its shortest ending"
                 );
                 for id in ids {
-                    dec.push(id, &engine, &mut out, tx)?;
+                    dec.push(id, engine, &mut out, tx)?;
                 }
                 stop = StopReason::EndTurn;
                 break;
             };
             history.push(token);
-            if let Some(reason) = dec.push(token, &engine, &mut out, tx)? {
+            if let Some(reason) = dec.push(token, engine, &mut out, tx)? {
                 stop = reason;
                 break;
             }
@@ -431,12 +485,12 @@ impl Job {
                     return Ok(Err(ModelError::aborted()));
                 }
                 let at = engine.batch_logits(i);
-                if choose(&mut sampler, at, grammar.as_ref(), &out, &engine) != Some(d) {
+                if choose(&mut sampler, at, grammar.as_ref(), &out, engine) != Some(d) {
                     break;
                 }
                 accepted += 1;
                 history.push(d);
-                ended = dec.push(d, &engine, &mut out, tx)?;
+                ended = dec.push(d, engine, &mut out, tx)?;
                 if ended.is_some() || dec.generated >= max_new {
                     break;
                 }
@@ -460,9 +514,36 @@ impl Job {
                 "prompt-lookup drafts"
             );
         }
-        let generated = dec.generated;
         if stop != StopReason::StopSequence {
             out.text.push_str(&dec.utf8.finish());
+        }
+        Ok(Ok(Decoded {
+            out,
+            generated: dec.generated,
+            stop,
+        }))
+    }
+
+    /// Sends what is left of the answer, its tool calls, the usage and the stop.
+    fn finish(
+        &self,
+        decoded: Decoded,
+        prompt: usize,
+        cached: usize,
+        tx: &Tx,
+    ) -> Result<Result<(), ModelError>, Gone> {
+        let Decoded {
+            mut out,
+            generated,
+            mut stop,
+        } = decoded;
+        if self.code_fence().is_some() && !out.text.trim_end().ends_with("```") {
+            // The block the harness opened is closed, whether the stop sequence, the
+            // end of the turn or the budget ended it.
+            out.text.push_str(CODE_CLOSE);
+            if stop == StopReason::StopSequence {
+                stop = StopReason::EndTurn;
+            }
         }
         let offered: Vec<&str> = self.req.tools.iter().map(|t| t.name.as_str()).collect();
         let (rest, calls) = out.finish(&offered);
@@ -500,7 +581,7 @@ impl Job {
         send(
             tx,
             StreamEvent::Usage(Usage {
-                input: prompt.len() as u64,
+                input: prompt as u64,
                 cached_input: cached as u64,
                 cache_write: 0,
                 output: generated as u64,
@@ -510,6 +591,30 @@ impl Job {
         Ok(Ok(()))
     }
 }
+
+/// A request's prompt, ready to read.
+struct Prompt {
+    tokens: Vec<u32>,
+    /// Tokens of the fixed head (see [`PrefixStore`]).
+    head: usize,
+    /// What the harness wrote at the start of the answer (a call's or a code block's
+    /// opening): the answer's text starts with it.
+    opened: String,
+    /// Most tokens to generate.
+    max_new: usize,
+    /// The request's stop sequences, and a code block's closing fence.
+    stops: Vec<String>,
+}
+
+/// An answer as generated: its text, tokens and why it ended.
+struct Decoded {
+    out: Output,
+    generated: usize,
+    stop: StopReason,
+}
+
+/// The closing fence of a code block the harness opened.
+const CODE_CLOSE: &str = "\n```";
 
 /// Whether the request ends with a user message that answers no tool call.
 fn new_user_turn(req: &ChatRequest) -> bool {

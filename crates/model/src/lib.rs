@@ -102,7 +102,7 @@ pub use error::{ErrorClass, ModelError};
 pub use event::{RUNAWAY_STOP, StopReason, StreamEvent};
 pub use local::{LocalModelSpec, LocalSource};
 pub use paths::{EditArgs, PathCheck, PathConstraint, PathKind};
-pub use profile::{EditFormat, ModelProfile, ProfileOverrides, PromptVariant, WireFormat};
+pub use profile::{EditFormat, ModelProfile, ProfileOverrides, PromptVariant, Solver, WireFormat};
 pub use response::{Accumulator, Response, collect};
 pub use retry::RetryPolicy;
 pub use router::{Phase, Route, RouteInput, Router, RouterConfig, RouterMode, Tier};

@@ -81,6 +81,35 @@ pub struct ModelProfile {
     /// models' (they pay for every tool in their prompt on two cores); off for the
     /// others.
     pub lean_tools: bool,
+    /// How a task is solved: the tool loop, or the small-model pipeline (localise,
+    /// sample whole functions, verify each in an overlay, land the best); `auto` takes
+    /// the pipeline for the lean profile's (embedded) models.
+    pub solver: Solver,
+}
+
+/// How a session solves a task (`solver` in `[models.NAME.profile]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Solver {
+    /// The pipeline for lean-profile models, the tool loop for the others.
+    #[default]
+    Auto,
+    /// Always the tool loop.
+    Loop,
+    /// The pipeline first; the tool loop when it finds nothing to change or no
+    /// candidate it can verify.
+    Pipeline,
+}
+
+impl ModelProfile {
+    /// Whether a task goes to the small-model pipeline first.
+    pub fn uses_pipeline(&self) -> bool {
+        match self.solver {
+            Solver::Auto => self.lean_tools,
+            Solver::Loop => false,
+            Solver::Pipeline => true,
+        }
+    }
 }
 
 impl Default for ModelProfile {
@@ -97,6 +126,7 @@ impl Default for ModelProfile {
             parallel_tool_calls: true,
             max_completion_tokens: false,
             lean_tools: false,
+            solver: Solver::Auto,
         }
     }
 }
@@ -117,6 +147,7 @@ pub struct ProfileOverrides {
     pub parallel_tool_calls: Option<bool>,
     pub max_completion_tokens: Option<bool>,
     pub lean_tools: Option<bool>,
+    pub solver: Option<Solver>,
 }
 
 impl ModelProfile {
@@ -159,7 +190,8 @@ impl ModelProfile {
             native_tools,
             parallel_tool_calls,
             max_completion_tokens,
-            lean_tools
+            lean_tools,
+            solver
         );
         if o.price.is_some() {
             self.price = o.price;

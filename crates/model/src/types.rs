@@ -134,6 +134,10 @@ pub struct Sampling {
     pub temperature: Option<f32>,
     /// Nucleus sampling.
     pub top_p: Option<f32>,
+    /// Seed of the random choices at a temperature above 0: distinct seeds give
+    /// distinct samples of one prompt (the small-model pipeline's candidates);
+    /// providers that take no seed ignore it.
+    pub seed: Option<u64>,
 }
 
 /// A request to a model, independent of the wire format.
@@ -166,6 +170,11 @@ pub struct ChatRequest {
     /// that constrains calls leaves them out of what the model can write; others
     /// ignore it.
     pub forbidden_tools: Vec<String>,
+    /// The answer is one fenced code block in this language (`rust`, `python` …): a
+    /// provider that can hold its output to it opens the block itself and stops at its
+    /// closing fence; others get the request as is and the caller reads the first
+    /// block of the answer.
+    pub code_block: Option<String>,
 }
 
 impl ChatRequest {

@@ -59,6 +59,11 @@ pub(crate) fn body(model: &str, profile: &ModelProfile, req: &ChatRequest) -> Va
     };
     obj.insert(field.into(), max.into());
     sampling(&mut obj, req);
+    // Chat completions (and llama.cpp's server, vLLM, Ollama) take a seed; the other
+    // wire formats have none.
+    if let Some(seed) = req.sampling.seed {
+        obj.insert("seed".into(), seed.into());
+    }
     if !req.stop.is_empty() {
         obj.insert("stop".into(), req.stop.clone().into());
     }

@@ -1,0 +1,290 @@
+//! Localising a task without the model: the functions (or the one short file) a
+//! change most likely belongs in, each with why. From the task's words (file and
+//! symbol names, `quoted` names first), the stub detector and the symbol index; a
+//! repository with a single short source file is taken whole.
+
+use std::path::{Path, PathBuf};
+
+use agentls_index::{Language, Symbol, SymbolKind};
+use agentls_text::ReadLimits;
+
+/// A file the pipeline may write beyond this size is changed function by function,
+/// never whole.
+pub const WHOLE_FILE_CHARS: usize = 6_000;
+
+/// Tasks the pipeline does not take: they change names or signatures across files,
+/// which one function's rewrite cannot do.
+const LOOP_WORDS: &[&str] = &["rename", "signature", "parameter", "flag", "--", "option"];
+
+/// What a candidate replaces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// One function: its whole definition, by byte range in the file's text.
+    Function {
+        /// Its name.
+        name: String,
+        /// Byte range of the definition.
+        range: std::ops::Range<usize>,
+        /// Whether the stub detector calls it a stub.
+        stub: bool,
+    },
+    /// The whole file (short, and several functions in it to change).
+    File,
+}
+
+/// Where the change goes, and why there.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// Its language.
+    pub language: Language,
+    /// Its text as the editor shows it (buffer, else disk).
+    pub text: String,
+    /// The part a candidate replaces.
+    pub scope: Scope,
+    /// Why here, for people.
+    pub why: String,
+}
+
+impl Target {
+    /// The path below `root`, for prompts and reports.
+    pub fn shown(&self, root: &Path) -> String {
+        self.path
+            .strip_prefix(root)
+            .unwrap_or(&self.path)
+            .display()
+            .to_string()
+    }
+}
+
+/// Whether `path` holds tests (never a target: the task's tests are the judge).
+pub fn is_test_file(root: &Path, path: &Path) -> bool {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let name = rel
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let in_test_dir = rel.components().any(|c| {
+        matches!(
+            c.as_os_str().to_str(),
+            Some("tests" | "test" | "__tests__" | "spec")
+        )
+    });
+    in_test_dir
+        || name.starts_with("test_")
+        || name.ends_with("_test.go")
+        || name.ends_with("_test.py")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
+/// The words of `task` that may name files or symbols: identifiers, split at dots
+/// and slashes (`calc.add` → `calc`, `add`), lower-cased for files, kept for symbols.
+pub fn task_words(task: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for raw in task.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if raw.len() >= 2
+            && !raw.chars().all(|c| c.is_ascii_digit())
+            && !words.iter().any(|w| w == raw)
+        {
+            words.push(raw.to_owned());
+        }
+    }
+    words
+}
+
+/// Whether the task's shape is one the pipeline takes (not a rename, a new flag, a
+/// signature change across callers).
+pub fn pipeline_shape(task: &str) -> bool {
+    let lower = task.to_ascii_lowercase();
+    !LOOP_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// The targets for `task` in the indexed workspace at `root`, best first; empty when
+/// nothing in the task points anywhere (the tool loop takes over).
+pub fn localise(
+    root: &Path,
+    index: &agentls_index::Index,
+    store: &agentls_text::DocumentStore,
+    limits: &ReadLimits,
+    task: &str,
+) -> Vec<Target> {
+    let words = task_words(task);
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let mut sources: Vec<PathBuf> = index
+        .paths()
+        .filter(|p| !is_test_file(root, p) && Language::from_path(p).is_some())
+        .map(|p| p.to_path_buf())
+        .collect();
+    sources.sort();
+    // Each function: (score, why), then grouped by file.
+    let mut scored: Vec<(i32, Symbol, bool, String)> = Vec::new();
+    for path in &sources {
+        let Ok(src) = store.read(path, limits) else {
+            continue;
+        };
+        let text = src.rope.to_string();
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let file_named = lower.contains(&stem);
+        for sym in index.file_symbols(path) {
+            if !matches!(sym.kind, SymbolKind::Function | SymbolKind::Method) {
+                continue;
+            }
+            let stub = agentls_index::stub::is_stub(sym.language, &text, sym.name_span.start);
+            let named = words.iter().any(|w| w.as_str() == &*sym.name);
+            let mut score = 0;
+            let mut why = Vec::new();
+            if named {
+                score += 3;
+                why.push("the task names it");
+            }
+            if stub {
+                score += 2;
+                why.push("it is a stub");
+            }
+            if file_named && score > 0 {
+                score += 1;
+                why.push("the task names its file");
+            }
+            if score > 0 {
+                scored.push((score, sym, stub, why.join(", ")));
+            }
+        }
+    }
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let Some((_, best, _, _)) = scored.first().cloned() else {
+        return single_file(root, &sources, store, limits);
+    };
+    let path = best.path.to_path_buf();
+    let Ok(src) = store.read(&path, limits) else {
+        return Vec::new();
+    };
+    let text = src.rope.to_string();
+    let same_file: Vec<&(i32, Symbol, bool, String)> = scored
+        .iter()
+        .filter(|(_, s, _, _)| *s.path == *path)
+        .collect();
+    // Several functions of one short file to change: the file, whole.
+    if same_file.len() > 1 && text.len() <= WHOLE_FILE_CHARS {
+        let names: Vec<&str> = same_file.iter().map(|(_, s, _, _)| &*s.name).collect();
+        return vec![Target {
+            path,
+            language: best.language,
+            text,
+            scope: Scope::File,
+            why: format!("{} to change in one short file", names.join(", ")),
+        }];
+    }
+    scored
+        .iter()
+        .take(3)
+        .filter_map(|(_, sym, stub, why)| {
+            let src = store.read(&sym.path, limits).ok()?;
+            let text = src.rope.to_string();
+            let range = byte_offset(&text, sym.span.start)?..byte_offset(&text, sym.span.end)?;
+            Some(Target {
+                path: sym.path.to_path_buf(),
+                language: sym.language,
+                text,
+                scope: Scope::Function {
+                    name: sym.name.to_string(),
+                    range,
+                    stub: *stub,
+                },
+                why: format!("`{}`: {why}", sym.name),
+            })
+        })
+        .collect()
+}
+
+/// The workspace's one short source file, when it has only one.
+fn single_file(
+    root: &Path,
+    sources: &[PathBuf],
+    store: &agentls_text::DocumentStore,
+    limits: &ReadLimits,
+) -> Vec<Target> {
+    let [path] = sources else {
+        return Vec::new();
+    };
+    let Some(language) = Language::from_path(path) else {
+        return Vec::new();
+    };
+    let Ok(src) = store.read(path, limits) else {
+        return Vec::new();
+    };
+    let text = src.rope.to_string();
+    if text.len() > WHOLE_FILE_CHARS {
+        return Vec::new();
+    }
+    let shown = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    vec![Target {
+        path: path.clone(),
+        language,
+        text,
+        scope: Scope::File,
+        why: format!("{shown} is the workspace's only source file"),
+    }]
+}
+
+/// The byte offset of a point (line, byte column) in `text`.
+pub fn byte_offset(text: &str, p: agentls_index::Point) -> Option<usize> {
+    let mut start = 0usize;
+    for _ in 0..p.line {
+        start += text[start..].find('\n')? + 1;
+    }
+    let at = start + p.column as usize;
+    (at <= text.len() && text.is_char_boundary(at)).then_some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_words_split_dotted_names() {
+        let w = task_words("calc.add returns the wrong result. Fix `versions.Index`!");
+        for want in ["calc", "add", "versions", "Index", "returns"] {
+            assert!(w.iter().any(|x| x == want), "{want} in {w:?}");
+        }
+    }
+
+    #[test]
+    fn test_files_are_never_targets() {
+        let root = Path::new("/w");
+        for p in [
+            "/w/tests/basic.rs",
+            "/w/a/b_test.go",
+            "/w/test_x.py",
+            "/w/x.test.js",
+        ] {
+            assert!(is_test_file(root, Path::new(p)), "{p}");
+        }
+        for p in ["/w/src/lib.rs", "/w/calc.py", "/w/versions/versions.go"] {
+            assert!(!is_test_file(root, Path::new(p)), "{p}");
+        }
+    }
+
+    #[test]
+    fn renames_and_flags_go_to_the_loop() {
+        assert!(!pipeline_shape("Rename the class Foo to Bar everywhere."));
+        assert!(!pipeline_shape("Add a --verbose flag to the CLI."));
+        assert!(pipeline_shape("calc.add returns the wrong result. Fix it."));
+    }
+
+    #[test]
+    fn points_become_byte_offsets() {
+        let text = "ab\ncdé\nf";
+        assert_eq!(byte_offset(text, agentls_index::Point::new(1, 2)), Some(5));
+        assert_eq!(byte_offset(text, agentls_index::Point::new(2, 1)), Some(9));
+        assert_eq!(byte_offset(text, agentls_index::Point::new(5, 0)), None);
+    }
+}

@@ -1,0 +1,547 @@
+//! The small-model pipeline (Agentless-style): a second way to solve a task, for
+//! models that cannot drive the tool loop. [`solve_small`] localises the change
+//! without the model ([`localise`]), asks for the whole new function (or short file)
+//! in one fenced block ([`generate`]), samples several candidates (the first greedy,
+//! the rest at a temperature with distinct seeds; the shared prompt stays in the local
+//! model's KV cache), checks each in the sandbox's overlay ([`verify`]: syntax, the
+//! language's compile check, the project's tests), picks one ([`pick`]: the first that
+//! turns a failing check green without breaking a passing one; else, when nothing
+//! failed to begin with, the majority), allows one repair round with the error, and
+//! lands the pick as one edit through the session's edit sink (`write_file`'s path:
+//! planned against the live buffer, versioned, reviewable).
+//!
+//! **Invariant.** No candidate reaches the disk or the editor's buffers before the
+//! pick: candidates exist as strings, and as buffers laid over the workspace inside
+//! the sandbox's mount namespace, whose writes stay in its scratch layer.
+//!
+//! Which way a session takes: [`agentls_model::ModelProfile::uses_pipeline`] (the
+//! profile's `solver`), the task's shape ([`localise::pipeline_shape`]), and whether
+//! localisation finds anything; otherwise, or when no candidate is verified, the tool
+//! loop runs as before.
+
+pub mod generate;
+pub mod localise;
+pub mod pick;
+pub mod verify;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use agentls_model::{ChatRequest, Provider, Usage};
+use agentls_tools::{Tool, ToolContext};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::event::{Event, EventSender};
+use localise::Target;
+use verify::{Verdict, Verifier};
+
+/// How the pipeline samples (`SessionConfig::solve`).
+#[derive(Clone, Debug)]
+pub struct SolveConfig {
+    /// Candidates per target (the first greedy), before the repair round.
+    pub samples: usize,
+    /// Temperature of every candidate but the first.
+    pub temperature: f32,
+    /// Seed of the first sampled candidate; the others count up from it. `agentls
+    /// eval --attempts k` gives each attempt its own.
+    pub seed: u64,
+    /// Receives the report of each pipeline run (eval reads coverage from it).
+    pub report: Option<Arc<Mutex<Option<SolveReport>>>>,
+}
+
+impl Default for SolveConfig {
+    fn default() -> Self {
+        Self {
+            samples: 6,
+            temperature: 0.8,
+            seed: 1,
+            report: None,
+        }
+    }
+}
+
+/// One candidate as the report keeps it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CandidateReport {
+    /// The file it changes, below the root.
+    pub path: String,
+    /// Its sampling: temperature and seed (`None` for greedy).
+    pub temperature: f32,
+    /// The seed it was sampled with.
+    pub seed: Option<u64>,
+    /// From the repair round.
+    pub repair: bool,
+    /// The file's new text; `None` when the answer changed nothing or had no code.
+    pub text: Option<String>,
+    /// What the checks said, for people.
+    pub verdict: String,
+    /// It parses and compiles.
+    pub builds: bool,
+    /// Every check that ran passed.
+    pub passes: bool,
+}
+
+/// What a pipeline run did: its targets, every candidate, the pick and why.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SolveReport {
+    /// Where it looked, and why there.
+    pub targets: Vec<String>,
+    /// The project's test command, if it found one.
+    pub tests: Option<String>,
+    /// What the checks said of the workspace as it was.
+    pub baseline: String,
+    /// Every candidate, in order.
+    pub candidates: Vec<CandidateReport>,
+    /// The chosen candidate's index.
+    pub chosen: Option<usize>,
+    /// Why it was chosen (or why none was).
+    pub reason: String,
+    /// Whether the chosen change landed.
+    pub landed: bool,
+}
+
+impl SolveReport {
+    /// "4/8 candidates compile, 2 pass the tests".
+    pub fn tally(&self) -> String {
+        let n = self.candidates.len();
+        let builds = self.candidates.iter().filter(|c| c.builds).count();
+        let passes = self.candidates.iter().filter(|c| c.passes).count();
+        let what = if self.tests.is_some() {
+            "pass the tests"
+        } else {
+            "pass every check"
+        };
+        format!("{builds}/{n} candidates compile, {passes} {what}")
+    }
+}
+
+/// What [`solve_small`] hands back to the session.
+#[derive(Debug)]
+pub struct Solved {
+    /// The report.
+    pub report: SolveReport,
+    /// The answer for the user (what changed and why), when a change landed.
+    pub answer: Option<String>,
+    /// Model calls made.
+    pub calls: u32,
+    /// Their tokens.
+    pub usage: Usage,
+    /// Time waiting for the model, in ms.
+    pub model_ms: f64,
+}
+
+/// Whether a session on `provider` takes the pipeline for `task` first.
+pub fn applies(provider: &dyn Provider, task: &str) -> bool {
+    provider.profile().uses_pipeline() && localise::pipeline_shape(task)
+}
+
+/// Progress out through the session's event stream, as one `solve` tool call.
+struct Progress<'a> {
+    events: Option<&'a EventSender>,
+    id: String,
+}
+
+impl Progress<'_> {
+    fn send(&self, ev: Event) {
+        if let Some(tx) = self.events {
+            let _ = tx.send(ev);
+        }
+    }
+
+    fn line(&self, text: String) {
+        tracing::info!("solve: {text}");
+        self.send(Event::ToolOutput {
+            id: self.id.clone(),
+            stream: "stdout".into(),
+            text: format!("{text}\n"),
+        });
+    }
+}
+
+/// Solves `task` the pipeline's way; `None` when localisation finds nothing (the
+/// tool loop takes it). A report with no `answer` means no candidate was chosen.
+pub async fn solve_small(
+    provider: &Arc<dyn Provider>,
+    ctx: &ToolContext,
+    task: &str,
+    config: &SolveConfig,
+    events: Option<&EventSender>,
+) -> Option<Solved> {
+    let started = Instant::now();
+    let targets = {
+        let (root, index, store, limits) = (
+            ctx.root.clone(),
+            ctx.index.clone(),
+            ctx.store.clone(),
+            ctx.read_limits,
+        );
+        let task = task.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let index = index.read().unwrap_or_else(|p| p.into_inner());
+            let targets = localise::localise(&root, &index, &store, &limits, &task);
+            let tests = test_files(&root, &index, &store, &limits);
+            (targets, tests)
+        })
+        .await
+        .ok()?
+    };
+    let (targets, tests) = targets;
+    if targets.is_empty() {
+        tracing::info!("solve: nothing localised; the tool loop takes the task");
+        return None;
+    }
+    let progress = Progress {
+        events,
+        id: format!("solve-{:x}", fastrand::u32(..)),
+    };
+    let shown: Vec<String> = targets
+        .iter()
+        .map(|t| format!("{}: {}", t.shown(&ctx.root), t.why))
+        .collect();
+    progress.send(Event::ToolStarted {
+        id: progress.id.clone(),
+        name: "solve".into(),
+        arguments: json!({ "targets": shown, "samples": config.samples }),
+    });
+    let checks = {
+        let root = ctx.root.clone();
+        tokio::task::spawn_blocking(move || verify::detect(&root))
+            .await
+            .unwrap_or_default()
+    };
+    let verifier = Verifier::new(&ctx.root, checks, open_buffers(ctx), ctx.cancel.clone());
+    let mut run = Run {
+        provider,
+        ctx,
+        config,
+        verifier: &verifier,
+        progress: &progress,
+        report: SolveReport {
+            targets: shown,
+            tests: verifier.checks().tests.clone(),
+            ..SolveReport::default()
+        },
+        texts: Vec::new(),
+        verdicts: Vec::new(),
+        answers: Vec::new(),
+        calls: 0,
+        usage: Usage::default(),
+        model_ms: 0.0,
+    };
+    let mut answer = None;
+    // The best two targets at most: each costs a round of samples.
+    for target in targets.iter().take(2) {
+        if ctx.cancel.is_cancelled() {
+            break;
+        }
+        if let Some(done) = run.target(task, target, &tests).await {
+            answer = Some(done);
+            break;
+        }
+    }
+    let report = run.report.clone();
+    let summary = match &answer {
+        Some(_) => format!(
+            "{}; landed candidate {}",
+            report.tally(),
+            report.chosen.map_or(0, |i| i + 1)
+        ),
+        None => format!("{}; nothing chosen: {}", report.tally(), report.reason),
+    };
+    progress.line(summary.clone());
+    progress.send(Event::ToolFinished {
+        id: progress.id.clone(),
+        name: "solve".into(),
+        summary,
+        error: None,
+        failed: answer.is_none(),
+        ms: started.elapsed().as_millis() as u64,
+    });
+    if let Some(tap) = &config.report
+        && let Ok(mut slot) = tap.lock()
+    {
+        *slot = Some(report.clone());
+    }
+    Some(Solved {
+        report,
+        answer,
+        calls: run.calls,
+        usage: run.usage,
+        model_ms: run.model_ms,
+    })
+}
+
+/// The state of one pipeline run over its targets.
+struct Run<'a> {
+    provider: &'a Arc<dyn Provider>,
+    ctx: &'a ToolContext,
+    config: &'a SolveConfig,
+    verifier: &'a Verifier,
+    progress: &'a Progress<'a>,
+    report: SolveReport,
+    /// The current target's candidate texts, verdicts and raw answers, by index.
+    texts: Vec<String>,
+    verdicts: Vec<Verdict>,
+    answers: Vec<String>,
+    calls: u32,
+    usage: Usage,
+    model_ms: f64,
+}
+
+impl Run<'_> {
+    /// Samples, verifies and picks for one target; lands the pick. The answer for the
+    /// user when a change landed.
+    async fn target(
+        &mut self,
+        task: &str,
+        target: &Target,
+        tests: &[(String, String)],
+    ) -> Option<String> {
+        let root = &self.ctx.root;
+        let baseline = self
+            .verifier
+            .verify(&target.path, target.language, &target.text)
+            .await;
+        self.report.baseline = baseline.phrase();
+        self.progress.line(format!(
+            "{}: {} as it is",
+            target.shown(root),
+            baseline.phrase()
+        ));
+        let req = generate::request(root, task, target, tests);
+        let first = self.report.candidates.len();
+        self.texts.clear();
+        self.verdicts.clear();
+        self.answers.clear();
+        let mut choice = None;
+        for i in 0..self.config.samples.max(1) {
+            let sampled = generate::sampled(&req, i, self.config.temperature, self.config.seed);
+            if self
+                .candidate(&sampled, target, &baseline, first, false)
+                .await
+            {
+                choice = pick::pick(&baseline, &self.verdicts, &self.texts);
+                break;
+            }
+            if self.ctx.cancel.is_cancelled() {
+                return None;
+            }
+        }
+        if choice.is_none() {
+            choice = pick::pick(&baseline, &self.verdicts, &self.texts);
+        }
+        if choice.is_none() && pick::something_fails(&baseline) {
+            choice = self.repair(&req, target, &baseline, first).await;
+        }
+        let Some(choice) = choice else {
+            self.report.reason = if pick::something_fails(&baseline) {
+                "no candidate made the failing checks pass".into()
+            } else {
+                "no candidate changed the code and passed every check".into()
+            };
+            return None;
+        };
+        let chosen = first + choice.index();
+        self.report.chosen = Some(chosen);
+        self.report.reason = match &choice {
+            pick::Choice::Green(_) => format!(
+                "candidate {} turns the failing checks green and breaks nothing",
+                chosen + 1
+            ),
+            pick::Choice::Majority { votes, of, .. } => {
+                format!(
+                    "nothing failed before; {votes} of {of} candidates that pass every check agree on candidate {}",
+                    chosen + 1
+                )
+            }
+        };
+        let text = self.texts[choice.index()].clone();
+        match land(self.ctx, target, text).await {
+            Ok(summary) => {
+                self.report.landed = true;
+                Some(format!(
+                    "Changed {} ({}). {}; {}. {summary}",
+                    target.shown(root),
+                    target.why,
+                    self.report.tally(),
+                    self.report.reason
+                ))
+            }
+            Err(e) => {
+                self.report.reason = format!("the chosen change did not land: {e}");
+                None
+            }
+        }
+    }
+
+    /// Asks for one candidate, verifies it and records it; whether it turns a failing
+    /// check green (sampling can stop).
+    async fn candidate(
+        &mut self,
+        req: &ChatRequest,
+        target: &Target,
+        baseline: &Verdict,
+        first: usize,
+        repair: bool,
+    ) -> bool {
+        let t0 = Instant::now();
+        let stream = self.provider.stream(req, self.ctx.cancel.clone());
+        let answer = match agentls_model::collect(stream).await {
+            Ok(r) => {
+                self.usage.input += r.usage.input;
+                self.usage.cached_input += r.usage.cached_input;
+                self.usage.output += r.usage.output;
+                r.text
+            }
+            Err(e) => {
+                tracing::warn!("solve: the model failed: {}", e.message);
+                String::new()
+            }
+        };
+        self.calls += 1;
+        self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
+        let temperature = req.sampling.temperature.unwrap_or(0.0);
+        let seed = req.sampling.seed.filter(|_| temperature > 0.0);
+        let new = generate::splice(target, &generate::code_of(&answer));
+        let n = self.report.candidates.len() - first + 1;
+        let total = self.config.samples.max(1);
+        let verdict = match &new {
+            None => None,
+            // The same text twice is checked once.
+            Some(text) => match self.texts.iter().position(|t| t == text) {
+                Some(j) => Some(self.verdicts[j].clone()),
+                None => Some(
+                    self.verifier
+                        .verify(&target.path, target.language, text)
+                        .await,
+                ),
+            },
+        };
+        let green = verdict
+            .as_ref()
+            .is_some_and(|v| pick::turns_green(baseline, v));
+        let phrase = verdict
+            .as_ref()
+            .map_or_else(|| "no change".to_owned(), Verdict::phrase);
+        self.report.candidates.push(CandidateReport {
+            path: target.shown(&self.ctx.root),
+            temperature,
+            seed,
+            repair,
+            text: new.clone(),
+            verdict: phrase.clone(),
+            builds: verdict.as_ref().is_some_and(Verdict::builds),
+            passes: verdict
+                .as_ref()
+                .is_some_and(|v| v.builds() && v.tests.as_ref().is_none_or(|t| t.ok)),
+        });
+        if let (Some(text), Some(verdict)) = (new, verdict) {
+            self.texts.push(text);
+            self.verdicts.push(verdict);
+            self.answers.push(answer);
+        }
+        let which = if repair { "repair" } else { "candidate" };
+        self.progress.line(format!(
+            "{which} {n}/{total}: {phrase} — {}",
+            self.report.tally()
+        ));
+        green
+    }
+
+    /// The one repair round: the candidate that builds and passes the most tests,
+    /// shown its failure, asked again (greedy, then one sample).
+    async fn repair(
+        &mut self,
+        req: &ChatRequest,
+        target: &Target,
+        baseline: &Verdict,
+        first: usize,
+    ) -> Option<pick::Choice> {
+        let best = (0..self.verdicts.len())
+            .filter(|&i| self.verdicts[i].builds() && !pick::breaks(baseline, &self.verdicts[i]))
+            .max_by_key(|&i| {
+                self.verdicts[i]
+                    .tests
+                    .as_ref()
+                    .and_then(|t| t.counts)
+                    .map_or(0, |c| c.0)
+            })
+            .or_else(|| (0..self.verdicts.len()).find(|&i| self.verdicts[i].syntax_errors == 0))?;
+        let failure = self.verdicts[best]
+            .tests
+            .as_ref()
+            .map_or_else(|| self.verdicts[best].phrase(), |t| t.tail.clone());
+        let asked = generate::repair(req, &self.answers[best], &failure, target);
+        for i in 0..2 {
+            if self.ctx.cancel.is_cancelled() {
+                return None;
+            }
+            let sampled = generate::sampled(
+                &asked,
+                i,
+                self.config.temperature,
+                self.config.seed.wrapping_add(1_000),
+            );
+            if self
+                .candidate(&sampled, target, baseline, first, true)
+                .await
+            {
+                break;
+            }
+        }
+        pick::pick(baseline, &self.verdicts, &self.texts)
+            .filter(|c| matches!(c, pick::Choice::Green(_)))
+    }
+}
+
+/// The workspace's test files, `(path below the root, text)`, smallest first: shown
+/// to the model with the task.
+fn test_files(
+    root: &Path,
+    index: &agentls_index::Index,
+    store: &agentls_text::DocumentStore,
+    limits: &agentls_text::ReadLimits,
+) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = index
+        .paths()
+        .filter(|p| localise::is_test_file(root, p))
+        .filter_map(|p| {
+            let text = store.read(p, limits).ok()?.rope.to_string();
+            Some((
+                p.strip_prefix(root).unwrap_or(p).display().to_string(),
+                text,
+            ))
+        })
+        .collect();
+    out.sort_by_key(|(_, t)| t.len());
+    out
+}
+
+/// The editor's open buffers beneath the root: the checks see what the editor shows.
+fn open_buffers(ctx: &ToolContext) -> Vec<agentls_sandbox::DirtyBuffer> {
+    ctx.store
+        .snapshots()
+        .into_iter()
+        .filter_map(|s| {
+            let path = s.uri.to_file_path()?;
+            path.starts_with(&ctx.root)
+                .then(|| agentls_sandbox::DirtyBuffer::new(path, s.rope.to_string()))
+        })
+        .collect()
+}
+
+/// Lands `text` as the target file's new content: one `write_file` through the
+/// session's edit sink (planned against the live buffer, merged with what the user
+/// typed since the pipeline read it, or refused).
+async fn land(ctx: &ToolContext, target: &Target, text: String) -> Result<String, String> {
+    // The pipeline read the file: what it read is the base of the write.
+    ctx.reads.remember(&target.path, target.text.clone());
+    let args = json!({ "path": target.shown(&ctx.root), "content": text });
+    agentls_tools::WriteFile
+        .call(ctx, args)
+        .await
+        .map(|out| out.summary)
+        .map_err(|e| e.message)
+}

@@ -1,0 +1,198 @@
+//! Choosing among verified candidates. The first candidate that turns a failing check
+//! green without breaking a passing one wins at once (sampling stops there). When
+//! nothing failed to begin with (no tests, or tests that already pass: the task's
+//! check is elsewhere), the candidates that break nothing vote: identical outputs
+//! (up to whitespace) count together, the most common wins, ties to the earliest.
+
+use super::verify::Verdict;
+
+/// Why a candidate was chosen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// It turned a failing check green and broke nothing: chosen at once.
+    Green(usize),
+    /// Nothing failed before; it breaks nothing and `votes` candidates agree with it.
+    Majority {
+        /// The chosen candidate.
+        index: usize,
+        /// How many safe candidates have its text.
+        votes: usize,
+        /// How many safe candidates there were.
+        of: usize,
+    },
+}
+
+impl Choice {
+    /// The chosen candidate's index.
+    pub fn index(&self) -> usize {
+        match self {
+            Choice::Green(i) | Choice::Majority { index: i, .. } => *i,
+        }
+    }
+}
+
+/// Whether `baseline` has a check that fails: one a candidate can turn green.
+pub fn something_fails(baseline: &Verdict) -> bool {
+    !baseline.builds() || baseline.tests.as_ref().is_some_and(|t| !t.ok)
+}
+
+/// Whether `v` passes every check that ran.
+fn all_green(v: &Verdict) -> bool {
+    v.builds() && v.tests.as_ref().is_none_or(|t| t.ok)
+}
+
+/// Whether `v` fails a check `baseline` passed (or fails more tests than it).
+pub fn breaks(baseline: &Verdict, v: &Verdict) -> bool {
+    if baseline.builds() && !v.builds() {
+        return true;
+    }
+    match (&baseline.tests, &v.tests) {
+        (Some(b), Some(c)) => {
+            (b.ok && !c.ok)
+                || matches!((b.counts, c.counts), (Some((_, bf)), Some((_, cf))) if cf > bf)
+        }
+        // Tests that ran before and not now: the candidate stopped them.
+        (Some(b), None) => b.ok,
+        _ => false,
+    }
+}
+
+/// Whether candidate `v` is chosen at once: it makes a failing check pass and breaks
+/// nothing.
+pub fn turns_green(baseline: &Verdict, v: &Verdict) -> bool {
+    something_fails(baseline) && all_green(v) && !breaks(baseline, v)
+}
+
+/// The choice among `verdicts` (with the candidates' `texts`), when there is one.
+pub fn pick(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> Option<Choice> {
+    if let Some(i) = verdicts.iter().position(|v| turns_green(baseline, v)) {
+        return Some(Choice::Green(i));
+    }
+    if something_fails(baseline) {
+        return None;
+    }
+    let safe: Vec<usize> = (0..verdicts.len())
+        .filter(|&i| all_green(&verdicts[i]) && !breaks(baseline, &verdicts[i]))
+        .collect();
+    let key = |i: usize| -> String {
+        texts[i]
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut best: Option<(usize, usize)> = None;
+    for &i in &safe {
+        let votes = safe.iter().filter(|&&j| key(j) == key(i)).count();
+        if best.is_none_or(|(_, v)| votes > v) {
+            best = Some((i, votes));
+        }
+    }
+    best.map(|(index, votes)| Choice::Majority {
+        index,
+        votes,
+        of: safe.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::verify::Ran;
+    use super::*;
+
+    fn v(syntax: usize, ok: Option<bool>, counts: Option<(u32, u32)>) -> Verdict {
+        Verdict {
+            syntax_errors: syntax,
+            compiles: None,
+            tests: ok.map(|ok| Ran {
+                ok,
+                counts,
+                tail: String::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn the_first_green_candidate_wins() {
+        let base = v(0, Some(false), Some((1, 2)));
+        let cands = [
+            v(1, None, None),
+            v(0, Some(false), Some((2, 1))),
+            v(0, Some(true), Some((3, 0))),
+            v(0, Some(true), Some((3, 0))),
+        ];
+        let texts = vec!["a".to_owned(), "b".into(), "c".into(), "d".into()];
+        assert_eq!(pick(&base, &cands, &texts), Some(Choice::Green(2)));
+    }
+
+    #[test]
+    fn a_candidate_that_breaks_a_passing_test_is_never_chosen() {
+        // The tests passed before; a candidate that fails them (or more of them) is
+        // out, however many agree with it.
+        let base = v(0, Some(true), Some((3, 0)));
+        let bad = v(0, Some(false), Some((2, 1)));
+        let good = v(0, Some(true), Some((3, 0)));
+        let texts = vec![
+            "x = 1".to_owned(),
+            "x = 1".into(),
+            "x = 1".into(),
+            "y = 2".into(),
+        ];
+        let choice = pick(&base, &[bad.clone(), bad.clone(), bad, good], &texts);
+        assert_eq!(
+            choice,
+            Some(Choice::Majority {
+                index: 3,
+                votes: 1,
+                of: 1
+            })
+        );
+        assert!(breaks(&base, &v(0, Some(false), None)));
+        assert!(breaks(
+            &v(0, Some(false), Some((1, 1))),
+            &v(0, Some(false), Some((0, 2)))
+        ));
+        // Nothing safe: no choice.
+        assert_eq!(pick(&base, &[v(0, Some(false), None)], &["z".into()]), None);
+    }
+
+    #[test]
+    fn without_failing_checks_the_majority_wins_ties_to_the_earliest() {
+        let base = v(0, None, None);
+        let ok = v(0, None, None);
+        let texts = vec![
+            "a + b".to_owned(),
+            "a  +  b\n".into(),
+            "b + a".into(),
+            "a - b".into(),
+        ];
+        let cands = vec![ok.clone(), ok.clone(), ok.clone(), v(2, None, None)];
+        assert_eq!(
+            pick(&base, &cands, &texts),
+            Some(Choice::Majority {
+                index: 0,
+                votes: 2,
+                of: 3
+            })
+        );
+        let texts = vec!["p".to_owned(), "q".into()];
+        assert_eq!(
+            pick(&base, &[ok.clone(), ok], &texts),
+            Some(Choice::Majority {
+                index: 0,
+                votes: 1,
+                of: 2
+            })
+        );
+    }
+
+    #[test]
+    fn failing_tests_with_no_green_candidate_give_no_choice() {
+        let base = v(0, Some(false), Some((0, 1)));
+        assert_eq!(
+            pick(&base, &[v(0, Some(false), Some((0, 1)))], &["a".into()]),
+            None
+        );
+    }
+}
