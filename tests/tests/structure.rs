@@ -807,10 +807,10 @@ impl Crate {
 
     fn add_edge(&mut self, reference: &Reference, used: &HashMap<usize, BTreeSet<String>>) {
         let from = self.modules[reference.module].file;
-        if let Some(bound) = &reference.reexport {
-            if !used.get(&from).is_some_and(|names| names.contains(bound)) {
-                return;
-            }
+        if let Some(bound) = &reference.reexport
+            && !used.get(&from).is_some_and(|names| names.contains(bound))
+        {
+            return;
         }
         let Some(target) = self.resolve(reference.module, &reference.segments, 0) else {
             return;
