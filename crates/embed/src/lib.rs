@@ -74,10 +74,12 @@ use std::path::PathBuf;
 
 mod bert;
 mod encoder;
+mod error;
 mod fetch;
 mod static_model;
 
 pub use bert::{Bert, DEFAULT_MAX_TOKENS};
+pub use error::ModelError;
 pub use fetch::{
     FILES, FetchError, MODEL_DIR, ModelFiles, PACKAGE, PinnedFile, Progress, SAFETENSORS_SHA256,
     VERSION, fetch,
@@ -90,52 +92,6 @@ const _: fn() = || {
     shared::<Bert>();
     shared::<StaticModel>();
 };
-
-/// Why loading or running a model failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ModelError {
-    /// A token sequence the model cannot take (an id outside its vocabulary, more
-    /// tokens than it has positions).
-    #[error("model input: {0}")]
-    Input(String),
-    /// The tokenizer could not be loaded or configured, or failed on a text.
-    #[error("tokenizer: {context}: {detail}")]
-    Tokenizer {
-        /// What was being done.
-        context: String,
-        /// The tokenizer's own words.
-        detail: String,
-    },
-    /// A file is not what it should be (config, saved static model).
-    #[error("{}: {detail}", path.display())]
-    Format {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        detail: String,
-    },
-    /// A saved static model distilled from other weights than the ones loaded.
-    #[error(
-        "{} was distilled from weights {found}, not {expected}: distill it again",
-        path.display()
-    )]
-    Stale {
-        /// The file.
-        path: PathBuf,
-        /// sha256 of the weights at hand.
-        expected: String,
-        /// sha256 the file records.
-        found: String,
-    },
-    /// File system trouble.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The error.
-        source: std::io::Error,
-    },
-}
 
 /// Where models live: `$AGENTLS_MODELS`, else `$XDG_DATA_HOME/agentls/models`, else
 /// `~/.local/share/agentls/models` (the directory the local model's GGUF files

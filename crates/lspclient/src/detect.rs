@@ -3,10 +3,18 @@
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::Found;
 use crate::config::{ServerSpec, which};
+
+/// A server found for this workspace.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// How to start it.
+    pub spec: ServerSpec,
+    /// The program on `PATH`.
+    pub program: PathBuf,
+}
 
 /// Files looked at before deciding: enough to see every language of a real project,
 /// bounded so a huge tree costs milliseconds.

@@ -30,6 +30,7 @@ pub mod config;
 mod detect;
 mod framing;
 pub mod navigate;
+mod problem;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,54 +38,9 @@ use std::time::{Duration, Instant};
 
 pub use child::{Child, Outcome};
 pub use config::{LanguageServersConfig, ServerOverride, ServerSpec};
+pub use detect::Found;
 pub use navigate::{Answer, Ask, OutlineEntry, Place, Query};
-
-/// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Breaks the build or the type check.
-    Error,
-    /// Suspicious.
-    Warning,
-    /// For information.
-    Information,
-    /// A hint.
-    Hint,
-}
-
-impl Severity {
-    /// `error`, `warning`, `info` or `hint`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Information => "info",
-            Severity::Hint => "hint",
-        }
-    }
-}
-
-/// One diagnostic of a language server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// 1-based line.
-    pub line: u32,
-    /// Its severity.
-    pub severity: Severity,
-    /// The server's message.
-    pub message: String,
-    /// The checker that found it (`pyflakes`, `rustc`, ...), when the server says.
-    pub source: Option<String>,
-}
-
-/// A server found for this workspace.
-#[derive(Debug, Clone)]
-pub struct Found {
-    /// How to start it.
-    pub spec: ServerSpec,
-    /// The program on `PATH`.
-    pub program: PathBuf,
-}
+pub use problem::{Problem, Severity};
 
 /// The result of [`LanguageServers::check`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,161 +30,192 @@ pub struct Rejected {
 
 /// Finds tool calls in `text`; `offered` are the tool names the model was given.
 pub fn parse_tool_calls(text: &str, offered: &[&str]) -> TextCalls {
-    let mut spans: Vec<(usize, usize)> = Vec::new();
-    let mut found: Vec<(usize, Value)> = Vec::new();
-    let mut rejected = Vec::new();
+    let mut scan = Scan::default();
+    scan.tags(text);
+    scan.function_tags(text);
+    scan.fenced(text);
+    scan.bare(text);
+    scan.markers(text);
+    scan.into_calls(text, offered)
+}
 
-    // 1. Tags. An unclosed tag at the end counts: generation often stops at the close.
-    for (open, close) in [
-        ("<tool_call>", "</tool_call>"),
-        ("<function_call>", "</function_call>"),
-    ] {
+/// What the passes over the text found so far: each pass skips what an earlier one took.
+#[derive(Default)]
+struct Scan {
+    /// Byte ranges of the text that held calls (removed from the text left over).
+    spans: Vec<(usize, usize)>,
+    /// Call-shaped JSON, with where it started (calls keep their text order).
+    found: Vec<(usize, Value)>,
+    rejected: Vec<Rejected>,
+}
+
+impl Scan {
+    /// 1. Tags. An unclosed tag at the end counts: generation often stops at the close.
+    fn tags(&mut self, text: &str) {
+        for (open, close) in [
+            ("<tool_call>", "</tool_call>"),
+            ("<function_call>", "</function_call>"),
+        ] {
+            let mut from = 0;
+            while let Some(start) = text[from..].find(open).map(|i| i + from) {
+                let body_start = start + open.len();
+                let (body_end, end) = match text[body_start..].find(close) {
+                    Some(i) => (body_start + i, body_start + i + close.len()),
+                    None => (text.len(), text.len()),
+                };
+                self.spans.push((start, end));
+                match parse_json(&text[body_start..body_end]) {
+                    Some(v) => self.found.push((start, v)),
+                    None => self.rejected.push(Rejected {
+                        name: None,
+                        reason: format!("{open} does not hold valid JSON"),
+                    }),
+                }
+                from = end;
+            }
+        }
+    }
+
+    /// 1b. `<function=NAME>{args}</function>`.
+    fn function_tags(&mut self, text: &str) {
         let mut from = 0;
-        while let Some(start) = text[from..].find(open).map(|i| i + from) {
-            let body_start = start + open.len();
-            let (body_end, end) = match text[body_start..].find(close) {
-                Some(i) => (body_start + i, body_start + i + close.len()),
+        while let Some(start) = text[from..].find("<function=").map(|i| i + from) {
+            let name_start = start + "<function=".len();
+            let Some(name_end) = text[name_start..].find('>').map(|i| name_start + i) else {
+                break;
+            };
+            let (body_end, end) = match text[name_end..].find("</function>") {
+                Some(i) => (name_end + i, name_end + i + "</function>".len()),
                 None => (text.len(), text.len()),
             };
-            spans.push((start, end));
-            match parse_json(&text[body_start..body_end]) {
-                Some(v) => found.push((start, v)),
-                None => rejected.push(Rejected {
-                    name: None,
-                    reason: format!("{open} does not hold valid JSON"),
+            from = end;
+            if overlaps(&self.spans, start, end) {
+                continue;
+            }
+            self.spans.push((start, end));
+            let name = text[name_start..name_end].trim();
+            match parse_json(&text[name_end + 1..body_end]) {
+                Some(args) => self
+                    .found
+                    .push((start, serde_json::json!({"name": name, "arguments": args}))),
+                None => self.rejected.push(Rejected {
+                    name: Some(name.to_owned()),
+                    reason: "the arguments are not valid JSON".into(),
                 }),
             }
-            from = end;
         }
     }
 
-    // 1b. `<function=NAME>{args}</function>`.
-    let mut from = 0;
-    while let Some(start) = text[from..].find("<function=").map(|i| i + from) {
-        let name_start = start + "<function=".len();
-        let Some(name_end) = text[name_start..].find('>').map(|i| name_start + i) else {
-            break;
-        };
-        let (body_end, end) = match text[name_end..].find("</function>") {
-            Some(i) => (name_end + i, name_end + i + "</function>".len()),
-            None => (text.len(), text.len()),
-        };
-        from = end;
-        if overlaps(&spans, start, end) {
-            continue;
-        }
-        spans.push((start, end));
-        let name = text[name_start..name_end].trim();
-        match parse_json(&text[name_end + 1..body_end]) {
-            Some(args) => found.push((start, serde_json::json!({"name": name, "arguments": args}))),
-            None => rejected.push(Rejected {
-                name: Some(name.to_owned()),
-                reason: "the arguments are not valid JSON".into(),
-            }),
-        }
-    }
-
-    // 2. Fenced blocks holding a call (or an array of calls).
-    let mut from = 0;
-    while let Some(start) = text[from..].find("```").map(|i| i + from) {
-        let info_end = text[start + 3..]
-            .find('\n')
-            .map_or(text.len(), |i| start + 3 + i);
-        let Some(close) = text[info_end..].find("```").map(|i| info_end + i) else {
-            break;
-        };
-        let end = close + 3;
-        from = end;
-        if overlaps(&spans, start, end) {
-            continue;
-        }
-        let info = text[start + 3..info_end].trim();
-        if !(info.is_empty() || matches!(info, "json" | "tool_call" | "tool" | "function")) {
-            continue;
-        }
-        if let Some(v) = parse_json(&text[info_end..close]) {
-            let items = match v {
-                Value::Array(a) => a,
-                v => vec![v],
-            };
-            if items.iter().all(|i| call_name(i).is_some()) && !items.is_empty() {
-                spans.push((start, end));
-                found.extend(items.into_iter().map(|i| (start, i)));
-            }
-        }
-    }
-
-    // 3. Bare objects (or arrays of them) anywhere else that look like calls.
-    let mut i = 0;
-    while let Some(start) = text[i..].find(['{', '[']).map(|k| k + i) {
-        i = start + 1;
-        // JSON of a call opens with a key (`{"`) or an object (`[{`): skipping other
-        // brackets keeps code-heavy answers from costing a scan per brace.
-        let opens_json =
-            text[start + 1..]
-                .trim_start()
-                .starts_with(if text[start..].starts_with('{') {
-                    '"'
-                } else {
-                    '{'
-                });
-        if !opens_json || overlaps(&spans, start, start + 1) {
-            continue;
-        }
-        let Some(end) = balanced_end(&text[start..]).map(|len| start + len) else {
-            continue;
-        };
-        let items = match parse_json(&text[start..end]) {
-            Some(Value::Array(items)) => items,
-            Some(v) => vec![v],
-            None => continue,
-        };
-        if !items.is_empty() && items.iter().all(|v| call_name(v).is_some()) {
-            spans.push((start, end));
-            found.extend(items.into_iter().map(|v| (start, v)));
-            i = end;
-        }
-    }
-
-    // Markers some models put before their calls carry no meaning once read.
-    for marker in ["<|python_tag|>", "[TOOL_CALLS]"] {
+    /// 2. Fenced blocks holding a call (or an array of calls).
+    fn fenced(&mut self, text: &str) {
         let mut from = 0;
-        while let Some(start) = text[from..].find(marker).map(|i| i + from) {
-            from = start + marker.len();
-            if !found.is_empty() && !overlaps(&spans, start, from) {
-                spans.push((start, from));
+        while let Some(start) = text[from..].find("```").map(|i| i + from) {
+            let info_end = text[start + 3..]
+                .find('\n')
+                .map_or(text.len(), |i| start + 3 + i);
+            let Some(close) = text[info_end..].find("```").map(|i| info_end + i) else {
+                break;
+            };
+            let end = close + 3;
+            from = end;
+            if overlaps(&self.spans, start, end) {
+                continue;
+            }
+            let info = text[start + 3..info_end].trim();
+            if !(info.is_empty() || matches!(info, "json" | "tool_call" | "tool" | "function")) {
+                continue;
+            }
+            if let Some(v) = parse_json(&text[info_end..close]) {
+                let items = match v {
+                    Value::Array(a) => a,
+                    v => vec![v],
+                };
+                if items.iter().all(|i| call_name(i).is_some()) && !items.is_empty() {
+                    self.spans.push((start, end));
+                    self.found.extend(items.into_iter().map(|i| (start, i)));
+                }
             }
         }
     }
 
-    found.sort_by_key(|(pos, _)| *pos);
-    let mut calls = Vec::new();
-    for (_, v) in found {
-        match to_call(&v, offered) {
-            Ok((name, arguments)) => {
-                calls.push(ToolCall {
-                    id: format!("text_call_{}", calls.len() + 1),
-                    name,
-                    arguments,
-                });
+    /// 3. Bare objects (or arrays of them) anywhere else that look like calls.
+    fn bare(&mut self, text: &str) {
+        let mut i = 0;
+        while let Some(start) = text[i..].find(['{', '[']).map(|k| k + i) {
+            i = start + 1;
+            // JSON of a call opens with a key (`{"`) or an object (`[{`): skipping other
+            // brackets keeps code-heavy answers from costing a scan per brace.
+            let opens_json =
+                text[start + 1..]
+                    .trim_start()
+                    .starts_with(if text[start..].starts_with('{') {
+                        '"'
+                    } else {
+                        '{'
+                    });
+            if !opens_json || overlaps(&self.spans, start, start + 1) {
+                continue;
             }
-            Err(r) => rejected.push(r),
+            let Some(end) = balanced_end(&text[start..]).map(|len| start + len) else {
+                continue;
+            };
+            let items = match parse_json(&text[start..end]) {
+                Some(Value::Array(items)) => items,
+                Some(v) => vec![v],
+                None => continue,
+            };
+            if !items.is_empty() && items.iter().all(|v| call_name(v).is_some()) {
+                self.spans.push((start, end));
+                self.found.extend(items.into_iter().map(|v| (start, v)));
+                i = end;
+            }
         }
     }
-    spans.sort();
-    let mut rest = String::new();
-    let mut at = 0;
-    for (s, e) in spans {
-        if s >= at {
-            rest.push_str(&text[at..s]);
-            at = e;
+
+    /// Markers some models put before their calls carry no meaning once read.
+    fn markers(&mut self, text: &str) {
+        for marker in ["<|python_tag|>", "[TOOL_CALLS]"] {
+            let mut from = 0;
+            while let Some(start) = text[from..].find(marker).map(|i| i + from) {
+                from = start + marker.len();
+                if !self.found.is_empty() && !overlaps(&self.spans, start, from) {
+                    self.spans.push((start, from));
+                }
+            }
         }
     }
-    rest.push_str(&text[at..]);
-    TextCalls {
-        calls,
-        text: rest.trim().to_owned(),
-        rejected,
+
+    /// The offered calls in text order, and the text without every span that held one.
+    fn into_calls(mut self, text: &str, offered: &[&str]) -> TextCalls {
+        self.found.sort_by_key(|(pos, _)| *pos);
+        let mut calls = Vec::new();
+        for (_, v) in self.found {
+            match to_call(&v, offered) {
+                Ok((name, arguments)) => {
+                    calls.push(ToolCall {
+                        id: format!("text_call_{}", calls.len() + 1),
+                        name,
+                        arguments,
+                    });
+                }
+                Err(r) => self.rejected.push(r),
+            }
+        }
+        self.spans.sort();
+        let mut rest = String::new();
+        let mut at = 0;
+        for (s, e) in self.spans {
+            if s >= at {
+                rest.push_str(&text[at..s]);
+                at = e;
+            }
+        }
+        rest.push_str(&text[at..]);
+        TextCalls {
+            calls,
+            text: rest.trim().to_owned(),
+            rejected: self.rejected,
+        }
     }
 }
 

@@ -12,16 +12,16 @@ use std::sync::Arc;
 
 use instant_distance::{Builder, HnswMap, Point, Search};
 
-use crate::index::dot;
 use crate::lexical::{ChunkId, top_k};
+use crate::scan::{DEPTH, dot};
 
 /// Vectors from which a workspace is searched through a graph: below this the scan
 /// itself stays well inside the 50 ms query budget (`agentls bench search` times both).
 pub const GRAPH_MIN: usize = 100_000;
 
-/// Candidates the graph's search keeps (HNSW's `ef`): the fusion reads [`crate::DEPTH`]
+/// Candidates the graph's search keeps (HNSW's `ef`): the fusion reads [`DEPTH`]
 /// ranks, and a wider search finds more of the true nearest among them.
-const EF_SEARCH: usize = 2 * crate::DEPTH;
+const EF_SEARCH: usize = 2 * DEPTH;
 /// Candidates kept while linking each vector in (HNSW's `efConstruction`).
 const EF_CONSTRUCTION: usize = 100;
 /// The build's random layers come from a fixed seed, so that a workspace's graph does
@@ -126,7 +126,7 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::nearest;
+    use crate::scan::nearest;
 
     /// Unit vectors from a fixed sequence (xorshift), `n` of `dim`.
     pub(crate) fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Arc<[f32]>> {

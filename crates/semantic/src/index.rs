@@ -9,6 +9,7 @@ use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 use crate::chunk::Chunk;
 use crate::graph::{GRAPH_MIN, Graph};
 use crate::lexical::{ChunkId, Lexical, top_k};
+use crate::scan::{DEPTH, nearest};
 use crate::terms::terms;
 
 /// Reciprocal rank fusion's constant: rank r contributes 1 / (RRF_K + r).
@@ -20,8 +21,6 @@ const RRF_K: f32 = 60.0;
 /// and Wagtail was the same with either, 0.674 and 0.673; the words with the index's
 /// signals, 0.618 and 0.668, are as good as either).
 pub const VECTOR_WEIGHT: f32 = 0.25;
-/// How deep each ranking is read before fusing.
-pub const DEPTH: usize = 200;
 
 /// Turns text into unit vectors; the same model must embed chunks and queries.
 pub trait Embedder: Send + Sync {
@@ -584,34 +583,6 @@ fn signals(chunk: &Chunk, qterms: &[String], boosted: Option<&FxHashSet<Arc<Path
 
 /// The factor on chunks of files without a grammar ([`signals`]).
 const PROSE: f32 = 0.8;
-
-/// The `k` vectors most similar to `query` (by dot product: the embedders' vectors are
-/// normalised), best first: a scan of them all, which `agentls bench search` times
-/// against the query budget at growing sizes. Not generic, so that the benchmark runs
-/// the code compiled here, not a copy at the binary's optimisation level.
-pub fn nearest(
-    query: &[f32],
-    vectors: &mut dyn Iterator<Item = (ChunkId, &[f32])>,
-    k: usize,
-) -> Vec<(ChunkId, f32)> {
-    top_k(vectors.map(|(id, v)| (id, dot(query, v))), k)
-}
-
-/// Eight running sums: a single one is a chain of dependent additions that the compiler
-/// may not reorder into vector lanes (36k vectors of 384: 14.6 ms a scan with one sum,
-/// 8.4-9.3 ms with eight, measured alone).
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let (ca, ra) = a.as_chunks::<8>();
-    let (cb, rb) = b.as_chunks::<8>();
-    let mut acc = [0.0f32; 8];
-    for (x, y) in ca.iter().zip(cb) {
-        for ((s, x), y) in acc.iter_mut().zip(x).zip(y) {
-            *s += x * y;
-        }
-    }
-    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    acc.iter().sum::<f32>() + tail
-}
 
 /// Files ranked by their best chunk, best first (what the retrieval benchmark scores).
 pub fn files_of(hits: &[Hit]) -> Vec<Arc<Path>> {

@@ -27,6 +27,7 @@ mod graph;
 mod index;
 mod lexical;
 mod priority;
+mod scan;
 mod service;
 pub mod store;
 mod terms;
@@ -34,11 +35,12 @@ mod terms;
 pub use chunk::{Chunk, chunk_file};
 pub use graph::{GRAPH_MIN, Graph};
 pub use index::{
-    BuiltGraph, DEPTH, Embedder, GraphInput, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT,
-    chunk_text, files_of, nearest,
+    BuiltGraph, Embedder, GraphInput, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT,
+    chunk_text, files_of,
 };
 pub use lexical::ChunkId;
 pub use priority::at_low_priority;
+pub use scan::{DEPTH, nearest};
 pub use service::{Answer, MovedBy, PathGlob, Service, Succession};
 pub use terms::terms;
 

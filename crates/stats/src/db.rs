@@ -7,6 +7,8 @@ use std::time::Duration;
 use rusqlite::{Connection, params};
 use serde::Serialize;
 
+use crate::satisfaction::SatisfactionRecord;
+
 /// One run, as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RunRecord {
@@ -143,21 +145,6 @@ fn keep_newest(tx: &rusqlite::Transaction<'_>, table: &str, max: i64) -> rusqlit
         params![max],
     )?;
     Ok(())
-}
-
-/// One judged follow-up message (see [`crate::satisfaction`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct SatisfactionRecord {
-    /// The session.
-    pub session_id: String,
-    /// The model whose turn the message answered.
-    pub model: String,
-    /// `continues`, `corrects`, `rejects` or `frustrated`.
-    pub label: String,
-    /// The classifier's short reason; `None` under `[stats] privacy` (the default).
-    pub reason: Option<String>,
-    /// When it was judged, Unix ms.
-    pub at_ms: i64,
 }
 
 /// One look at an agent edit's lines, some time after it landed.

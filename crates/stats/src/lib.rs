@@ -35,8 +35,9 @@ pub mod satisfaction;
 mod summary;
 
 pub use alerts::{Alert, alerts};
-pub use db::{KeepRecord, RunRecord, SatisfactionRecord, StatsDb, StatsError};
+pub use db::{KeepRecord, RunRecord, StatsDb, StatsError};
 pub use recorder::RunRecorder;
+pub use satisfaction::SatisfactionRecord;
 pub use summary::{ModelSummary, ToolSummary, summarize};
 
 /// `s` cut to at most `max` characters (on a character boundary), `…` marking a cut.

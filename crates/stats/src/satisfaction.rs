@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::{SatisfactionRecord, cut};
+use crate::cut;
 
 /// How the user's message reads after the agent's turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,6 +50,21 @@ impl Label {
         let s = s.trim().to_ascii_lowercase();
         Label::ALL.into_iter().find(|l| l.as_str() == s)
     }
+}
+
+/// One judged follow-up message, as stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SatisfactionRecord {
+    /// The session.
+    pub session_id: String,
+    /// The model whose turn the message answered.
+    pub model: String,
+    /// `continues`, `corrects`, `rejects` or `frustrated`.
+    pub label: String,
+    /// The classifier's short reason; `None` under `[stats] privacy` (the default).
+    pub reason: Option<String>,
+    /// When it was judged, Unix ms.
+    pub at_ms: i64,
 }
 
 /// The longest reason stored (characters), when privacy is off.

@@ -36,10 +36,12 @@ mod encoding;
 pub mod position;
 mod snapshot;
 mod store;
+mod uri;
 
 pub use disk::{ReadError, ReadLimits, read_text_file, read_text_from};
-pub use document::{ContentChange, DocUri, Document, SyncError, SyncWarning};
+pub use document::{ContentChange, Document, SyncError, SyncWarning};
 pub use encoding::PositionEncoding;
 pub use position::{Position, Range};
 pub use snapshot::Snapshot;
 pub use store::{DocumentStore, Origin, SourceText};
+pub use uri::DocUri;

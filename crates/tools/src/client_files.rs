@@ -11,17 +11,9 @@ use std::time::Duration;
 
 use agentls_edit::{Beneath, FileOp};
 use agentls_text::DocUri;
-use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::ToolContext;
-
-/// A client that holds the user's files.
-#[async_trait]
-pub trait ClientFiles: Send + Sync {
-    /// The text of `path` as the client shows it, or why it cannot say.
-    async fn read(&self, path: &Path) -> Result<String, String>;
-}
 
 /// How long one read through the client may take before the disk is used instead.
 const READ_WAIT: Duration = Duration::from_secs(10);

@@ -1,7 +1,7 @@
 //! What a tool call can reach: the workspace as the editor shows it, the index, the
 //! sandbox, and the sinks through which its effects leave (edits, approvals, plan).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use agentls_index::Index;
@@ -10,6 +10,13 @@ use agentls_text::{DocumentStore, ReadLimits};
 use async_trait::async_trait;
 
 use crate::ToolError;
+
+/// A client that holds the user's files.
+#[async_trait]
+pub trait ClientFiles: Send + Sync {
+    /// The text of `path` as the client shows it, or why it cannot say.
+    async fn read(&self, path: &Path) -> Result<String, String>;
+}
 
 /// Where validated edits go: the editor (`workspace/applyEdit`, in the server) or the
 /// disk (headless). `apply` returns once the edit has landed, so the next read sees it.
@@ -223,8 +230,8 @@ pub struct ToolContext {
     /// One per session: subagents and parallel calls share it.
     pub reads: Arc<crate::ReadVersions>,
     /// A client holding the user's files (ACP): the files a call names are read
-    /// through it first (see [`crate::ClientFiles`]). `None`: the store and the disk.
-    pub client_files: Option<Arc<dyn crate::ClientFiles>>,
+    /// through it first (see [`ClientFiles`]). `None`: the store and the disk.
+    pub client_files: Option<Arc<dyn ClientFiles>>,
     /// The user's own terminal, offered for commands the policy asks about.
     pub terminal: Option<Arc<dyn UserTerminal>>,
 }

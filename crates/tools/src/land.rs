@@ -86,17 +86,6 @@ pub(crate) async fn land(
     Ok(ToolOutput::with_summary(report, summary))
 }
 
-/// A path the resolver refused, worded for the model: one outside the root as written is
-/// the model's to fix (InvalidArguments); one the workspace's links lead out is the
-/// environment's (UnexpectedEnvironment), like a missing file.
-pub(crate) fn refused_path(e: EditError) -> ToolError {
-    if e.is_environment() {
-        ToolError::environment(e.to_string())
-    } else {
-        ToolError::invalid_arguments(e.to_string())
-    }
-}
-
 /// An engine refusal, worded for the model and classified.
 pub(crate) fn refused(e: EditError) -> ToolError {
     let message = format!("edit refused, nothing was changed: {e}");

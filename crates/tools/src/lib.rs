@@ -77,13 +77,13 @@ mod str_replace;
 mod symbols;
 mod task;
 mod todo;
+mod todo_list;
 mod write_file;
 
 pub use blind::{read_before_edit, seen_texts};
-pub use client_files::ClientFiles;
 pub use context::{
-    Approver, CheckResult, Checker, CommandChoice, DiagnosticsSource, EditSink, NavAnswer, NavAsk,
-    NavQuery, Problem, SubagentRunner, TerminalRun, ToolContext, UserTerminal,
+    Approver, CheckResult, Checker, ClientFiles, CommandChoice, DiagnosticsSource, EditSink,
+    NavAnswer, NavAsk, NavQuery, Problem, SubagentRunner, TerminalRun, ToolContext, UserTerminal,
 };
 pub use error::{ErrorClass, ToolError};
 pub use progress::{OUTPUT_BATCH, OUTPUT_REPORT_LIMIT, ToolProgress, forward_output};
@@ -109,5 +109,6 @@ pub use semantic_search::SemanticSearch;
 pub use str_replace::StrReplace;
 pub use symbols::Symbols;
 pub use task::Task;
-pub use todo::{Todo, TodoItem, TodoList, TodoStatus};
+pub use todo::Todo;
+pub use todo_list::{TodoItem, TodoList, TodoStatus};
 pub use write_file::WriteFile;

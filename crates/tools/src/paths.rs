@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use agentls_edit::Beneath;
+use agentls_edit::{Beneath, EditError};
 use agentls_text::{DocUri, Origin, ReadError, SourceText};
 
 use crate::{ToolContext, ToolError};
@@ -12,11 +12,10 @@ use crate::{ToolContext, ToolError};
 /// (links leading out, dangling final links, hard-linked files), through the edit
 /// engine's one beneath-root resolver. An empty path or `.` is the root itself.
 pub(crate) fn resolve(root: &Path, written: &str) -> Result<PathBuf, ToolError> {
-    let rel = Beneath::relative(root, written).map_err(crate::land::refused_path)?;
+    let rel = Beneath::relative(root, written).map_err(refused_path)?;
     match Beneath::open(root) {
         Ok(b) => {
-            b.check(&rel, written.trim())
-                .map_err(crate::land::refused_path)?;
+            b.check(&rel, written.trim()).map_err(refused_path)?;
         }
         // No root on disk: nothing there to follow.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -72,6 +71,17 @@ pub(crate) fn display(root: &Path, path: &Path) -> String {
         Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
         Ok(rel) => rel.display().to_string(),
         Err(_) => path.display().to_string(),
+    }
+}
+
+/// A path the resolver refused, worded for the model: one outside the root as written is
+/// the model's to fix (InvalidArguments); one the workspace's links lead out is the
+/// environment's (UnexpectedEnvironment), like a missing file.
+pub(crate) fn refused_path(e: EditError) -> ToolError {
+    if e.is_environment() {
+        ToolError::environment(e.to_string())
+    } else {
+        ToolError::invalid_arguments(e.to_string())
     }
 }
 

@@ -7,7 +7,7 @@ use agentls_model::EditFormat;
 use futures::FutureExt;
 use serde_json::Value;
 
-use crate::todo::TodoList;
+use crate::todo_list::TodoList;
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// A set of tools, in the order they are shown to the model. Cheap to clone.

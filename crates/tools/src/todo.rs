@@ -1,85 +1,11 @@
 //! `todo`: the agent's plan, written by the model, shown to the user.
 
-use std::sync::{Arc, Mutex};
-
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::todo_list::{TodoItem, TodoList, TodoStatus};
 use crate::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, parse_args};
-
-/// How far a step is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TodoStatus {
-    /// Not started.
-    Pending,
-    /// Being worked on.
-    InProgress,
-    /// Done.
-    Completed,
-}
-
-impl TodoStatus {
-    /// `pending`, `in_progress` or `completed`, as the model writes it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TodoStatus::Pending => "pending",
-            TodoStatus::InProgress => "in_progress",
-            TodoStatus::Completed => "completed",
-        }
-    }
-}
-
-/// One step of the plan.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TodoItem {
-    /// What to do.
-    pub content: String,
-    /// How far it is.
-    pub status: TodoStatus,
-}
-
-/// The plan, shared between the tool and whoever shows it (progress, `agent/event`).
-#[derive(Debug, Clone, Default)]
-pub struct TodoList(Arc<Mutex<Vec<TodoItem>>>);
-
-impl TodoList {
-    /// The current plan.
-    pub fn items(&self) -> Vec<TodoItem> {
-        self.0.lock().map(|v| v.clone()).unwrap_or_default()
-    }
-
-    fn replace(&self, items: Vec<TodoItem>) -> Result<(), ToolError> {
-        *self
-            .0
-            .lock()
-            .map_err(|_| ToolError::bug("todo list lock poisoned"))? = items;
-        Ok(())
-    }
-
-    /// The plan as the model and the user read it: `[x]` done, `[>]` in progress.
-    pub fn render(&self) -> String {
-        let items = self.items();
-        if items.is_empty() {
-            return "(no plan)".to_owned();
-        }
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let mark = match t.status {
-                    TodoStatus::Pending => "[ ]",
-                    TodoStatus::InProgress => "[>]",
-                    TodoStatus::Completed => "[x]",
-                };
-                format!("{}. {mark} {}", i + 1, t.content)
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
 
 /// Replaces the plan with the model's new version.
 #[derive(Debug, Clone, Default)]

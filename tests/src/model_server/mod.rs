@@ -31,6 +31,7 @@
 mod pairing;
 mod render;
 mod script;
+mod wire;
 
 use std::convert::Infallible;
 use std::io;
@@ -50,31 +51,7 @@ use tokio_util::sync::CancellationToken;
 
 use render::Frame;
 pub use script::{Fault, ScriptError, Turn, TurnEvent, TurnUsage, load_turns, turns_dir};
-
-/// The wire format of a request, from its path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wire {
-    /// `…/chat/completions`.
-    Chat,
-    /// `…/responses`.
-    Responses,
-    /// `…/messages`.
-    Anthropic,
-}
-
-impl Wire {
-    fn from_path(path: &str) -> Option<Self> {
-        if path.ends_with("/chat/completions") {
-            Some(Wire::Chat)
-        } else if path.ends_with("/responses") {
-            Some(Wire::Responses)
-        } else if path.ends_with("/messages") {
-            Some(Wire::Anthropic)
-        } else {
-            None
-        }
-    }
-}
+pub use wire::Wire;
 
 /// A request as the server saw it.
 #[derive(Clone, Debug)]

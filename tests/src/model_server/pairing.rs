@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::Wire;
+use super::wire::Wire;
 
 #[derive(Debug, PartialEq)]
 enum Item {

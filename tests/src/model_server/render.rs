@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::Wire;
 use super::script::{Turn, TurnEvent};
+use super::wire::Wire;
 
 /// One piece of a response body.
 #[derive(Clone, Debug, PartialEq)]

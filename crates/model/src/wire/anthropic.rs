@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Calls, Decoder, json, sampling, tokens};
+use super::body::sampling;
+use super::decode::{Calls, Decoder, json, tokens};
 use crate::error::ModelError;
 use crate::event::{StopReason, StreamEvent};
 use crate::profile::ModelProfile;

@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Calls, Decoder, json, sampling, tokens};
+use super::body::sampling;
+use super::decode::{Calls, Decoder, json, tokens};
 use crate::error::ModelError;
 use crate::event::{StopReason, StreamEvent};
 use crate::profile::ModelProfile;
@@ -139,7 +140,7 @@ impl Decoder for ChatDecoder {
         let v = json(data)?;
         if let Some(err) = v.get("error") {
             // OpenRouter and vLLM report failures inside the stream.
-            let msg = super::error_message(&json!({"error": err}).to_string());
+            let msg = super::decode::error_message(&json!({"error": err}).to_string());
             return Err(ModelError::provider(msg).retryable(true));
         }
         let mut out = Vec::new();

@@ -1,0 +1,27 @@
+//! [`Wire`]: which of the three formats a request speaks, read from its path; what the
+//! server, its renderer and its pairing check all go by.
+
+/// The wire format of a request, from its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    /// `…/chat/completions`.
+    Chat,
+    /// `…/responses`.
+    Responses,
+    /// `…/messages`.
+    Anthropic,
+}
+
+impl Wire {
+    pub(super) fn from_path(path: &str) -> Option<Self> {
+        if path.ends_with("/chat/completions") {
+            Some(Wire::Chat)
+        } else if path.ends_with("/responses") {
+            Some(Wire::Responses)
+        } else if path.ends_with("/messages") {
+            Some(Wire::Anthropic)
+        } else {
+            None
+        }
+    }
+}
