@@ -40,7 +40,28 @@ const MAX_FN_LINES: usize = 150;
 
 /// At most [`MAX_ALLOWED`] functions may stay over [`MAX_FN_LINES`] lines: (file relative
 /// to the workspace root, function as the checker names it, why it stays whole).
-const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[];
+const LONG_FN_ALLOWLIST: &[(&str, &str, &str)] = &[
+    (
+        "server/src/acp/mod.rs",
+        "serve",
+        "one builder expression registering every ACP handler, each a few lines handing \
+         the request to a named function: the table of what the agent answers, in one place",
+    ),
+    (
+        "crates/local/src/provider.rs",
+        "Job::decode",
+        "the token loop: sampling, the grammar, stop sequences, streaming and cancellation \
+         share the decoder's state at every token; split, that state would pass through \
+         every call of the hot loop",
+    ),
+    (
+        "server/src/edit_sink.rs",
+        "LspEditSink::land",
+        "the edit path in its order (check every version, send workspace/applyEdit, wait \
+         for the didChange, confirm or repair), read top to bottom as the invariant that \
+         no stale edit lands",
+    ),
+];
 
 /// The allowlist's bound, so that it cannot grow into a second backlog.
 const MAX_ALLOWED: usize = 3;

@@ -325,6 +325,15 @@ impl Config {
         Ok(models)
     }
 
+    /// The model sessions use unless told: `[agent] model`, else the first configured.
+    pub fn default_model(&self) -> Option<String> {
+        self.agent.model.clone().or_else(|| {
+            self.models()
+                .ok()
+                .and_then(|m| m.models.keys().next().cloned())
+        })
+    }
+
     /// `[verify]` and `[language_servers]` as the agent reads them.
     pub fn verify(&self) -> Result<agentls_agent::VerifyConfig, String> {
         let mut verify: agentls_agent::VerifyConfig = if self.verify.is_null() {

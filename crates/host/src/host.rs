@@ -295,7 +295,7 @@ impl Host {
 
     /// The model a session uses when `asked` is `None`.
     pub fn default_model(&self) -> Option<String> {
-        crate::models::default_model(&self.config())
+        self.config().default_model()
     }
 
     /// Builds the session `spec` describes, with the front end's `adapters`: models

@@ -6,18 +6,6 @@ use std::sync::Arc;
 
 use agentls_model::{ModelsConfig, Phase, Provider, RouteInput};
 
-use crate::config::Config;
-
-/// The model sessions use unless told: `[agent] model`, else the first configured.
-pub fn default_model(config: &Config) -> Option<String> {
-    config.agent.model.clone().or_else(|| {
-        config
-            .models()
-            .ok()
-            .and_then(|m| m.models.keys().next().cloned())
-    })
-}
-
 /// Whether `name` can be used: a configured model, or `auto` with a router.
 pub fn check_model(models: &ModelsConfig, name: &str) -> Result<(), String> {
     if name == "auto" {

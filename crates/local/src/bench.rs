@@ -600,8 +600,16 @@ fn direct_rows(
             ratio: format!("{:.2}x", verified / rtg.max(1e-9)),
         });
     }
-    let (t_off, fed_off, ttft_off) = session(&mut engine, false)?;
-    let (t_on, fed_on, ttft_on) = session(&mut engine, true)?;
+    rows.extend(prefix_cache_rows(&mut engine)?);
+    Ok(BenchReport { header, rows })
+}
+
+/// A 4-turn session with the prefix cache on and off: its time, tokens computed and
+/// time to first token per turn.
+fn prefix_cache_rows(engine: &mut Engine) -> Result<Vec<Row>, BenchError> {
+    let mut rows = Vec::new();
+    let (t_off, fed_off, ttft_off) = session(engine, false)?;
+    let (t_on, fed_on, ttft_on) = session(engine, true)?;
     let ms = |v: &[Duration]| {
         v.iter()
             .map(|d| format!("{}", d.as_millis()))
@@ -623,5 +631,5 @@ fn direct_rows(
         reference: ms(&ttft_off),
         ratio: String::new(),
     });
-    Ok(BenchReport { header, rows })
+    Ok(rows)
 }

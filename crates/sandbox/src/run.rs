@@ -508,22 +508,10 @@ impl Sandbox {
         )
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn plan(
-        &self,
-        req: &RunRequest,
-        limits: &Limits,
-        layers: Layers,
-        scratch: Option<&Scratch>,
-        has_buffers: bool,
-        cwd: &Path,
-        write_through: &WriteThrough,
-        view: &View,
-        keep_fds: &mut Vec<OwnedFd>,
-        warnings: &mut Vec<String>,
-    ) -> Result<ChildPlan, SandboxError> {
-        let ws = &self.workspace;
-
+    /// The namespaces of a run: the prepared user and network ones to join (when no
+    /// network is granted), the flags to unshare, and the user's id maps for a fresh
+    /// user namespace.
+    fn namespaces(&self, layers: &Layers) -> (Option<(RawFd, RawFd)>, libc::c_int, Option<IdMaps>) {
         // Join the prepared user+net namespaces when we may (no network grant), else
         // make fresh ones for this run.
         let join = if layers.user && layers.net {
@@ -565,6 +553,26 @@ impl Sandbox {
             )
         });
 
+        (join, unshare_flags, uid_map)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn plan(
+        &self,
+        req: &RunRequest,
+        limits: &Limits,
+        layers: Layers,
+        scratch: Option<&Scratch>,
+        has_buffers: bool,
+        cwd: &Path,
+        write_through: &WriteThrough,
+        view: &View,
+        keep_fds: &mut Vec<OwnedFd>,
+        warnings: &mut Vec<String>,
+    ) -> Result<ChildPlan, SandboxError> {
+        let ws = &self.workspace;
+
+        let (join, unshare_flags, uid_map) = self.namespaces(&layers);
         let mut overlay = None;
         let mut binds = Vec::new();
         if let (true, Some(s)) = (layers.overlay, scratch) {
@@ -594,22 +602,7 @@ impl Sandbox {
             binds.extend(vcs_binds(ws)?);
         }
         let (masks, keeps) = child_view(view)?;
-        let mut rlimits = vec![(libc::RLIMIT_CORE, 0)];
-        if layers.user {
-            // Counted per user namespace: this limits the sandbox, not the user's session.
-            rlimits.push((libc::RLIMIT_NPROC, u64::from(limits.max_processes)));
-        }
-        if let Some(mem) = limits.memory_bytes {
-            rlimits.push((libc::RLIMIT_DATA, mem));
-        }
-        // pid_max is per pid namespace since Linux 6.14, and binds even for root, whom
-        // RLIMIT_NPROC does not. After pids wrap, the kernel skips the first 300.
-        let pid_max = (layers.pid && layers.pid_limit).then(|| {
-            (u64::from(limits.max_processes) + 301)
-                .to_string()
-                .into_bytes()
-        });
-
+        let (rlimits, pid_max) = child_limits(&layers, limits);
         let mut writable: Vec<PathBuf> =
             vec![ws.clone(), PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
         writable.retain(|p| p.exists());
@@ -1005,4 +998,32 @@ fn cstring(p: &Path) -> Result<CString, SandboxError> {
 
 fn cstring_str(s: &str) -> Result<CString, SandboxError> {
     CString::new(s).map_err(|_| SandboxError::InvalidRequest(format!("{s:?} contains NUL")))
+}
+
+/// A fresh user namespace's uid and gid maps.
+type IdMaps = (Vec<u8>, Vec<u8>);
+
+/// The run's resource limits (no core dumps; processes per user namespace; data
+/// size) and, in its own pid namespace, its `pid_max`.
+fn child_limits(
+    layers: &Layers,
+    limits: &Limits,
+) -> (Vec<(libc::__rlimit_resource_t, u64)>, Option<Vec<u8>>) {
+    let mut rlimits = vec![(libc::RLIMIT_CORE, 0)];
+    if layers.user {
+        // Counted per user namespace: this limits the sandbox, not the user's session.
+        rlimits.push((libc::RLIMIT_NPROC, u64::from(limits.max_processes)));
+    }
+    if let Some(mem) = limits.memory_bytes {
+        rlimits.push((libc::RLIMIT_DATA, mem));
+    }
+    // pid_max is per pid namespace since Linux 6.14, and binds even for root, whom
+    // RLIMIT_NPROC does not. After pids wrap, the kernel skips the first 300.
+    let pid_max = (layers.pid && layers.pid_limit).then(|| {
+        (u64::from(limits.max_processes) + 301)
+            .to_string()
+            .into_bytes()
+    });
+
+    (rlimits, pid_max)
 }

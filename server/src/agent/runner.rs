@@ -57,15 +57,6 @@ pub async fn load_saved_sessions(state: &State) {
         .await;
 }
 
-/// Saves `entry` (after a run, a change landed for review, a review): a restart of
-/// the server loses neither the conversation nor the review state. A failure is
-/// logged: the session goes on unsaved.
-pub fn persist(state: &State, entry: &Entry) {
-    if let Some(root) = state.root() {
-        state.host.save(&entry.to_saved(&root));
-    }
-}
-
 /// What a run is asked.
 #[derive(Debug, Clone)]
 pub struct Prompt {
@@ -203,7 +194,7 @@ async fn run(
         reporter.send(ev).await;
     }
     entry.set_messages(hosted.session().transcript().to_vec());
-    persist(&state, &entry);
+    entry.save(&state.host, state.root().as_deref());
     let status = &turn.outcome.status;
     entry.set_status(status.outcome().0);
     let finished =

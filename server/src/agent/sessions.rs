@@ -285,6 +285,16 @@ impl Entry {
         *lock(&self.messages) = messages;
     }
 
+    /// Saves the session through `host` (after a run, a change landed for review, a
+    /// review): a restart of the server loses neither the conversation nor the review
+    /// state. Nothing without a workspace `root`; a failure is logged, and the session
+    /// goes on unsaved.
+    pub fn save(&self, host: &agentls_host::Host, root: Option<&std::path::Path>) {
+        if let Some(root) = root {
+            host.save(&self.to_saved(root));
+        }
+    }
+
     /// The session as a save in workspace `root`: its conversation, model, mode and the
     /// changes pending review.
     pub fn to_saved(&self, root: &std::path::Path) -> SavedSession {

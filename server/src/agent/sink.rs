@@ -48,7 +48,7 @@ impl EditSink for SessionSink {
                 let pending = review::split(t, || self.state.sessions.next_change_id());
                 let ids = pending.iter().map(|c| c.id).collect();
                 entry.pending().extend(pending);
-                super::persist(&self.state, &entry);
+                entry.save(&self.state.host, self.state.root().as_deref());
                 ids
             } else {
                 Vec::new()

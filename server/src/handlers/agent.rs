@@ -149,7 +149,7 @@ pub fn set_model(state: &State, params: set_model::Params) -> jsonrpc::Result<se
 pub fn list_models(state: &State) -> jsonrpc::Result<list_models::Result> {
     let config = state.config().config;
     let models = config.models().map_err(failed)?;
-    let default = agentls_host::models::default_model(&config);
+    let default = config.default_model();
     Ok(list_models::Result {
         models: models
             .models
@@ -259,7 +259,7 @@ pub async fn review(
     };
     if action == review::Action::Accept {
         result.accepted = taken.iter().map(|c| c.id).collect();
-        crate::agent::persist(state, &entry);
+        entry.save(&state.host, state.root().as_deref());
         return Ok(result);
     }
     let sink = LspEditSink::new(client.clone(), state.clone());
@@ -289,7 +289,7 @@ pub async fn review(
             }
         }
     }
-    crate::agent::persist(state, &entry);
+    entry.save(&state.host, state.root().as_deref());
     Ok(result)
 }
 

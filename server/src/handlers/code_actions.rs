@@ -51,24 +51,7 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
     let mut out = Actions::new(params.context.only.as_deref());
 
     if let Some(path) = &path {
-        let found = params
-            .context
-            .diagnostics
-            .iter()
-            .map(|d| {
-                let severity = match d.severity {
-                    Some(lsp::DiagnosticSeverity::ERROR) => "error",
-                    Some(lsp::DiagnosticSeverity::WARNING) => "warning",
-                    Some(lsp::DiagnosticSeverity::INFORMATION) => "info",
-                    _ => "hint",
-                };
-                (
-                    d.range.start.line as usize + 1,
-                    severity.to_owned(),
-                    d.message.clone(),
-                )
-            })
-            .collect();
+        let found = shown_diagnostics(&params.context.diagnostics);
         state.diagnostics.record(path, (first, last), found);
     }
     for d in &params.context.diagnostics {
@@ -165,7 +148,33 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
     if let Some(path) = &path {
         review_actions(state, path, rope, (first as usize, last as usize), &mut out);
     }
-    // While a run goes on, a way to stop it from the same menu.
+    cancel_actions(state, &mut out);
+    out.actions
+}
+
+/// The diagnostics the client showed with the request, as the agent reads them: line
+/// (1-based), severity and message.
+fn shown_diagnostics(diagnostics: &[lsp::Diagnostic]) -> Vec<(usize, String, String)> {
+    diagnostics
+        .iter()
+        .map(|d| {
+            let severity = match d.severity {
+                Some(lsp::DiagnosticSeverity::ERROR) => "error",
+                Some(lsp::DiagnosticSeverity::WARNING) => "warning",
+                Some(lsp::DiagnosticSeverity::INFORMATION) => "info",
+                _ => "hint",
+            };
+            (
+                d.range.start.line as usize + 1,
+                severity.to_owned(),
+                d.message.clone(),
+            )
+        })
+        .collect()
+}
+
+/// While a run goes on, a way to stop it from the same menu.
+fn cancel_actions(state: &State, out: &mut Actions) {
     for entry in state.sessions.all() {
         if entry.status() == agentls_protocol::agent::SessionStatus::Running {
             let title = entry.info().title;
@@ -179,7 +188,6 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
             );
         }
     }
-    out.actions
 }
 
 fn review_actions(
