@@ -54,7 +54,7 @@ pub struct State {
     /// server process, however many runs take part in it.
     pub alerts_shown: Mutex<HashSet<(String, String)>>,
     /// The agent's landed edits, for their Keep Rate look at session end.
-    pub keep_followed: crate::agent::keep_rate::Followed,
+    pub keep_followed: crate::agent::keep_rate::followed::Followed,
 }
 
 /// What the client said it can do, in the terms the server needs.

@@ -95,10 +95,11 @@ const QWEN05_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688
 pub const DEFAULT_MODEL: &str = "qwen2.5-coder-0.5b";
 
 /// `agentls demo`'s task on its copy of `fixtures/workspaces/rust`: a stub whose tests
-/// fail until it is written, with no code in the prompt. The small-model pipeline
-/// (`agentls_agent::solve`) localises the stub, samples candidates and keeps the one
-/// the tests pass with. Shared with the real-model test that runs it in CI.
-pub const DEMO_TASK: &str = "Implement `perimeter` so that tests/perimeter.rs passes.";
+/// fail until it is written, with its body given (the 0.5B model, asked to write it
+/// from the tests or from a description, wrote code that does not compile; through the
+/// small-model pipeline, `solver = "pipeline"`, it verified no candidate yet). Shared
+/// with the real-model test that runs it in CI.
+pub const DEMO_TASK: &str = "Use the str_replace tool on src/util.rs with old_string `todo!()` and new_string `match s { Shape::Circle(r) => 2.0 * 3.14 * r, Shape::Square(a) => 4.0 * a }`, then say done.";
 
 /// Looks a model up by name.
 pub fn catalog_entry(name: &str) -> Option<&'static CatalogEntry> {

@@ -119,9 +119,12 @@ async fn the_demo_task_lands_its_edit_and_the_stubs_tests_pass() {
         "{:?}",
         outcome.status
     );
-    // The embedded model's profile takes the small-model pipeline: it asked the model
-    // at least once, and landed one candidate (not through the loop's tools).
-    assert!(outcome.metrics.steps >= 1, "{:?}", outcome.metrics);
+    assert_eq!(
+        outcome.metrics.calls_by_tool.get("str_replace"),
+        Some(&1),
+        "{:?}",
+        outcome.metrics
+    );
     // What the demo prints beside the model's answer (which once said "No changes."
     // right after this edit): the file the edit landed in.
     let root = ws.canonicalize().unwrap();

@@ -5,18 +5,17 @@
 //! stats database (`agentls_stats::keep`), with the model and the tool that made the
 //! edit. A server killed without `shutdown` records no end look.
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentls_stats::{KeepRecord, StatsDb};
 
 use crate::state::State;
 
-/// At most this many edits wait for the end look (the oldest go first): a server left
-/// open for weeks must not grow without bound.
-const MAX_FOLLOWED: usize = 10_000;
+pub(crate) mod followed;
+
+use followed::Edit;
 
 /// The delays, in seconds.
 fn delays() -> Vec<u64> {
@@ -24,17 +23,6 @@ fn delays() -> Vec<u64> {
         .ok()
         .and_then(|v| v.split(',').map(|s| s.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![30, 300, 3600])
-}
-
-/// One landed edit, followed until the server shuts down.
-#[derive(Debug, Clone)]
-struct Edit {
-    session: String,
-    model: String,
-    tool: String,
-    path: PathBuf,
-    lines: Arc<Vec<String>>,
-    landed: Instant,
 }
 
 impl Edit {
@@ -51,25 +39,6 @@ impl Edit {
             kept: text.map_or(0, |t| agentls_stats::keep::kept(&self.lines, &t)),
             at_ms: agentls_stats::now_ms(),
         }
-    }
-}
-
-/// The edits this server follows, for their look at session end.
-#[derive(Debug, Default)]
-pub struct Followed(Mutex<VecDeque<Edit>>);
-
-impl Followed {
-    fn push(&self, edit: Edit) {
-        let mut edits = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if edits.len() == MAX_FOLLOWED {
-            edits.pop_front();
-        }
-        edits.push_back(edit);
-    }
-
-    fn take(&self) -> Vec<Edit> {
-        let mut edits = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        edits.drain(..).collect()
     }
 }
 
