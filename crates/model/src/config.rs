@@ -428,8 +428,11 @@ mod tests {
         let config = ModelsConfig::from_toml(&doc).unwrap();
         assert_eq!(config.summarizer_name(), Some("local"));
         assert_eq!(config.models["local"].wire, WireFormat::Local);
-        let readme = toml_block(include_str!("../../../README.md"), "## Models");
-        let config = ModelsConfig::from_toml(&readme).unwrap();
+        let guide = toml_block(
+            include_str!("../../../docs/models.md"),
+            "## Configuring models",
+        );
+        let config = ModelsConfig::from_toml(&guide).unwrap();
         assert_eq!(config.summarizer_name(), Some("local"));
         assert!(config.router().unwrap().is_some());
     }

@@ -196,4 +196,24 @@ mod tests {
         assert_eq!(models.models.len(), 2);
         assert!(models.router().unwrap().is_some());
     }
+
+    /// The README's minimal config goes through the same loader without a problem.
+    #[test]
+    fn the_readmes_config_loads_through_the_loader() {
+        let readme = include_str!("../../../../README.md");
+        let rest = &readme[readme.find("## Configure a model").unwrap()..];
+        let start = rest.find("```toml\n").unwrap() + "```toml\n".len();
+        let block = &rest[start..start + rest[start..].find("```").unwrap()];
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, block).unwrap();
+        let merged = super::super::load(&super::super::LoadOptions {
+            user_file: Some(file.clone()),
+            ..Default::default()
+        });
+        assert!(merged.problems.is_empty(), "{:?}", merged.problems);
+        let config = merged.strict(Some(&file)).unwrap();
+        assert_eq!(config.default_model().as_deref(), Some("gpt"));
+        assert_eq!(config.models().unwrap().models.len(), 2);
+    }
 }
