@@ -3,12 +3,18 @@
 //!
 //! This file holds the types and the index's shape; the work is split by what it does:
 //! `crawl.rs` (the cold crawl), `update.rs` (live buffers, disk refreshes, closes and
-//! removals), `query.rs` (everything that reads: symbols, references, outlines,
-//! revisions, sizes).
+//! removals), `reparse.rs` (a live buffer parsed outside the index's lock, swapped in
+//! under it), `names.rs` (the interned names, compacted once most are unused),
+//! `query.rs` (everything that reads: symbols, references, outlines, revisions, sizes).
 
 mod crawl;
+mod names;
 mod query;
+mod reparse;
 mod update;
+
+pub use reparse::{Commit, ParsedBuffer, PendingParse, update_buffer};
+pub use update::Replaced;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -119,11 +125,17 @@ pub(crate) struct FileEntry {
     pub rev: u64,
 }
 
+/// An open buffer's syntax tree, text and tags. Shared (`Arc`, and tree-sitter's trees
+/// are reference counted), so that a parse outside the index's lock takes them as its
+/// base in O(1) under a read lock.
 struct LiveTree {
     tree: Tree,
-    text: String,
+    text: Arc<str>,
     /// The tags of `text`, kept so an edit re-extracts only the region it changed.
-    tags: FileTags,
+    tags: Arc<FileTags>,
+    /// The caller's version of `text` (the document store's revision), when it gave
+    /// one: a parse of an older version is never swapped in over it.
+    version: Option<u64>,
 }
 
 /// One parsed file on its way from a crawl worker to the index.
@@ -155,6 +167,9 @@ pub struct Index {
     revision: u64,
     /// Text files without a grammar ([`crate::plain`]): followed, not parsed.
     plain: FxHashMap<Arc<Path>, PlainFile>,
+    /// Counts the compactions of `names` (`names.rs`): names resolved to keys before
+    /// one are resolved again.
+    names_epoch: u64,
 }
 
 impl Default for Index {
@@ -189,6 +204,7 @@ impl Index {
             root: None,
             revision: 0,
             plain: FxHashMap::default(),
+            names_epoch: 0,
         }
     }
 

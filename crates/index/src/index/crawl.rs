@@ -92,7 +92,7 @@ impl Index {
                     Crawled::Parsed(parsed) => {
                         stats.files += 1;
                         stats.lines += u64::from(parsed.lines);
-                        self.insert(parsed, None);
+                        self.insert(parsed);
                     }
                     Crawled::Skipped => stats.skipped += 1,
                     Crawled::Generated => stats.generated += 1,
@@ -107,7 +107,7 @@ impl Index {
                     stats.lines += count_lines(&text) as u64;
                 }
             } else if path.starts_with(&root) && is_plain(path) {
-                self.touch_plain(Arc::from(path), Some(live.text().to_string()));
+                self.touch_plain(Arc::from(path), Some(Arc::from(live.text())));
                 stats.plain += 1;
             }
         }

@@ -257,7 +257,17 @@ impl Index {
             return f.live.as_deref();
         }
         let id = self.ids.get(path)?;
-        self.live.get(id).map(|l| l.text.as_str())
+        self.live.get(id).map(|l| &*l.text)
+    }
+
+    /// [`Index::live_text`], shared: a follower copies it out of the index's lock in
+    /// O(1), whatever its size.
+    pub fn live_text_shared(&self, path: &Path) -> Option<Arc<str>> {
+        if let Some(f) = self.plain.get(path) {
+            return f.live.clone();
+        }
+        let id = self.ids.get(path)?;
+        self.live.get(id).map(|l| l.text.clone())
     }
 
     /// Whether `path` has a live buffer (a kept syntax tree, or a followed text file's

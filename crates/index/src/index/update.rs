@@ -28,17 +28,23 @@ impl Index {
             Some(lang) => self.update_file_as(path, lang, text),
             None => {
                 if is_plain(path) {
-                    let unchanged = self
-                        .plain
-                        .get(path)
-                        .and_then(|f| f.live.as_deref())
-                        .is_some_and(|live| live == text);
-                    if !unchanged {
-                        self.touch_plain(Arc::from(path), Some(text.to_owned()));
-                    }
+                    self.set_plain_text(path, Arc::from(text));
                 }
                 false
             }
+        }
+    }
+
+    /// Keeps `text` as the live buffer of the followed text file `path` (a new revision
+    /// unless it is the text kept already).
+    pub(super) fn set_plain_text(&mut self, path: &Path, text: Arc<str>) {
+        let unchanged = self
+            .plain
+            .get(path)
+            .and_then(|f| f.live.as_deref())
+            .is_some_and(|live| *live == *text);
+        if !unchanged {
+            self.touch_plain(Arc::from(path), Some(text));
         }
     }
 
@@ -55,7 +61,7 @@ impl Index {
     }
 
     /// Gives the followed text file `path` a new revision, with its live text if open.
-    pub(super) fn touch_plain(&mut self, path: Arc<Path>, live: Option<String>) {
+    pub(super) fn touch_plain(&mut self, path: Arc<Path>, live: Option<Arc<str>>) {
         let rev = self.next_revision();
         self.plain.insert(path, PlainFile { rev, live });
     }
@@ -87,44 +93,15 @@ impl Index {
     /// [`Index::update_file`] with the language given (from the buffer's LSP language
     /// id), for files whose extension says nothing, such as scripts without one.
     pub fn update_file_as(&mut self, path: &Path, lang: Language, text: &str) -> bool {
-        let same_lang = self
-            .ids
-            .get(path)
-            .and_then(|&id| self.entry(id))
-            .is_some_and(|e| e.lang == lang);
-        let old = self
-            .ids
-            .get(path)
-            .and_then(|id| self.live.remove(id))
-            .filter(|_| same_lang);
-        let (tree, tags) = match old {
-            Some(mut live) => match diff_edit(&live.text, text) {
-                None => (live.tree, live.tags),
-                Some(edit) => {
-                    live.tree.edit(&edit);
-                    let Some(tree) = lang.parse(text, Some(&live.tree)) else {
-                        return false;
-                    };
-                    let affected = affected_range(&live.tree, &tree, &edit);
-                    let tags = tags::reextract(lang, &tree, text, &live.tags, &edit, affected);
-                    (tree, tags)
-                }
-            },
-            None => {
-                let Some(tree) = lang.parse(text, None) else {
-                    return false;
-                };
-                let tags = tags::extract(lang, &tree, text);
-                (tree, tags)
-            }
+        // The same three steps as a parse outside the lock (`reparse.rs`), with nothing
+        // to race: this holds the index for the whole update.
+        let Some(parsed) = self
+            .prepare_update(path, lang, Arc::from(text), None)
+            .parse()
+        else {
+            return false;
         };
-        let parsed = Parsed {
-            path: path.to_owned(),
-            lang,
-            lines: count_lines(text),
-            tags,
-        };
-        self.insert(parsed, Some((tree, text.to_owned())));
+        drop(self.swap_in(parsed));
         true
     }
 
@@ -155,7 +132,7 @@ impl Index {
             }
             Ok(text) => {
                 if let Some(parsed) = parse_file(path.to_owned(), lang, &text) {
-                    self.insert(parsed, None);
+                    self.insert(parsed);
                 }
             }
             Err(err) => {
@@ -204,10 +181,12 @@ impl Index {
             }
         }
         self.free.push(id);
+        self.maybe_compact_names();
         true
     }
 
-    pub(super) fn insert(&mut self, parsed: Parsed, live: Option<(Tree, String)>) {
+    /// Adds a parsed file from disk (no live buffer), interning its names here.
+    pub(super) fn insert(&mut self, parsed: Parsed) {
         let Parsed {
             path,
             lang,
@@ -234,8 +213,35 @@ impl Index {
                 start: r.start,
             })
             .collect();
-        let new_defs = distinct(defs.iter().map(|d| d.name));
-        let new_refs = distinct(refs.iter().map(|r| r.name));
+        let records = Records {
+            new_defs: distinct(defs.iter().map(|d| d.name)),
+            new_refs: distinct(refs.iter().map(|r| r.name)),
+            defs,
+            refs,
+            old: None,
+        };
+        drop(self.install(path, lang, lines, records, None));
+    }
+
+    /// Puts a file's records in place of its old ones (moving only the postings of names
+    /// that changed) with its live buffer, or none; gives it a new revision. Returns what
+    /// it replaced, for the caller to drop after letting the index go (freeing a large
+    /// file's tree and text is not free).
+    pub(super) fn install(
+        &mut self,
+        path: PathBuf,
+        lang: Language,
+        lines: u32,
+        records: Records,
+        live: Option<LiveTree>,
+    ) -> Replaced {
+        let Records {
+            defs,
+            refs,
+            new_defs,
+            new_refs,
+            old: old_names,
+        } = records;
         let (id, old) = match self.ids.get(path.as_path()) {
             Some(&id) => (id, self.files.get_mut(id as usize).and_then(Option::take)),
             None => {
@@ -252,17 +258,21 @@ impl Index {
         let (old_defs, old_refs) = match &old {
             Some(entry) => {
                 self.lines -= u64::from(entry.lines);
-                (
-                    distinct(entry.defs.iter().map(|d| d.name)),
-                    distinct(entry.refs.iter().map(|r| r.name)),
-                )
+                match old_names {
+                    // Found outside the write lock for this very revision of the file.
+                    Some(names) if names.rev == entry.rev => (names.defs, names.refs),
+                    _ => (
+                        distinct(entry.defs.iter().map(|d| d.name)),
+                        distinct(entry.refs.iter().map(|r| r.name)),
+                    ),
+                }
             }
             None => (Vec::new(), Vec::new()),
         };
         repost(&mut self.def_files, &old_defs, &new_defs, id);
         repost(&mut self.ref_files, &old_refs, &new_refs, id);
-        let path: Arc<Path> = match old {
-            Some(entry) => entry.path,
+        let path: Arc<Path> = match &old {
+            Some(entry) => entry.path.clone(),
             None => {
                 let path: Arc<Path> = Arc::from(path);
                 self.ids.insert(path.clone(), id);
@@ -281,18 +291,50 @@ impl Index {
                 rev,
             });
         }
-        match live {
-            Some((tree, text)) => {
-                self.live.insert(id, LiveTree { tree, text, tags });
-            }
-            None => {
-                self.live.remove(&id);
-            }
+        let replaced_live = match live {
+            Some(live) => self.live.insert(id, live),
+            None => self.live.remove(&id),
+        };
+        self.maybe_compact_names();
+        Replaced {
+            _entry: old,
+            _live: replaced_live,
         }
     }
 }
 
 /// Parses `text` and extracts its tags.
+/// A file's records with its names interned, and, when known, the distinct names of the
+/// file's records before (found outside the write lock, for revision `rev`).
+pub(super) struct Records {
+    pub defs: Box<[DefRec]>,
+    pub refs: Box<[RefRec]>,
+    /// Distinct, sorted.
+    pub new_defs: Vec<Spur>,
+    pub new_refs: Vec<Spur>,
+    pub old: Option<OldNames>,
+}
+
+/// The distinct, sorted names of a file's records at revision `rev`.
+pub(super) struct OldNames {
+    pub rev: u64,
+    pub defs: Vec<Spur>,
+    pub refs: Vec<Spur>,
+}
+
+/// What an update replaced: dropped by whoever holds it, after the index's lock is let go.
+#[must_use = "drop it after letting the index's lock go"]
+pub struct Replaced {
+    _entry: Option<FileEntry>,
+    _live: Option<LiveTree>,
+}
+
+impl std::fmt::Debug for Replaced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replaced").finish_non_exhaustive()
+    }
+}
+
 pub(super) fn parse_file(path: PathBuf, lang: Language, text: &str) -> Option<Parsed> {
     let tree = lang.parse(text, None)?;
     let tags = tags::extract(lang, &tree, text);
@@ -304,7 +346,7 @@ pub(super) fn parse_file(path: PathBuf, lang: Language, text: &str) -> Option<Pa
     })
 }
 
-fn distinct(syms: impl Iterator<Item = Spur>) -> Vec<Spur> {
+pub(super) fn distinct(syms: impl Iterator<Item = Spur>) -> Vec<Spur> {
     let mut v: Vec<Spur> = syms.collect();
     v.sort_unstable();
     v.dedup();
@@ -353,7 +395,11 @@ fn repost(map: &mut FxHashMap<Spur, Vec<FileId>>, old: &[Spur], new: &[Spur], id
 /// and tree-sitter's changed ranges, widened to whole sibling nodes, descending while a
 /// single node contains it all (so an edit inside one function re-queries that function
 /// or less, not the file).
-fn affected_range(old_edited: &Tree, new: &Tree, edit: &InputEdit) -> std::ops::Range<usize> {
+pub(super) fn affected_range(
+    old_edited: &Tree,
+    new: &Tree,
+    edit: &InputEdit,
+) -> std::ops::Range<usize> {
     let mut lo = edit.start_byte;
     let mut hi = edit.new_end_byte;
     for r in old_edited.changed_ranges(new) {
