@@ -115,6 +115,10 @@ pub struct SemanticIndex {
     /// its vector without a model call. Filled from [`SemanticIndex::set_vector`] and
     /// from stored vectors.
     cache: FxHashMap<u64, Arc<[f32]>>,
+    /// How many chunks have each text hash; a hash whose last chunk went is a candidate
+    /// for [`SemanticIndex::prune_vectors`] (in `unused`).
+    uses: FxHashMap<u64, u32>,
+    unused: Vec<u64>,
     embedder_id: Option<String>,
     /// The workspace root, left out of the paths chunks are embedded and matched by.
     root: Option<Arc<Path>>,
@@ -245,6 +249,7 @@ impl SemanticIndex {
                 hash: h,
             };
             self.entries.push(Some(entry));
+            *self.uses.entry(h).or_default() += 1;
             ids.push(id);
         }
         if !ids.is_empty() {
@@ -264,8 +269,34 @@ impl SemanticIndex {
         };
         for id in ids {
             self.lexical.remove(id);
-            self.entries[id as usize] = None;
+            if let Some(e) = self.entries[id as usize].take()
+                && let Some(n) = self.uses.get_mut(&e.hash)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    self.uses.remove(&e.hash);
+                    self.unused.push(e.hash);
+                }
+            }
         }
+    }
+
+    /// Drops the vectors of texts no chunk has any longer (a closed buffer's, an edited
+    /// function's old text) and returns their hashes. Called after a batch of changes,
+    /// so that a chunk that moved between files in the batch keeps its vector.
+    pub fn prune_vectors(&mut self) -> Vec<u64> {
+        let mut pruned = Vec::new();
+        for h in std::mem::take(&mut self.unused) {
+            if !self.uses.contains_key(&h) && self.cache.remove(&h).is_some() {
+                pruned.push(h);
+            }
+        }
+        if !pruned.is_empty() {
+            self.cache.shrink_to_fit();
+            self.uses.shrink_to_fit();
+            self.files.shrink_to_fit();
+        }
+        pruned
     }
 
     /// Chunks still waiting for a vector: (id, text to embed), at most `max`.
