@@ -113,6 +113,7 @@ fn push(state: &Arc<State>, job: Job) {
     }
     let state = state.clone();
     tokio::task::spawn_blocking(move || {
+        let mut closed = 0usize;
         loop {
             let job = {
                 let mut queue = state.index_jobs.queue();
@@ -121,10 +122,15 @@ fn push(state: &Arc<State>, job: Job) {
                     None => {
                         // Under the lock: a job pushed after this starts a new worker.
                         queue.running = false;
+                        drop(queue);
+                        if closed > 0 {
+                            give_memory_back();
+                        }
                         return;
                     }
                 }
             };
+            closed += usize::from(matches!(job, Job::Close(_)));
             // A panic in the index must not leave `running` set with nobody running.
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&state, job))).is_err()
             {
@@ -134,19 +140,40 @@ fn push(state: &Arc<State>, job: Job) {
     });
 }
 
+/// Returns the heap's free pages to the system once closes have freed buffers, trees and
+/// names: glibc keeps freed memory in its arenas (measured: 2,000 documents of 100 KB
+/// opened, then closed, left RSS +240 MiB over a fresh server for as long as it ran).
+pub(crate) fn give_memory_back() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let started = std::time::Instant::now();
+        // SAFETY: `malloc_trim` has no preconditions: it only hands glibc's free pages
+        // back to the kernel, and may run while other threads allocate.
+        let released = unsafe { libc::malloc_trim(0) };
+        tracing::debug!(
+            released,
+            ms = started.elapsed().as_millis() as u64,
+            "index: heap trimmed after closes"
+        );
+    }
+}
+
 fn run(state: &State, job: Job) {
     match job {
         Job::Update(uri) => {
             state.clear_index_pending(&uri);
-            // The index lock first, then the store: a close that happens meanwhile
-            // queues its job behind this one, which then finds the buffer gone or
-            // removes it again.
-            let mut index = state.index_mut();
+            // A close that happens meanwhile queues its job behind this one, which then
+            // finds the buffer gone or removes it again.
             let (Some(snapshot), Some(path)) = (state.store.snapshot(&uri), uri.to_file_path())
             else {
                 return;
             };
-            index.update_file(&path, &snapshot.text());
+            // Parsed with no lock held (a 10 MB file takes seconds); the index is locked
+            // for writing only to swap the result in, and never takes an older version
+            // of the buffer over a newer one.
+            let (text, revision) = (Arc::<str>::from(snapshot.text()), snapshot.revision);
+            drop(snapshot);
+            agentls_index::update_buffer(&state.index_handle(), &path, text, revision);
         }
         Job::Close(path) => state.index_mut().close_file(&path),
         Job::Events(events) => {

@@ -81,6 +81,21 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 recall_only,
                 vectors,
             } => commands::bench_search::main(sets, limit, &embedder, recall_only, vectors),
+            cli::BenchTarget::Heavy {
+                big_mb,
+                queries,
+                docs,
+                doc_kb,
+                settle,
+                only,
+            } => commands::bench_heavy::main(commands::bench_heavy::Options {
+                big_mb,
+                queries,
+                docs,
+                doc_kb,
+                settle,
+                only,
+            }),
             cli::BenchTarget::Model {
                 model,
                 path,

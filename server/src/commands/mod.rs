@@ -1,5 +1,6 @@
 //! The CLI subcommands other than `serve`.
 
+pub mod bench_heavy;
 pub mod bench_search;
 pub mod doctor;
 pub mod edit;
