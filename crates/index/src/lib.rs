@@ -63,6 +63,7 @@
 //! ```
 
 mod alloc;
+pub use alloc::give_memory_back;
 pub mod generated;
 mod index;
 pub mod language;
