@@ -67,16 +67,18 @@ pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
     crate::semantic::follow(state, client, follow_root).await;
 }
 
-/// Index work that follows the editor, run one job at a time, in order, on the blocking
-/// pool.
+/// Index work that follows the editor, run one job at a time, in order, on a thread of
+/// its own below the server's priority.
 ///
 /// One job at a time, because a burst of opens and closes spawned one blocking task
 /// each, all but one waiting for the index lock: tokio grew its pool to a hundred
 /// threads, each leaving a malloc arena, a mimalloc heap and a stack behind (measured:
-/// 2,000 documents of 100 KB opened and closed, RSS +93 MiB with 102 threads; in one
-/// worker, +7 MiB with 6 threads; `malloc_trim` on top was tried and measured no
-/// better). In order, because a close must not be overtaken by the update of the buffer
-/// it closes (which left closed buffers live in the index: +498 MiB).
+/// 2,000 documents of 100 KB opened and closed, RSS +93 MiB with 102 threads). In order,
+/// because a close must not be overtaken by the update of the buffer it closes (which
+/// left closed buffers live in the index: +498 MiB). A buffer is parsed with no lock
+/// held ([`agentls_index::update_buffer`]); once the queue drains after closes, the
+/// heaps give their free pages back ([`give_memory_back`]): `agentls bench heavy`,
+/// docs/benchmarks-heavy.md.
 #[derive(Debug, Default)]
 pub struct Jobs {
     queue: std::sync::Mutex<JobQueue>,
@@ -112,7 +114,12 @@ fn push(state: &Arc<State>, job: Job) {
         queue.running = true;
     }
     let state = state.clone();
-    tokio::task::spawn_blocking(move || {
+    let for_error = state.clone();
+    // A thread of its own below the server's priority (ten nicer, as semantic search's
+    // embedding): re-parsing a 10 MB buffer after each keystroke keeps a core busy, and
+    // on a loaded machine the requests that read the index must get the cores first.
+    let worker = move || {
+        agentls_semantic::lower_priority();
         let mut closed = 0usize;
         loop {
             let job = {
@@ -137,7 +144,15 @@ fn push(state: &Arc<State>, job: Job) {
                 tracing::error!("an index job panicked");
             }
         }
-    });
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("agentls-index".to_owned())
+        .spawn(worker)
+    {
+        tracing::error!("cannot start the index worker: {e}");
+        // The next job starts one again.
+        for_error.index_jobs.queue().running = false;
+    }
 }
 
 /// Returns the heap's free pages to the system once closes have freed buffers, trees and
