@@ -67,8 +67,8 @@ pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
     crate::semantic::follow(state, client, follow_root).await;
 }
 
-/// Index work that follows the editor, run one job at a time, in order, on a thread of
-/// its own below the server's priority.
+/// Index work that follows the editor, run one job at a time, in order, on the blocking
+/// pool.
 ///
 /// One job at a time, because a burst of opens and closes spawned one blocking task
 /// each, all but one waiting for the index lock: tokio grew its pool to a hundred
@@ -76,9 +76,9 @@ pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
 /// 2,000 documents of 100 KB opened and closed, RSS +93 MiB with 102 threads). In order,
 /// because a close must not be overtaken by the update of the buffer it closes (which
 /// left closed buffers live in the index: +498 MiB). A buffer is parsed with no lock
-/// held ([`agentls_index::update_buffer`]); once the queue drains after closes, the
-/// heaps give their free pages back ([`give_memory_back`]): `agentls bench heavy`,
-/// docs/benchmarks-heavy.md.
+/// held ([`agentls_index::update_buffer`]), a large one below the server's priority;
+/// once the queue drains after closes, the heaps give their free pages back
+/// ([`give_memory_back`]). Measured by `agentls bench heavy` (docs/benchmarks-heavy.md).
 #[derive(Debug, Default)]
 pub struct Jobs {
     queue: std::sync::Mutex<JobQueue>,
@@ -114,12 +114,7 @@ fn push(state: &Arc<State>, job: Job) {
         queue.running = true;
     }
     let state = state.clone();
-    let for_error = state.clone();
-    // A thread of its own below the server's priority (ten nicer, as semantic search's
-    // embedding): re-parsing a 10 MB buffer after each keystroke keeps a core busy, and
-    // on a loaded machine the requests that read the index must get the cores first.
-    let worker = move || {
-        agentls_semantic::lower_priority();
+    tokio::task::spawn_blocking(move || {
         let mut closed = 0usize;
         loop {
             let job = {
@@ -144,15 +139,7 @@ fn push(state: &Arc<State>, job: Job) {
                 tracing::error!("an index job panicked");
             }
         }
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("agentls-index".to_owned())
-        .spawn(worker)
-    {
-        tracing::error!("cannot start the index worker: {e}");
-        // The next job starts one again.
-        for_error.index_jobs.queue().running = false;
-    }
+    });
 }
 
 /// Returns the heap's free pages to the system once closes have freed buffers, trees and
@@ -175,6 +162,9 @@ pub(crate) fn give_memory_back() {
     }
 }
 
+/// Buffers larger than this are parsed below the server's priority.
+const LARGE_BUFFER: usize = 1 << 20;
+
 fn run(state: &State, job: Job) {
     match job {
         Job::Update(uri) => {
@@ -190,7 +180,18 @@ fn run(state: &State, job: Job) {
             // of the buffer over a newer one.
             let (text, revision) = (Arc::<str>::from(snapshot.text()), snapshot.revision);
             drop(snapshot);
-            agentls_index::update_buffer(&state.index_handle(), &path, text, revision);
+            let large = text.len() > LARGE_BUFFER;
+            let index = state.index_handle();
+            let update = move || agentls_index::update_buffer(&index, &path, text, revision);
+            if large {
+                // Re-parsing it after each keystroke keeps a core busy for as long as
+                // the user types: below the server's priority, so that requests get
+                // the cores first (on two loaded cores, p95 of `workspace/symbol` went
+                // from 2.8x to 1.0x of its idle value: docs/benchmarks-heavy.md).
+                agentls_semantic::at_low_priority(update);
+            } else {
+                update();
+            }
         }
         Job::Close(path) => state.index_mut().close_file(&path),
         Job::Events(events) => {

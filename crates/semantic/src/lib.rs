@@ -38,7 +38,7 @@ pub use index::{
     chunk_text, files_of, nearest,
 };
 pub use lexical::ChunkId;
-pub use priority::{at_low_priority, lower_priority};
+pub use priority::at_low_priority;
 pub use service::{Answer, MovedBy, PathGlob, Service, Succession};
 pub use terms::terms;
 

@@ -41,13 +41,10 @@ fn lowered(nice: i32) -> i32 {
     nice.saturating_add(NICER).clamp(nice, 19)
 }
 
-/// Lowers the calling thread's priority for good (a thread cannot raise it back without
-/// privileges): for threads that do only background work, such as the server's index
-/// worker. On Linux each thread has its own nice value, and `setpriority` with `who` 0
-/// sets the calling thread's. Elsewhere it would lower the whole process, so only Linux
-/// asks.
+/// On Linux each thread has its own nice value, and `setpriority` with `who` 0 sets
+/// the calling thread's. Elsewhere it would lower the whole process, so only Linux asks.
 #[cfg(target_os = "linux")]
-pub fn lower_priority() {
+fn lower_priority() {
     // SAFETY: plain integers in, an integer out; failing (no permission) changes nothing.
     unsafe {
         let now = libc::getpriority(libc::PRIO_PROCESS, 0);
@@ -55,9 +52,8 @@ pub fn lower_priority() {
     }
 }
 
-/// See the Linux version: elsewhere, nothing.
 #[cfg(not(target_os = "linux"))]
-pub fn lower_priority() {}
+fn lower_priority() {}
 
 #[cfg(test)]
 mod tests {
