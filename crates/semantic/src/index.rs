@@ -292,6 +292,11 @@ impl SemanticIndex {
             }
         }
         if !pruned.is_empty() {
+            // Too few vectors left for a graph: the scan answers, and the graph's copy
+            // of the vectors that went goes too.
+            if self.graph.is_some() && !self.graph_still_worth_it() {
+                self.graph = None;
+            }
             self.cache.shrink_to_fit();
             self.uses.shrink_to_fit();
             self.files.shrink_to_fit();
@@ -456,11 +461,24 @@ impl SemanticIndex {
     /// Installs a graph built from [`Self::graph_wanted`]'s vectors; returns false (and
     /// drops it) when the vectors were all dropped since, by a change of embedder.
     pub fn set_graph(&mut self, built: BuiltGraph) -> bool {
-        if built.epoch != self.epoch {
+        if built.epoch != self.epoch || !self.graph_still_worth_it() {
             return false;
         }
         self.graph = Some(Arc::new(built.graph));
         true
+    }
+
+    /// Whether enough chunks have vectors for a graph to be worth its memory (a copy of
+    /// every vector and its links): not once closed buffers took most chunks away.
+    fn graph_still_worth_it(&self) -> bool {
+        let min = self.graph_min.unwrap_or(GRAPH_MIN).max(1);
+        self.entries
+            .iter()
+            .flatten()
+            .filter(|e| e.vector.is_some())
+            .take(min)
+            .count()
+            >= min
     }
 
     /// How many vectors the graph holds (0 without one).

@@ -742,3 +742,31 @@ fn a_closed_unsaved_buffer_leaves_no_chunk_and_no_vector() {
         Some("parse_config")
     );
 }
+
+/// Closing most files leaves too few vectors for a graph: the graph (a copy of every
+/// vector it was built from) goes, and one built meanwhile from the vectors of before is
+/// not installed.
+#[test]
+fn a_graph_goes_once_closed_files_leave_too_few_vectors() {
+    let files = many_files(300);
+    let mut sem = SemanticIndex::default();
+    sem.set_graph_min(100);
+    for (path, text) in &files {
+        sem.set_file(path, chunk_file(path, text, None));
+    }
+    sem.embed_pending(&Words, usize::MAX, 64);
+    let input = sem.graph_wanted().expect("300 chunks want a graph");
+    let late = sem.graph_wanted().expect("and a second build");
+    assert!(sem.set_graph(input.build()));
+    assert_eq!(sem.graph_len(), 300);
+    for (path, _) in &files[50..] {
+        sem.remove_file(path);
+    }
+    assert_eq!(sem.prune_vectors().len(), 250);
+    assert_eq!(sem.graph_len(), 0, "the graph outlived its chunks");
+    assert!(!sem.set_graph(late.build()), "a stale build was installed");
+    assert_eq!(sem.graph_len(), 0);
+    // The 50 left are still found by their vectors.
+    let (path, text) = &files[7];
+    assert_eq!(vector_paths(&sem, text)[0].0, path.clone());
+}
