@@ -73,10 +73,12 @@ pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
 /// One job at a time, because a burst of opens and closes spawned one blocking task
 /// each, all but one waiting for the index lock: tokio grew its pool to a hundred
 /// threads, each leaving a malloc arena, a mimalloc heap and a stack behind (measured:
-/// 2,000 documents of 100 KB opened and closed, RSS +93 MiB with 102 threads; in one
-/// worker, +7 MiB with 6 threads; `malloc_trim` on top was tried and measured no
-/// better). In order, because a close must not be overtaken by the update of the buffer
-/// it closes (which left closed buffers live in the index: +498 MiB).
+/// 2,000 documents of 100 KB opened and closed, RSS +93 MiB with 102 threads). In order,
+/// because a close must not be overtaken by the update of the buffer it closes (which
+/// left closed buffers live in the index: +498 MiB). A buffer is parsed with no lock
+/// held ([`agentls_index::update_buffer`]), a large one below the server's priority;
+/// once the queue drains after closes, the heaps give their free pages back
+/// ([`give_memory_back`]). Measured by `agentls bench heavy` (docs/benchmarks-heavy.md).
 #[derive(Debug, Default)]
 pub struct Jobs {
     queue: std::sync::Mutex<JobQueue>,
@@ -113,6 +115,7 @@ fn push(state: &Arc<State>, job: Job) {
     }
     let state = state.clone();
     tokio::task::spawn_blocking(move || {
+        let mut closed = 0usize;
         loop {
             let job = {
                 let mut queue = state.index_jobs.queue();
@@ -121,10 +124,15 @@ fn push(state: &Arc<State>, job: Job) {
                     None => {
                         // Under the lock: a job pushed after this starts a new worker.
                         queue.running = false;
+                        drop(queue);
+                        if closed > 0 {
+                            give_memory_back();
+                        }
                         return;
                     }
                 }
             };
+            closed += usize::from(matches!(job, Job::Close(_)));
             // A panic in the index must not leave `running` set with nobody running.
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&state, job))).is_err()
             {
@@ -134,19 +142,56 @@ fn push(state: &Arc<State>, job: Job) {
     });
 }
 
+/// Returns the heap's free pages to the system once closes have freed buffers, trees and
+/// names: glibc keeps freed memory in its arenas (measured: 2,000 documents of 100 KB
+/// opened, then closed, left RSS +240 MiB over a fresh server for as long as it ran).
+pub(crate) fn give_memory_back() {
+    // The trees, on mimalloc (see `agentls_index::give_memory_back`).
+    agentls_index::give_memory_back();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let started = std::time::Instant::now();
+        // SAFETY: `malloc_trim` has no preconditions: it only hands glibc's free pages
+        // back to the kernel, and may run while other threads allocate.
+        let released = unsafe { libc::malloc_trim(0) };
+        tracing::debug!(
+            released,
+            ms = started.elapsed().as_millis() as u64,
+            "index: heap trimmed after closes"
+        );
+    }
+}
+
+/// Buffers larger than this are parsed below the server's priority.
+const LARGE_BUFFER: usize = 1 << 20;
+
 fn run(state: &State, job: Job) {
     match job {
         Job::Update(uri) => {
             state.clear_index_pending(&uri);
-            // The index lock first, then the store: a close that happens meanwhile
-            // queues its job behind this one, which then finds the buffer gone or
-            // removes it again.
-            let mut index = state.index_mut();
+            // A close that happens meanwhile queues its job behind this one, which then
+            // finds the buffer gone or removes it again.
             let (Some(snapshot), Some(path)) = (state.store.snapshot(&uri), uri.to_file_path())
             else {
                 return;
             };
-            index.update_file(&path, &snapshot.text());
+            // Parsed with no lock held (a 10 MB file takes seconds); the index is locked
+            // for writing only to swap the result in, and never takes an older version
+            // of the buffer over a newer one.
+            let (text, revision) = (Arc::<str>::from(snapshot.text()), snapshot.revision);
+            drop(snapshot);
+            let large = text.len() > LARGE_BUFFER;
+            let index = state.index_handle();
+            let update = move || agentls_index::update_buffer(&index, &path, text, revision);
+            if large {
+                // Re-parsing it after each keystroke keeps a core busy for as long as
+                // the user types: below the server's priority, so that requests get
+                // the cores first (on two loaded cores, p95 of `workspace/symbol` went
+                // from 2.8x to 1.0x of its idle value: docs/benchmarks-heavy.md).
+                agentls_semantic::at_low_priority(update);
+            } else {
+                update();
+            }
         }
         Job::Close(path) => state.index_mut().close_file(&path),
         Job::Events(events) => {

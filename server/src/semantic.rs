@@ -24,6 +24,8 @@ const BATCH: usize = 64;
 const SUCCESSOR_BATCH: usize = 16;
 /// How often an idle follower looks for changes.
 const IDLE: Duration = Duration::from_secs(1);
+/// Chunks a sync must drop before the heap is trimmed after it.
+const CHUNKS_FREED: usize = 1_000;
 /// How often new vectors are written back to the store.
 const SAVE_EVERY: Duration = Duration::from_secs(60);
 
@@ -97,7 +99,12 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         drop(state);
         let for_graph = semantic.clone();
         let (done, stats, round, gone) = tokio::task::spawn_blocking(move || {
+            let chunks = semantic.stats().chunks;
             semantic.sync(&index);
+            // Closed buffers' chunks and vectors went: their pages go back too.
+            if semantic.stats().chunks + CHUNKS_FREED < chunks {
+                crate::indexing::give_memory_back();
+            }
             // Below the editor's priority: with the whole model this runs for as long as
             // half an hour on two cores for a thousand files.
             let done = agentls_semantic::at_low_priority(|| semantic.embed_some(ROUND, BATCH));

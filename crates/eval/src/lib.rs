@@ -11,6 +11,7 @@
 //! this crate measures, not by one run.
 
 pub mod args;
+pub mod bench_heavy;
 pub mod bench_search;
 pub mod html;
 pub mod replay;

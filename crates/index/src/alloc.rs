@@ -26,6 +26,17 @@ pub(crate) fn init() {
     });
 }
 
+/// Gives pages that freed syntax trees left empty back to the system now. mimalloc
+/// purges free pages only on a later allocation or free (after a delay), which an idle
+/// server never makes: 100 documents of 20 KB opened and closed left +60 MiB resident
+/// until the next edit. Call after closing buffers; it collects this thread's heap and
+/// purges every arena's free pages.
+pub fn give_memory_back() {
+    // SAFETY: `mi_collect` takes no pointers and may run on any thread at any time; it
+    // only frees mimalloc's own empty pages.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
 /// `calloc` on mimalloc's zeroing allocation (its own `mi_calloc` needs a feature that
 /// brings in more crates); null on overflow, as `calloc` does.
 unsafe extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {

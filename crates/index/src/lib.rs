@@ -29,6 +29,13 @@
 //! - A path with a live buffer (given through [`Index::update_file`] or an [`Overlay`]) is
 //!   indexed from that text, never from disk, until [`Index::close_file`]; only live
 //!   buffers keep their syntax tree (for incremental reparsing).
+//! - Readers never wait on a parse: [`update_buffer`] parses an open buffer with no
+//!   lock held (its old tree, text and tags shared under a read lock) and holds the
+//!   write lock only to swap the result in; a parse of an older version, or of a buffer
+//!   closed meanwhile, is never swapped in ([`Commit::Stale`]).
+//! - Nothing of a closed buffer stays: its tree and text go, the file is indexed from
+//!   disk again or forgotten, and once more names are unused than used the interner is
+//!   rebuilt with the used ones (`index/names.rs`).
 //! - References are matched by name, not resolved: best effort, documented as such.
 //! - The tags query is the specification: where a language has a hand-written walk for
 //!   the cold crawl (Rust in `tags/rust_walk.rs`; C and C++ by rule tables in
@@ -56,6 +63,7 @@
 //! ```
 
 mod alloc;
+pub use alloc::give_memory_back;
 pub mod generated;
 mod index;
 pub mod language;
@@ -69,7 +77,10 @@ pub mod visibility;
 pub mod watch;
 
 pub use generated::looks_generated;
-pub use index::{CrawlStats, Index, IndexOptions, IndexStats};
+pub use index::{
+    Commit, CrawlStats, Index, IndexOptions, IndexStats, ParsedBuffer, PendingParse, Replaced,
+    update_buffer,
+};
 pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
 pub use overlay::{LiveText, Overlay};
 pub use symbol::{OutlineItem, Point, Reference, ReferenceKind, Span, Symbol, SymbolKind};

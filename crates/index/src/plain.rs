@@ -8,6 +8,7 @@
 //! file the walk meets: data, lock files and minified bundles would crowd the chunks.
 
 use std::path::Path;
+use std::sync::Arc;
 
 /// Extensions of text files without a grammar that are worth searching.
 const EXTENSIONS: &[&str] = &[
@@ -136,7 +137,7 @@ pub fn is_plain(path: &Path) -> bool {
 #[derive(Debug)]
 pub(crate) struct PlainFile {
     pub rev: u64,
-    pub live: Option<String>,
+    pub live: Option<Arc<str>>,
 }
 
 #[cfg(test)]

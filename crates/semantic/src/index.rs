@@ -114,6 +114,10 @@ pub struct SemanticIndex {
     /// its vector without a model call. Filled from [`SemanticIndex::set_vector`] and
     /// from stored vectors.
     cache: FxHashMap<u64, Arc<[f32]>>,
+    /// How many chunks have each text hash; a hash whose last chunk went is a candidate
+    /// for [`SemanticIndex::prune_vectors`] (in `unused`).
+    uses: FxHashMap<u64, u32>,
+    unused: Vec<u64>,
     embedder_id: Option<String>,
     /// The workspace root, left out of the paths chunks are embedded and matched by.
     root: Option<Arc<Path>>,
@@ -244,6 +248,7 @@ impl SemanticIndex {
                 hash: h,
             };
             self.entries.push(Some(entry));
+            *self.uses.entry(h).or_default() += 1;
             ids.push(id);
         }
         if !ids.is_empty() {
@@ -263,8 +268,39 @@ impl SemanticIndex {
         };
         for id in ids {
             self.lexical.remove(id);
-            self.entries[id as usize] = None;
+            if let Some(e) = self.entries[id as usize].take()
+                && let Some(n) = self.uses.get_mut(&e.hash)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    self.uses.remove(&e.hash);
+                    self.unused.push(e.hash);
+                }
+            }
         }
+    }
+
+    /// Drops the vectors of texts no chunk has any longer (a closed buffer's, an edited
+    /// function's old text) and returns their hashes. Called after a batch of changes,
+    /// so that a chunk that moved between files in the batch keeps its vector.
+    pub fn prune_vectors(&mut self) -> Vec<u64> {
+        let mut pruned = Vec::new();
+        for h in std::mem::take(&mut self.unused) {
+            if !self.uses.contains_key(&h) && self.cache.remove(&h).is_some() {
+                pruned.push(h);
+            }
+        }
+        if !pruned.is_empty() {
+            // Too few vectors left for a graph: the scan answers, and the graph's copy
+            // of the vectors that went goes too.
+            if self.graph.is_some() && !self.graph_still_worth_it() {
+                self.graph = None;
+            }
+            self.cache.shrink_to_fit();
+            self.uses.shrink_to_fit();
+            self.files.shrink_to_fit();
+        }
+        pruned
     }
 
     /// Chunks still waiting for a vector: (id, text to embed), at most `max`.
@@ -424,11 +460,24 @@ impl SemanticIndex {
     /// Installs a graph built from [`Self::graph_wanted`]'s vectors; returns false (and
     /// drops it) when the vectors were all dropped since, by a change of embedder.
     pub fn set_graph(&mut self, built: BuiltGraph) -> bool {
-        if built.epoch != self.epoch {
+        if built.epoch != self.epoch || !self.graph_still_worth_it() {
             return false;
         }
         self.graph = Some(Arc::new(built.graph));
         true
+    }
+
+    /// Whether enough chunks have vectors for a graph to be worth its memory (a copy of
+    /// every vector and its links): not once closed buffers took most chunks away.
+    fn graph_still_worth_it(&self) -> bool {
+        let min = self.graph_min.unwrap_or(GRAPH_MIN).max(1);
+        self.entries
+            .iter()
+            .flatten()
+            .filter(|e| e.vector.is_some())
+            .take(min)
+            .count()
+            >= min
     }
 
     /// How many vectors the graph holds (0 without one).

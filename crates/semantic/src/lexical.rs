@@ -88,8 +88,12 @@ impl Lexical {
         let docs = &self.docs;
         self.postings.retain(|_, list| {
             list.retain(|&(id, _)| docs.get(id as usize).is_some_and(Option::is_some));
+            list.shrink_to_fit();
             !list.is_empty()
         });
+        // What closed files held goes back too, not only their postings.
+        self.postings.shrink_to_fit();
+        self.df.shrink_to_fit();
         self.dead = 0;
     }
 

@@ -26,7 +26,7 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 /// What one file needs to be chunked, copied out under the index's lock.
 struct Changed {
     path: Arc<Path>,
-    live: Option<String>,
+    live: Option<Arc<str>>,
     /// `None` for a text file without a grammar: windows of lines.
     symbols: Option<Vec<Symbol>>,
 }
@@ -293,7 +293,7 @@ impl Service {
                 .changed_since(*seen)
                 .into_iter()
                 .map(|(path, _, _)| Changed {
-                    live: index.live_text(&path).map(str::to_owned),
+                    live: index.live_text_shared(&path),
                     symbols: Some(index.file_symbols(&path)),
                     path,
                 })
@@ -303,7 +303,7 @@ impl Service {
                     .plain_changed_since(*seen)
                     .into_iter()
                     .map(|path| Changed {
-                        live: index.live_text(&path).map(str::to_owned),
+                        live: index.live_text_shared(&path),
                         symbols: None,
                         path,
                     }),
@@ -322,8 +322,15 @@ impl Service {
         let chunked: Vec<_> = changed
             .into_iter()
             .map(|c| {
-                let text = c.live.or_else(|| read(&c.path)).unwrap_or_default();
-                let chunks = chunk_file(&c.path, &text, c.symbols.as_deref());
+                let disk;
+                let text: &str = match &c.live {
+                    Some(live) => live,
+                    None => {
+                        disk = read(&c.path).unwrap_or_default();
+                        &disk
+                    }
+                };
+                let chunks = chunk_file(&c.path, text, c.symbols.as_deref());
                 (c.path, chunks)
             })
             .collect();
@@ -336,6 +343,17 @@ impl Service {
         }
         for (path, chunks) in chunked {
             sem.set_file(&path, chunks);
+        }
+        // Nothing of a closed buffer stays: the vectors of texts gone, the successor's
+        // too (the successor's lock after the index's is let go).
+        let pruned = sem.prune_vectors();
+        drop(sem);
+        if !pruned.is_empty()
+            && let Some(s) = self.successor.lock().unwrap_or_else(lock_err).as_mut()
+        {
+            for h in &pruned {
+                s.vectors.remove(h);
+            }
         }
         *seen = revision;
         n

@@ -687,3 +687,86 @@ fn words_alone_rank_a_definition_above_prose_that_repeats_its_name() {
     assert_eq!(first(Mode::Bm25).as_ref(), Path::new("/ws/notes.md"));
     assert_eq!(first(Mode::Lexical).as_ref(), Path::new("/ws/cfg.py"));
 }
+
+/// A buffer closed without saving leaves nothing in the semantic index: its chunks go,
+/// the file's chunks are those of the disk again, and the vectors of the buffer's texts
+/// are dropped, not kept for a text no chunk has.
+#[test]
+fn a_closed_unsaved_buffer_leaves_no_chunk_and_no_vector() {
+    let dir = tempfile::tempdir().unwrap();
+    let disk = "def parse_config(path):\n    return open(path).read()\n";
+    let index = one_file(dir.path(), disk);
+    let file = dir.path().join("upload.py");
+    let service = Service::default();
+    service.set_embedder(Arc::new(Words));
+    service.sync(&index);
+    service.embed_some(std::time::Duration::from_secs(10), 8);
+    let hashes = |s: &Service| {
+        let mut h: Vec<u64> = s.with(|i| i.vectors().map(|(h, _)| h).collect());
+        h.sort_unstable();
+        h
+    };
+    let on_disk = hashes(&service);
+    assert_eq!(on_disk.len(), 1);
+
+    // Unsaved text, chunked and embedded.
+    let secret = "def rotate_secret_token(vault):\n    return vault.rotate()\n";
+    index.write().unwrap().update_file(&file, secret);
+    service.sync(&index);
+    service.embed_some(std::time::Duration::from_secs(10), 8);
+    let buffer = hashes(&service);
+    assert_eq!(buffer.len(), 1);
+    assert_ne!(buffer, on_disk);
+    let hits = |q: &str| {
+        service
+            .search(&index, q, 5, None)
+            .hits
+            .iter()
+            .filter(|h| h.chunk.text.contains("rotate_secret_token"))
+            .count()
+    };
+    assert_eq!(hits("rotate secret token vault"), 1);
+
+    index.write().unwrap().close_file(&file);
+    service.sync(&index);
+    assert_eq!(hits("rotate secret token vault"), 0);
+    assert!(hashes(&service).is_empty(), "the buffer's vector was kept");
+    // The disk's text is searched and embedded again.
+    service.embed_some(std::time::Duration::from_secs(10), 8);
+    assert_eq!(hashes(&service), on_disk);
+    assert_eq!(
+        service.search(&index, "parse config", 5, None).hits[0]
+            .chunk
+            .symbol
+            .as_deref(),
+        Some("parse_config")
+    );
+}
+
+/// Closing most files leaves too few vectors for a graph: the graph (a copy of every
+/// vector it was built from) goes, and one built meanwhile from the vectors of before is
+/// not installed.
+#[test]
+fn a_graph_goes_once_closed_files_leave_too_few_vectors() {
+    let files = many_files(300);
+    let mut sem = SemanticIndex::default();
+    sem.set_graph_min(100);
+    for (path, text) in &files {
+        sem.set_file(path, chunk_file(path, text, None));
+    }
+    sem.embed_pending(&Words, usize::MAX, 64);
+    let input = sem.graph_wanted().expect("300 chunks want a graph");
+    let late = sem.graph_wanted().expect("and a second build");
+    assert!(sem.set_graph(input.build()));
+    assert_eq!(sem.graph_len(), 300);
+    for (path, _) in &files[50..] {
+        sem.remove_file(path);
+    }
+    assert_eq!(sem.prune_vectors().len(), 250);
+    assert_eq!(sem.graph_len(), 0, "the graph outlived its chunks");
+    assert!(!sem.set_graph(late.build()), "a stale build was installed");
+    assert_eq!(sem.graph_len(), 0);
+    // The 50 left are still found by their vectors.
+    let (path, text) = &files[7];
+    assert_eq!(vector_paths(&sem, text)[0].0, path.clone());
+}

@@ -63,20 +63,25 @@ pub fn document_symbol(
     let known = state.index().outline(&path);
     let outline = match known {
         Some(outline) => outline,
-        // Not crawled yet (the crawl runs in the background): index this file now, from
-        // its buffer when open, else from disk when it is in the workspace.
+        // Not indexed yet (the crawl runs in the background, or the buffer's update is
+        // queued): its outline from a parse of its own, with no lock on the index, so
+        // that other requests never wait on this parse. The index gets the file from
+        // the crawl or the queued update.
         None => {
             let uri = crate::convert::from_lsp::uri(&params.text_document.uri);
-            match state.store.snapshot(&uri) {
-                Some(snapshot) => {
-                    state.index_mut().update_file(&path, &snapshot.text());
-                }
-                None if state.root().is_some_and(|root| path.starts_with(root)) => {
-                    state.index_mut().refresh_file(&path);
-                }
+            let text = match state.store.snapshot(&uri) {
+                Some(snapshot) => snapshot.text(),
+                None if state.root().is_some_and(|root| path.starts_with(root)) => state
+                    .store
+                    .read(&path, &state.config().config.read_limits())
+                    .ok()?
+                    .rope
+                    .to_string(),
                 None => return None,
-            }
-            state.index().outline(&path)?
+            };
+            let mut alone = agentls_index::Index::default();
+            alone.update_file(&path, &text);
+            alone.outline(&path)?
         }
     };
     let mut texts = Texts::new(state);
