@@ -10,7 +10,12 @@ use agentls_text::DocUri;
 use tower_lsp::Client;
 use tower_lsp::lsp_types as lsp;
 
+use crate::progress::Progress;
 use crate::state::State;
+
+pub(crate) mod jobs;
+
+use jobs::Job;
 
 /// Crawls `root` on a blocking thread, reporting progress to the client when it can show
 /// it, then swaps the new index in and re-applies the buffers opened meanwhile.
@@ -67,42 +72,6 @@ pub async fn crawl(state: Arc<State>, client: Client, root: PathBuf) {
     crate::semantic::follow(state, client, follow_root).await;
 }
 
-/// Index work that follows the editor, run one job at a time, in order, on the blocking
-/// pool.
-///
-/// One job at a time, because a burst of opens and closes spawned one blocking task
-/// each, all but one waiting for the index lock: tokio grew its pool to a hundred
-/// threads, each leaving a malloc arena, a mimalloc heap and a stack behind (measured:
-/// 2,000 documents of 100 KB opened and closed, RSS +93 MiB with 102 threads). In order,
-/// because a close must not be overtaken by the update of the buffer it closes (which
-/// left closed buffers live in the index: +498 MiB). A buffer is parsed with no lock
-/// held ([`agentls_index::update_buffer`]), a large one below the server's priority;
-/// once the queue drains after closes, the heaps give their free pages back
-/// ([`give_memory_back`]). Measured by `agentls bench heavy` (docs/benchmarks-heavy.md).
-#[derive(Debug, Default)]
-pub struct Jobs {
-    queue: std::sync::Mutex<JobQueue>,
-}
-
-#[derive(Debug, Default)]
-struct JobQueue {
-    jobs: std::collections::VecDeque<Job>,
-    running: bool,
-}
-
-#[derive(Debug)]
-enum Job {
-    Update(DocUri),
-    Close(PathBuf),
-    Events(Vec<FileEvent>),
-}
-
-impl Jobs {
-    fn queue(&self) -> std::sync::MutexGuard<'_, JobQueue> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 /// Queues `job`, starting the worker when none runs.
 fn push(state: &Arc<State>, job: Job) {
     {
@@ -126,7 +95,7 @@ fn push(state: &Arc<State>, job: Job) {
                         queue.running = false;
                         drop(queue);
                         if closed > 0 {
-                            give_memory_back();
+                            crate::memory::give_memory_back();
                         }
                         return;
                     }
@@ -140,26 +109,6 @@ fn push(state: &Arc<State>, job: Job) {
             }
         }
     });
-}
-
-/// Returns the heap's free pages to the system once closes have freed buffers, trees and
-/// names: glibc keeps freed memory in its arenas (measured: 2,000 documents of 100 KB
-/// opened, then closed, left RSS +240 MiB over a fresh server for as long as it ran).
-pub(crate) fn give_memory_back() {
-    // The trees, on mimalloc (see `agentls_index::give_memory_back`).
-    agentls_index::give_memory_back();
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let started = std::time::Instant::now();
-        // SAFETY: `malloc_trim` has no preconditions: it only hands glibc's free pages
-        // back to the kernel, and may run while other threads allocate.
-        let released = unsafe { libc::malloc_trim(0) };
-        tracing::debug!(
-            released,
-            ms = started.elapsed().as_millis() as u64,
-            "index: heap trimmed after closes"
-        );
-    }
 }
 
 /// Buffers larger than this are parsed below the server's priority.
@@ -239,69 +188,4 @@ pub fn file_events(params: lsp::DidChangeWatchedFilesParams) -> Vec<FileEvent> {
             })
         })
         .collect()
-}
-
-/// A `$/progress` sequence, or nothing when the client cannot show one.
-pub struct Progress {
-    token: Option<lsp::NumberOrString>,
-}
-
-impl Progress {
-    /// Creates the token and sends `begin`.
-    pub async fn begin(state: &State, client: &Client, title: &str, message: &str) -> Self {
-        if !state.client_caps().work_done_progress {
-            return Self { token: None };
-        }
-        let token = lsp::NumberOrString::String(format!("agentls/{}", state.next_token()));
-        let created = client
-            .send_request::<lsp::request::WorkDoneProgressCreate>(
-                lsp::WorkDoneProgressCreateParams {
-                    token: token.clone(),
-                },
-            )
-            .await;
-        if let Err(e) = created {
-            tracing::debug!("client refused a progress token: {e}");
-            return Self { token: None };
-        }
-        let begin = lsp::WorkDoneProgress::Begin(lsp::WorkDoneProgressBegin {
-            title: title.to_owned(),
-            cancellable: Some(false),
-            message: Some(message.to_owned()),
-            percentage: None,
-        });
-        send_progress(client, &token, begin).await;
-        Self { token: Some(token) }
-    }
-
-    /// Sends `report` with a message and a percentage.
-    pub async fn report(&self, client: &Client, message: String, percentage: u32) {
-        if let Some(token) = &self.token {
-            let report = lsp::WorkDoneProgress::Report(lsp::WorkDoneProgressReport {
-                cancellable: Some(false),
-                message: Some(message),
-                percentage: Some(percentage.min(100)),
-            });
-            send_progress(client, token, report).await;
-        }
-    }
-
-    /// Sends `end` with a final message.
-    pub async fn end(self, client: &Client, message: String) {
-        if let Some(token) = &self.token {
-            let end = lsp::WorkDoneProgress::End(lsp::WorkDoneProgressEnd {
-                message: Some(message),
-            });
-            send_progress(client, token, end).await;
-        }
-    }
-}
-
-async fn send_progress(client: &Client, token: &lsp::NumberOrString, value: lsp::WorkDoneProgress) {
-    client
-        .send_notification::<lsp::notification::Progress>(lsp::ProgressParams {
-            token: token.clone(),
-            value: lsp::ProgressParamsValue::WorkDone(value),
-        })
-        .await;
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use agentls_semantic::Succession;
 use tower_lsp::Client;
 
-use crate::indexing::Progress;
+use crate::progress::Progress;
 use crate::state::State;
 
 /// One round of embedding: short, so the task notices changes and shutdown quickly.
@@ -103,7 +103,7 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
             semantic.sync(&index);
             // Closed buffers' chunks and vectors went: their pages go back too.
             if semantic.stats().chunks + CHUNKS_FREED < chunks {
-                crate::indexing::give_memory_back();
+                crate::memory::give_memory_back();
             }
             // Below the editor's priority: with the whole model this runs for as long as
             // half an hour on two cores for a thousand files.
@@ -126,38 +126,11 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         // Nothing left to embed: link a graph if the vectors outgrew the scan. A task of
         // its own (minutes past 100k vectors), so that edits are embedded meanwhile.
         if done == 0 && linking.as_ref().is_none_or(|t| t.is_finished()) {
-            linking = Some(tokio::task::spawn_blocking(move || {
-                let started = std::time::Instant::now();
-                if let Some(n) = for_graph.refresh_graph() {
-                    tracing::info!(
-                        vectors = n,
-                        ms = started.elapsed().as_millis() as u64,
-                        "semantic index: nearest-neighbour graph built"
-                    );
-                }
-            }));
+            linking = Some(link_graph(for_graph));
         }
         unsaved += done;
         let finished = stats.embedded >= stats.chunks;
-        if let Some(p) = &progress {
-            if finished {
-                if let Some(p) = progress.take() {
-                    p.end(
-                        &client,
-                        format!("{} chunks of {} files embedded", stats.chunks, stats.files),
-                    )
-                    .await;
-                }
-            } else {
-                let pct = (stats.embedded * 100 / stats.chunks.max(1)) as u32;
-                p.report(
-                    &client,
-                    format!("{} of {} chunks", stats.embedded, stats.chunks),
-                    pct,
-                )
-                .await;
-            }
-        }
+        report_embedding(&client, &mut progress, &stats, finished).await;
         if let Some(shown) = &mut succession {
             let round = Succession {
                 took_over: round.took_over || gone,
@@ -179,31 +152,72 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         if (unsaved > 0 && (finished || last_save.elapsed() > SAVE_EVERY))
             || (round.embedded > 0 && last_save.elapsed() > SAVE_EVERY)
         {
-            if let Some(state) = weak.upgrade() {
-                let semantic = state.semantic.clone();
-                drop(state);
-                let saved = tokio::task::spawn_blocking(move || {
-                    (semantic.persist(), semantic.persist_successor())
-                })
-                .await;
-                match saved {
-                    Ok((now, later)) => {
-                        for saved in [now, later].into_iter().flatten() {
-                            match saved {
-                                Ok(n) => tracing::debug!(vectors = n, "semantic vectors stored"),
-                                Err(e) => tracing::warn!("storing semantic vectors: {e}"),
-                            }
-                        }
-                    }
-                    Err(e) => tracing::warn!("storing semantic vectors: {e}"),
-                }
-            }
+            store_vectors(&weak).await;
             unsaved = 0;
             last_save = std::time::Instant::now();
         }
         if done == 0 && round.embedded == 0 {
             tokio::time::sleep(IDLE).await;
         }
+    }
+}
+
+/// Links a nearest-neighbour graph over the vectors if they outgrew the scan: a task
+/// of its own (minutes past 100k vectors), so that edits are embedded meanwhile.
+fn link_graph(semantic: Arc<agentls_semantic::Service>) -> tokio::task::JoinHandle<()> {
+    tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        if let Some(n) = semantic.refresh_graph() {
+            tracing::info!(
+                vectors = n,
+                ms = started.elapsed().as_millis() as u64,
+                "semantic index: nearest-neighbour graph built"
+            );
+        }
+    })
+}
+
+/// The embedding's `$/progress`: a report per round, the end once every chunk is in.
+async fn report_embedding(
+    client: &Client,
+    progress: &mut Option<Progress>,
+    stats: &agentls_semantic::Stats,
+    finished: bool,
+) {
+    let Some(p) = progress.as_ref() else {
+        return;
+    };
+    if !finished {
+        let pct = (stats.embedded * 100 / stats.chunks.max(1)) as u32;
+        let message = format!("{} of {} chunks", stats.embedded, stats.chunks);
+        p.report(client, message, pct).await;
+    } else if let Some(p) = progress.take() {
+        let message = format!("{} chunks of {} files embedded", stats.chunks, stats.files);
+        p.end(client, message).await;
+    }
+}
+
+/// Writes both tiers' vectors to their stores, off the async threads; a failure is a
+/// warning (they are embedded again next time).
+async fn store_vectors(weak: &std::sync::Weak<State>) {
+    let Some(state) = weak.upgrade() else {
+        return;
+    };
+    let semantic = state.semantic.clone();
+    drop(state);
+    let saved =
+        tokio::task::spawn_blocking(move || (semantic.persist(), semantic.persist_successor()))
+            .await;
+    match saved {
+        Ok((now, later)) => {
+            for saved in [now, later].into_iter().flatten() {
+                match saved {
+                    Ok(n) => tracing::debug!(vectors = n, "semantic vectors stored"),
+                    Err(e) => tracing::warn!("storing semantic vectors: {e}"),
+                }
+            }
+        }
+        Err(e) => tracing::warn!("storing semantic vectors: {e}"),
     }
 }
 

@@ -25,7 +25,7 @@ pub struct State {
     pub semantic: Arc<agentls_semantic::Service>,
     index_pending: Mutex<HashSet<DocUri>>,
     /// Index work that follows the editor, one job at a time.
-    pub index_jobs: crate::indexing::Jobs,
+    pub index_jobs: crate::indexing::jobs::Jobs,
     watcher: Mutex<Option<FileWatcher>>,
     tokens: AtomicU64,
     /// What the client reported while agent edits were in flight, and when.

@@ -10,7 +10,7 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::FileTags;
+use super::file_tags::FileTags;
 use crate::Language;
 use crate::symbol::{ReferenceKind, SymbolKind};
 

@@ -13,7 +13,7 @@ use std::num::NonZeroU16;
 
 use tree_sitter::{Node, Tree, TreeCursor};
 
-use super::FileTags;
+use super::file_tags::FileTags;
 use crate::Language;
 use crate::symbol::{ReferenceKind, SymbolKind};
 
