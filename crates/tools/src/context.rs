@@ -236,6 +236,22 @@ pub struct ToolContext {
     pub terminal: Option<Arc<dyn UserTerminal>>,
 }
 
+impl ToolContext {
+    /// Every open buffer under the root, as the sandbox lays it over the disk: a
+    /// command (or a candidate's check) sees what the editor shows.
+    pub fn dirty_buffers(&self) -> Vec<agentls_sandbox::DirtyBuffer> {
+        self.store
+            .snapshots()
+            .into_iter()
+            .filter_map(|s| {
+                let path = s.uri.to_file_path()?;
+                path.starts_with(&self.root)
+                    .then(|| agentls_sandbox::DirtyBuffer::new(path, s.rope.to_string()))
+            })
+            .collect()
+    }
+}
+
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolContext")

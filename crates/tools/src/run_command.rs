@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use agentls_edit::FileOp;
 use agentls_model::PathKind;
-use agentls_sandbox::{
-    Decision, DirtyBuffer, Limits, RunOutcome, RunRequest, SandboxError, Termination,
-};
+use agentls_sandbox::{Decision, Limits, RunOutcome, RunRequest, SandboxError, Termination};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
@@ -100,7 +98,7 @@ impl Tool for RunCommand {
                 }
             }
         }
-        let mut req = RunRequest::shell(command.clone()).buffers(dirty_buffers(ctx));
+        let mut req = RunRequest::shell(command.clone()).buffers(ctx.dirty_buffers());
         if let Some(cwd) = &a.cwd {
             req = req.cwd(resolve(&ctx.root, cwd)?);
         }
@@ -218,19 +216,6 @@ async fn in_terminal(
         crate::util::clip(command, 80)
     );
     Ok(ToolOutput::with_summary(out, summary).failed(run.exit_code != Some(0)))
-}
-
-/// Every open buffer under the root: the command must see what the editor shows.
-fn dirty_buffers(ctx: &ToolContext) -> Vec<DirtyBuffer> {
-    ctx.store
-        .snapshots()
-        .into_iter()
-        .filter_map(|s| {
-            let path = s.uri.to_file_path()?;
-            path.starts_with(&ctx.root)
-                .then(|| DirtyBuffer::new(path, s.rope.to_string()))
-        })
-        .collect()
 }
 
 /// The command's file changes as a plan, refused file by file where the text changed

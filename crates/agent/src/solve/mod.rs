@@ -211,7 +211,7 @@ pub async fn solve_small(
             .await
             .unwrap_or_default()
     };
-    let verifier = Verifier::new(&ctx.root, checks, open_buffers(ctx), ctx.cancel.clone());
+    let verifier = Verifier::new(&ctx.root, checks, ctx.dirty_buffers(), ctx.cancel.clone());
     let mut run = Run {
         provider,
         ctx,
@@ -517,19 +517,6 @@ fn test_files(
         .collect();
     out.sort_by_key(|(_, t)| t.len());
     out
-}
-
-/// The editor's open buffers beneath the root: the checks see what the editor shows.
-fn open_buffers(ctx: &ToolContext) -> Vec<agentls_sandbox::DirtyBuffer> {
-    ctx.store
-        .snapshots()
-        .into_iter()
-        .filter_map(|s| {
-            let path = s.uri.to_file_path()?;
-            path.starts_with(&ctx.root)
-                .then(|| agentls_sandbox::DirtyBuffer::new(path, s.rope.to_string()))
-        })
-        .collect()
 }
 
 /// Lands `text` as the target file's new content: one `write_file` through the
