@@ -25,11 +25,16 @@ pub fn markdown() -> String {
     );
     out.push_str(EXAMPLE);
     out.push_str("```\n");
-    let props = schema
+    // Sorted here: with serde_json's `preserve_order` (which other crates of the
+    // workspace may turn on) a map keeps declaration order, and the page must not
+    // depend on which crates were built with it.
+    let props: std::collections::BTreeMap<String, Value> = schema
         .get("properties")
         .and_then(Value::as_object)
         .cloned()
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     let mut tables = Vec::new();
     let mut top = Vec::new();
     for (key, prop) in &props {
@@ -44,11 +49,13 @@ pub fn markdown() -> String {
             out.push_str(&format!("{}\n\n", one_paragraph(&d)));
         }
         out.push_str("| key | type | default | meaning |\n|---|---|---|---|\n");
-        let fields = def
+        let fields: std::collections::BTreeMap<String, Value> = def
             .get("properties")
             .and_then(Value::as_object)
             .cloned()
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
         for (name, field) in &fields {
             out.push_str(&row(name, field, &defs));
         }
