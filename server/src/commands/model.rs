@@ -372,7 +372,8 @@ mod with_local {
 
         #[test]
         fn the_snippet_is_a_valid_local_model() {
-            let config = ModelsConfig::from_toml(&config_snippet("smollm2-135m")).unwrap();
+            let config =
+                agentls_model::ModelsConfig::from_toml(&config_snippet("smollm2-135m")).unwrap();
             let spec = config.models["local"].local_spec("local").unwrap();
             assert_eq!(
                 spec.source,
