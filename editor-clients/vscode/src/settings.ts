@@ -1,4 +1,4 @@
-// The agentls.* settings as the server reads them (server/src/config.rs: the client's
+// The agentls.* settings as the server reads them (crates/host/src/config.rs: the client's
 // initializationOptions and workspace/didChangeConfiguration layers, snake_case keys).
 
 export type Get = (key: string) => unknown;
