@@ -276,26 +276,7 @@ pub enum BenchTarget {
     /// large buffer is re-parsed after each change (vs none parsing), and resident memory
     /// fresh, with N documents open and after closing them (without and with the
     /// embedding model). See docs/benchmarks-heavy.md.
-    Heavy {
-        /// Size of the large Python buffer, in MB.
-        #[arg(long, default_value_t = 10)]
-        big_mb: usize,
-        /// `workspace/symbol` requests per phase.
-        #[arg(long, default_value_t = 300)]
-        queries: usize,
-        /// Documents opened and then closed.
-        #[arg(long, default_value_t = 2000)]
-        docs: usize,
-        /// Size of each document, in KB.
-        #[arg(long, default_value_t = 100)]
-        doc_kb: usize,
-        /// Seconds to wait after the closes before the last measurement.
-        #[arg(long, default_value_t = 30)]
-        settle: u64,
-        /// `latency`, `memory` or `all`.
-        #[arg(long, default_value = "all")]
-        only: String,
-    },
+    Heavy(agentls_eval::bench_heavy::Options),
     /// The embedded model (prompt and generation tok/s vs llama.cpp called directly,
     /// prefix cache, speculative decoding, time to first token; needs `local`).
     Model {

@@ -81,21 +81,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 recall_only,
                 vectors,
             } => agentls_eval::bench_search::main(sets, limit, &embedder, recall_only, vectors),
-            cli::BenchTarget::Heavy {
-                big_mb,
-                queries,
-                docs,
-                doc_kb,
-                settle,
-                only,
-            } => agentls_eval::bench_heavy::main(agentls_eval::bench_heavy::Options {
-                big_mb,
-                queries,
-                docs,
-                doc_kb,
-                settle,
-                only,
-            }),
+            cli::BenchTarget::Heavy(options) => agentls_eval::bench_heavy::main(options),
             cli::BenchTarget::Model {
                 model,
                 path,

@@ -21,20 +21,26 @@ use agentls_testkit::lsp::LspClient;
 use anyhow::Context;
 use serde_json::json;
 
-/// What `agentls bench heavy` measures and how much.
-#[derive(Debug, Clone)]
+/// What `agentls bench heavy` measures and how much (its command-line flags).
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
-    /// Size of the large buffer, in MB.
+    /// Size of the large Python buffer, in MB.
+    #[arg(long, default_value_t = 10)]
     pub big_mb: usize,
     /// `workspace/symbol` requests per phase.
+    #[arg(long, default_value_t = 300)]
     pub queries: usize,
-    /// Documents opened and closed.
+    /// Documents opened and then closed.
+    #[arg(long, default_value_t = 2000)]
     pub docs: usize,
-    /// Size of each, in KB.
+    /// Size of each document, in KB.
+    #[arg(long, default_value_t = 100)]
     pub doc_kb: usize,
-    /// Seconds waited after the closes before the last measurement.
+    /// Seconds to wait after the closes before the last measurement.
+    #[arg(long, default_value_t = 30)]
     pub settle: u64,
-    /// Which part: `latency`, `memory` or `all`.
+    /// `latency`, `memory` or `all`.
+    #[arg(long, default_value = "all")]
     pub only: String,
 }
 
@@ -228,11 +234,7 @@ fn latency(bin: &Path, options: &Options) -> anyhow::Result<String> {
 /// Resident memory of `pid` in MiB (`VmRSS`).
 fn rss_mib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kib| kib / 1024.0)
+    crate::bench_search::vm_rss(&status).map_or(0.0, |b| b as f64 / 1048576.0)
 }
 
 fn memory(bin: &Path, options: &Options, embedder: &str) -> anyhow::Result<Option<String>> {

@@ -371,7 +371,7 @@ fn resident_bytes() -> Option<u64> {
 }
 
 /// `VmRSS` of a `/proc/<pid>/status` text, in bytes.
-fn vm_rss(status: &str) -> Option<u64> {
+pub(crate) fn vm_rss(status: &str) -> Option<u64> {
     let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
     let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
     Some(kib * 1024)

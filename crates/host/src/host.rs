@@ -250,11 +250,6 @@ impl Host {
         self.config().sessions.store()
     }
 
-    /// The stats database, when runs are recorded.
-    pub fn stats_db(&self) -> Option<PathBuf> {
-        self.config().stats.db_path(None)
-    }
-
     /// Saves `record`; a failure is a warning: the session goes on unsaved.
     pub fn save(&self, record: &SavedSession) {
         if let Some(store) = self.store()
@@ -405,11 +400,6 @@ impl Host {
         }
         tools
     }
-
-    fn judge(&self) -> Option<Judge> {
-        let config = self.config();
-        Judge::new(&config.stats, config.stats.db_path(None))
-    }
 }
 
 /// A session opened by a [`Host`]; the front end drives it with [`Op`]s.
@@ -493,9 +483,12 @@ impl HostedSession {
         user_text: Option<String>,
         mut render: impl FnMut(&Event) + Send,
     ) -> Turn {
+        // One reading of the configuration for the whole turn.
+        let config = self.host.config();
         // Judged against the turn before it, by the model that took that turn.
-        if let (Some(user_text), Some(judge), Ok(models)) =
-            (&user_text, self.host.judge(), self.host.models())
+        if let Some(user_text) = &user_text
+            && let Some(judge) = Judge::new(&config.stats, config.stats.db_path(None))
+            && let Ok(models) = config.models()
         {
             let session = &self.built.session;
             judge.follow_up(
@@ -507,7 +500,7 @@ impl HostedSession {
             );
         }
         if let Some(name) = self.pending_model.take() {
-            let built = match self.host.models() {
+            let built = match config.models() {
                 Ok(models) => crate::models::switch_to(models, name.clone(), text.clone()).await,
                 Err(e) => Err(e),
             };
@@ -547,7 +540,7 @@ impl HostedSession {
         let error_examples = recorder.error_examples().clone();
         let record = recorder.finish(&outcome.metrics, &outcome.status);
         let alerts = if options.record_stats {
-            crate::stats::record_run(self.host.stats_db(), record.clone()).await
+            crate::stats::record_run(config.stats.db_path(None), record.clone()).await
         } else {
             Vec::new()
         };

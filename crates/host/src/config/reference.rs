@@ -25,16 +25,7 @@ pub fn markdown() -> String {
     );
     out.push_str(EXAMPLE);
     out.push_str("```\n");
-    // Sorted here: with serde_json's `preserve_order` (which other crates of the
-    // workspace may turn on) a map keeps declaration order, and the page must not
-    // depend on which crates were built with it.
-    let props: std::collections::BTreeMap<String, Value> = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let props = sorted_properties(&schema);
     let mut tables = Vec::new();
     let mut top = Vec::new();
     for (key, prop) in &props {
@@ -49,13 +40,7 @@ pub fn markdown() -> String {
             out.push_str(&format!("{}\n\n", one_paragraph(&d)));
         }
         out.push_str("| key | type | default | meaning |\n|---|---|---|---|\n");
-        let fields: std::collections::BTreeMap<String, Value> = def
-            .get("properties")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let fields = sorted_properties(def);
         for (name, field) in &fields {
             out.push_str(&row(name, field, &defs));
         }
@@ -87,6 +72,17 @@ api_key_env = "ANTHROPIC_API_KEY"
 fast = "local"
 strong = "sonnet"
 "#;
+
+/// A schema's `properties`, sorted by name: with serde_json's `preserve_order` (which
+/// other crates of the workspace may turn on) a map keeps declaration order, and the
+/// page must not depend on which crates were built with it.
+fn sorted_properties(schema: &Value) -> std::collections::BTreeMap<String, Value> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
+}
 
 fn def_of<'a>(prop: &'a Value, defs: &'a Map<String, Value>) -> Option<&'a Value> {
     let reference = prop
