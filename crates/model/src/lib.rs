@@ -80,6 +80,7 @@
 //! ```
 
 pub mod client;
+pub mod complete;
 pub mod config;
 pub mod error;
 pub mod event;
@@ -97,6 +98,7 @@ pub mod usage;
 mod wire;
 
 pub use client::{ClientOptions, EventStream, HttpProvider, Provider, ProviderSpec};
+pub use complete::{Completer, ContextChunk, FimAnswer, FimFuture, FimRequest, FimStop, StopRules};
 pub use config::{ModelConfig, ModelsConfig};
 pub use error::{ErrorClass, ModelError};
 pub use event::{RUNAWAY_STOP, StopReason, StreamEvent};

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use crate::client::Provider;
+use crate::complete::Completer;
 use crate::error::{ErrorClass, ModelError};
 use crate::profile::{ModelProfile, ProfileOverrides};
 
@@ -143,6 +144,25 @@ pub fn not_built(name: &str) -> ModelError {
 /// A provider for `spec` from the registered engine.
 pub(crate) fn provider(spec: &LocalModelSpec) -> Result<Arc<dyn Provider>, ModelError> {
     match FACTORY.get() {
+        Some(factory) => factory(spec),
+        None => Err(not_built(&spec.name)),
+    }
+}
+
+/// Builds a fill-in-the-middle completer for a local model (blocking, like [`Factory`]).
+pub type CompleterFactory = fn(&LocalModelSpec) -> Result<Arc<dyn Completer>, ModelError>;
+
+static COMPLETER_FACTORY: OnceLock<CompleterFactory> = OnceLock::new();
+
+/// Registers the embedded engine's completer constructor for this process (beside
+/// [`register`], for the same reason). Returns `false` if one was registered before.
+pub fn register_completer(factory: CompleterFactory) -> bool {
+    COMPLETER_FACTORY.set(factory).is_ok()
+}
+
+/// A completer for `spec` from the registered engine, or [`not_built`].
+pub fn completer(spec: &LocalModelSpec) -> Result<Arc<dyn Completer>, ModelError> {
+    match COMPLETER_FACTORY.get() {
         Some(factory) => factory(spec),
         None => Err(not_built(&spec.name)),
     }

@@ -1,0 +1,238 @@
+//! Code completion as the user types: fill-in-the-middle (FIM) requests, the
+//! [`Completer`] interface every completion backend serves (the embedded model, an
+//! OpenAI-compatible `/completions` endpoint), and the [`StopRules`] that end a
+//! completion at a sensible place whatever the backend.
+//!
+//! A completion is judged line by line as it grows: a backend calls
+//! [`StopRules::cut`] after each piece of text and stops decoding as soon as it
+//! answers `Some`, so a model that would run on to its token budget costs only the
+//! lines the user will see.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::{CancellationToken, ModelError};
+
+/// One fill-in-the-middle request: the live buffer around the cursor and the
+/// context gathered for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FimRequest {
+    /// The file's path relative to the workspace root (`src/lib.rs`), for
+    /// repository-level prompts (`<|file_sep|>`).
+    pub path: String,
+    /// The LSP language id, when the editor said.
+    pub language: Option<String>,
+    /// The buffer's text before the cursor (possibly cut to a window).
+    pub prefix: String,
+    /// The buffer's text after the cursor (possibly cut to a window).
+    pub suffix: String,
+    /// Pieces of other files, most relevant last (nearest the cursor's file in the
+    /// prompt): definitions the cursor's code uses, recently edited places.
+    pub context: Vec<ContextChunk>,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+}
+
+/// A piece of another file given to the model as context.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContextChunk {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// The text.
+    pub text: String,
+}
+
+/// Why a completion ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FimStop {
+    /// The model ended its answer (end of text, `<|endoftext|>`, `<|fim_pad|>`…).
+    EndOfText,
+    /// A [`StopRules`] rule cut it.
+    Rule,
+    /// The token budget ran out.
+    Budget,
+}
+
+/// A completion's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FimAnswer {
+    /// The text to insert at the cursor, already cut by [`StopRules`].
+    pub text: String,
+    /// Tokens generated.
+    pub tokens: u32,
+    /// Prompt tokens served from a cache (KV cache or the provider's).
+    pub cached_tokens: u32,
+    /// Prompt tokens in all.
+    pub prompt_tokens: u32,
+    /// Why it ended.
+    pub stop: FimStop,
+}
+
+/// The future a [`Completer`] returns.
+pub type FimFuture<'a> = Pin<Box<dyn Future<Output = Result<FimAnswer, ModelError>> + Send + 'a>>;
+
+/// A completion backend.
+pub trait Completer: Send + Sync + Debug {
+    /// The configured model's name.
+    fn name(&self) -> &str;
+    /// Completes at the cursor. Cancelling `cancel` stops the work within one
+    /// generated token (or drops the HTTP request) and ends with a `UserAborted`
+    /// error. Text is cut with `rules` as it grows.
+    fn complete<'a>(
+        &'a self,
+        req: &'a FimRequest,
+        rules: &'a StopRules,
+        cancel: CancellationToken,
+    ) -> FimFuture<'a>;
+}
+
+/// Where a completion should end, judged from the text around the cursor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StopRules {
+    /// Indentation (in columns, a tab counting 4) of the line the cursor is on:
+    /// a later line indented less has left the block being written.
+    block_indent: usize,
+    /// The first non-blank line of the suffix, trimmed: a completion that writes it
+    /// again is repeating what follows.
+    suffix_line: String,
+    /// The rest of the cursor's line after the cursor, trimmed: the completion's
+    /// first line must not end by repeating it.
+    rest_of_line: String,
+    /// Most lines to keep.
+    max_lines: usize,
+}
+
+impl StopRules {
+    /// Rules for a completion between `prefix` and `suffix`, at most `max_lines`
+    /// lines long.
+    pub fn new(prefix: &str, suffix: &str, max_lines: usize) -> Self {
+        let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+        let block_indent = indent_of(&prefix[line_start..]);
+        let rest_of_line = suffix.split('\n').next().unwrap_or("").trim().to_string();
+        let suffix_line = suffix
+            .split('\n')
+            .skip(1)
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or("")
+            .to_string();
+        Self {
+            block_indent,
+            suffix_line,
+            rest_of_line,
+            max_lines: max_lines.max(1),
+        }
+    }
+
+    /// Where to cut `text`, a completion so far, when a rule has fired: the byte
+    /// length to keep. Only whole lines are judged (a line still being written may
+    /// grow), except by [`StopRules::finish`].
+    pub fn cut(&self, text: &str) -> Option<usize> {
+        self.judge(text, false)
+    }
+
+    /// The completion to show once generation ended: `text` cut by the rules,
+    /// judging its last line too, with trailing blanks and any repeat of the rest of
+    /// the cursor's line removed.
+    pub fn finish(&self, text: &str) -> String {
+        let kept = &text[..self.judge(text, true).unwrap_or(text.len())];
+        let mut kept = kept.trim_end().to_string();
+        if !kept.contains('\n') && !self.rest_of_line.is_empty() {
+            // `foo(|)` completed as `a, b)`: the `)` is already in the buffer.
+            if let Some(stripped) = kept.strip_suffix(self.rest_of_line.as_str()) {
+                kept = stripped.trim_end().to_string();
+            }
+        }
+        kept
+    }
+
+    fn judge(&self, text: &str, at_end: bool) -> Option<usize> {
+        let mut offset = 0;
+        let mut seen_content = false;
+        for (index, line) in text.split_inclusive('\n').enumerate() {
+            let complete = line.ends_with('\n') || at_end;
+            if !complete {
+                break;
+            }
+            let body = line.trim_end_matches(['\n', '\r']);
+            let trimmed = body.trim();
+            // The line's start, minus the newline that ended the previous line.
+            let cut_here = offset.saturating_sub(1);
+            if index >= self.max_lines {
+                return Some(cut_here);
+            }
+            if index > 0 {
+                if trimmed.is_empty() && seen_content {
+                    return Some(cut_here);
+                }
+                if !trimmed.is_empty() && indent_of(body) < self.block_indent {
+                    return Some(cut_here);
+                }
+                if !self.suffix_line.is_empty() && trimmed == self.suffix_line {
+                    return Some(cut_here);
+                }
+            }
+            seen_content |= !trimmed.is_empty();
+            offset += line.len();
+        }
+        None
+    }
+}
+
+/// Leading whitespace of `line` in columns, a tab counting 4.
+fn indent_of(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blank_line_ends_the_completion() {
+        let rules = StopRules::new("def f(x):\n    ", "\n", 16);
+        let text = "return x + 1\n\ndef g():\n";
+        assert_eq!(rules.cut(text), Some("return x + 1".len()));
+        assert_eq!(rules.finish(text), "return x + 1");
+    }
+
+    #[test]
+    fn a_line_indented_less_than_the_cursor_leaves_the_block() {
+        let rules = StopRules::new("fn f() {\n    let a = 1;\n    ", "\n}\n", 16);
+        let text = "let b = a + 1;\n    b\n}\nfn g() {}\n";
+        assert_eq!(rules.finish(text), "let b = a + 1;\n    b");
+    }
+
+    #[test]
+    fn repeating_the_suffix_stops_before_it() {
+        let rules = StopRules::new("if x:\n    ", "\n    return y\n", 16);
+        assert_eq!(rules.finish("y = x * 2\n    return y\n"), "y = x * 2");
+    }
+
+    #[test]
+    fn the_rest_of_the_line_is_not_written_twice() {
+        let rules = StopRules::new("print(", ")\n", 16);
+        assert_eq!(rules.finish("a, b)"), "a, b");
+    }
+
+    #[test]
+    fn a_line_still_growing_is_not_judged() {
+        let rules = StopRules::new("    ", "", 1);
+        assert_eq!(rules.cut("x = 1"), None);
+        assert_eq!(rules.cut("x = 1\ny"), Some(5));
+        assert_eq!(rules.finish("x = 1\ny = 2"), "x = 1");
+    }
+
+    #[test]
+    fn tabs_count_as_indentation() {
+        let rules = StopRules::new("func f() {\n\t", "\n}", 16);
+        assert_eq!(
+            rules.finish("a := 1\n\treturn a\n}\n"),
+            "a := 1\n\treturn a"
+        );
+    }
+}
