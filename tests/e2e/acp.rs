@@ -21,6 +21,35 @@ async fn a_python_acp_client_runs_a_whole_session() {
         return;
     }
     let model = ModelServer::start().await.unwrap();
+    session_turns(&model);
+    let dir = tempfile::tempdir().unwrap();
+    let (ws, cfg) = two_model_workspace(dir.path(), &model.url());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/acp/client_session.py");
+    let out = tokio::process::Command::new("python3")
+        .arg(&script)
+        .arg(bin())
+        .arg(&cfg)
+        .arg(&ws)
+        .env("AGENTLS_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect(
+            "python3 runs (the ACP client test needs it and `pip install agent-client-protocol`)",
+        );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("session loaded and continued"),
+        "{stdout}\n{stderr}"
+    );
+    eprintln!("{}", stdout.trim());
+    assert_what_the_model_was_given(&model);
+}
+
+/// The fixture model's turns for client_session.py's seven prompts, in order.
+fn session_turns(model: &ModelServer) {
     // Prompt 1: the edit, the command the policy asks about, the answer.
     model.push_turn(
         Turn::default()
@@ -85,44 +114,32 @@ async fn a_python_acp_client_runs_a_whole_session() {
     ));
     // Prompt 7, in the session loaded by a second agent process.
     model.push_turn(Turn::text("I remember."));
+}
 
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
+/// The workspace client_session.py works in (files, a build folder, a stale one) and a
+/// config with two models on the fixture server, told apart by the model id they send.
+fn two_model_workspace(dir: &Path, url: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let ws = dir.join("ws");
     std::fs::create_dir_all(ws.join("build")).unwrap();
     // Two models on the fixture server, told apart by the model id they send.
     let two_models = format!(
         "[models.fixture]\nwire = \"openai_chat\"\nbase_url = \"{0}\"\nmodel = \"fixture-a\"\n\
          [models.other]\nwire = \"openai_chat\"\nbase_url = \"{0}\"\nmodel = \"fixture-b\"\n",
-        model.url()
+        url
     );
     std::fs::write(ws.join("build/out.o"), "x").unwrap();
     std::fs::create_dir_all(ws.join("stale")).unwrap();
     std::fs::write(ws.join("stale/old.log"), "x").unwrap();
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
     std::fs::write(ws.join("util.py"), "def helper():\n    return 1\n").unwrap();
-    let cfg = dir.path().join("models.toml");
+    let cfg = dir.join("models.toml");
     std::fs::write(&cfg, two_models).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/acp/client_session.py");
-    let out = tokio::process::Command::new("python3")
-        .arg(&script)
-        .arg(bin())
-        .arg(&cfg)
-        .arg(&ws)
-        .env("AGENTLS_LOG", "info")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .expect(
-            "python3 runs (the ACP client test needs it and `pip install agent-client-protocol`)",
-        );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("session loaded and continued"),
-        "{stdout}\n{stderr}"
-    );
-    eprintln!("{}", stdout.trim());
+    (ws, cfg)
+}
+
+/// What the model calls carried: the loaded session's whole conversation, the buffers
+/// (not the disk), the models picked, the slash command, the terminal's output.
+fn assert_what_the_model_was_given(model: &ModelServer) {
     // The loaded session's model call carried the whole saved conversation.
     let last = model
         .requests()

@@ -651,81 +651,10 @@ async fn agent_extension_streams_a_whole_session() {
         .unwrap();
     assert!(busy.is_err(), "one run at a time");
 
-    let mut events = Vec::new();
-    loop {
-        let n = f.editor.client.wait_notification("agent/event").unwrap();
-        assert_eq!(n["params"]["session"], id);
-        events.push(n["params"].clone());
-        if n["params"]["event"]["type"] == "finished" {
-            break;
-        }
-    }
-    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "no gaps");
-    let types: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"]["type"].as_str().unwrap())
-        .collect();
-    for t in [
-        "status",
-        "step",
-        "toolStarted",
-        "toolFinished",
-        "edit",
-        "usage",
-        "textDelta",
-        "finished",
-    ] {
-        assert!(types.contains(&t), "{t} missing from {types:?}");
-    }
-    let edit = events
-        .iter()
-        .find(|e| e["event"]["type"] == "edit")
-        .unwrap();
-    assert!(
-        edit["event"]["diff"]
-            .as_str()
-            .unwrap()
-            .contains("+    a + b")
-    );
-    let text: String = events
-        .iter()
-        .filter(|e| e["event"]["type"] == "textDelta")
-        .map(|e| e["event"]["text"].as_str().unwrap())
-        .collect();
-    assert_eq!(text, "Done: add adds.");
-    let finished = &events.last().unwrap()["event"];
-    assert_eq!(finished["status"], "done");
-    assert_eq!(finished["tokens"], json!([280, 100, 28]));
+    let events = session_events(&mut f, &id);
+    assert_the_stream(&events);
     assert!(f.text().contains("a + b"));
-
-    let transcript = f
-        .editor
-        .client
-        .request_ok("agent/getTranscript", json!({ "session": id }))
-        .unwrap();
-    let roles: Vec<&str> = transcript["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
-    assert_eq!(transcript["messages"][1]["parts"][0]["type"], "toolCall");
-    let list = f
-        .editor
-        .client
-        .request_ok("agent/listSessions", Value::Null)
-        .unwrap();
-    assert_eq!(list["sessions"][0]["status"], "done");
-    assert_eq!(list["sessions"][0]["title"], "Implement add in src/lib.rs");
-    let cancel = f
-        .editor
-        .client
-        .request_ok("agent/cancel", json!({ "session": id }))
-        .unwrap();
-    assert_eq!(cancel["cancelled"], false, "nothing was running");
-    assert!(f.root.join("src/lib.rs").exists());
+    assert_transcript_list_and_cancel(&mut f, &id);
     // The panel shows the outcome: a panel prompt raises no notification besides it
     // (a stale one would crowd out the next run's progress in VS Code's three toasts).
     let shown: Vec<&Value> = f
@@ -764,6 +693,94 @@ async fn agent_extension_streams_a_whole_session() {
     let by_tool = &stats["keep_rate_by_tool"][1];
     assert_eq!(by_tool["tool"], "str_replace", "{stats}");
     assert_eq!(by_tool["at_end"], true, "{stats}");
+}
+
+/// The session's `agent/event` notifications up to `finished`, each checked to name it.
+fn session_events(f: &mut Fixture, id: &str) -> Vec<Value> {
+    let mut events = Vec::new();
+    loop {
+        let n = f.editor.client.wait_notification("agent/event").unwrap();
+        assert_eq!(n["params"]["session"], id);
+        events.push(n["params"].clone());
+        if n["params"]["event"]["type"] == "finished" {
+            break;
+        }
+    }
+    events
+}
+
+/// The stream: numbered without gaps, every kind of event present, the edit's diff,
+/// the text deltas adding up to the answer, the totals at the end.
+fn assert_the_stream(events: &[Value]) {
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "no gaps");
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    for t in [
+        "status",
+        "step",
+        "toolStarted",
+        "toolFinished",
+        "edit",
+        "usage",
+        "textDelta",
+        "finished",
+    ] {
+        assert!(types.contains(&t), "{t} missing from {types:?}");
+    }
+    let edit = events
+        .iter()
+        .find(|e| e["event"]["type"] == "edit")
+        .unwrap();
+    assert!(
+        edit["event"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+    a + b")
+    );
+    let text: String = events
+        .iter()
+        .filter(|e| e["event"]["type"] == "textDelta")
+        .map(|e| e["event"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Done: add adds.");
+    let finished = &events.last().unwrap()["event"];
+    assert_eq!(finished["status"], "done");
+    assert_eq!(finished["tokens"], json!([280, 100, 28]));
+}
+
+/// The transcript's roles, the session listed as done with its title, and a cancel
+/// with nothing running.
+fn assert_transcript_list_and_cancel(f: &mut Fixture, id: &str) {
+    let transcript = f
+        .editor
+        .client
+        .request_ok("agent/getTranscript", json!({ "session": id }))
+        .unwrap();
+    let roles: Vec<&str> = transcript["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(transcript["messages"][1]["parts"][0]["type"], "toolCall");
+    let list = f
+        .editor
+        .client
+        .request_ok("agent/listSessions", Value::Null)
+        .unwrap();
+    assert_eq!(list["sessions"][0]["status"], "done");
+    assert_eq!(list["sessions"][0]["title"], "Implement add in src/lib.rs");
+    let cancel = f
+        .editor
+        .client
+        .request_ok("agent/cancel", json!({ "session": id }))
+        .unwrap();
+    assert_eq!(cancel["cancelled"], false, "nothing was running");
+    assert!(f.root.join("src/lib.rs").exists());
 }
 
 #[test]

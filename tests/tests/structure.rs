@@ -5,9 +5,8 @@
 //! Every `.rs` file of every target of the workspace's members (libraries, binaries,
 //! tests, benches, examples, build scripts, and the files their `mod` declarations
 //! reach) is parsed with tree-sitter-rust; `target/` and `fuzz/` are never reached.
-//! Targets whose root lies outside their package's folder are left out: those are the
-//! server's scripted end-to-end scenarios (`tests/e2e`, `tests/vscode`), each test a
-//! whole editor session told in order.
+//! The server's end-to-end scenarios (`tests/e2e`, `tests/vscode`, targets whose root
+//! lies outside the package's folder) are held to the same rules.
 //!
 //! **What counts as an edge from file A to file B** (both in one crate): A names an item
 //! of module B, or module B itself, through a path that starts with `crate::`,
@@ -341,12 +340,10 @@ fn targets(package: &Path) -> Vec<(String, PathBuf)> {
             }
         }
     }
-    let package = canonical(package);
     found
         .into_iter()
         .filter(|(path, _)| path.is_file())
         .map(|(path, name)| (name, canonical(&path)))
-        .filter(|(_, path)| path.starts_with(&package))
         .collect()
 }
 
