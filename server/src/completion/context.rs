@@ -274,4 +274,57 @@ mod tests {
         let names: Vec<&str> = identifiers("let total = sum_of(items, 2);").collect();
         assert_eq!(names, ["let", "total", "sum_of", "items", "2"]);
     }
+
+    /// The request for a cursor: the windows, the definition of a name used near the
+    /// cursor (from the index, the live text of its file), a recently edited place,
+    /// and no chunk for what the windows already hold.
+    #[test]
+    fn a_request_holds_the_windows_the_definitions_and_the_recent_places() {
+        let state = State::default();
+        state.set_root(Some("/ws".into()));
+        let util = "pub fn twice(x: i32) -> i32 {\n    2 * x\n}\n";
+        let notes = (0..40)
+            .map(|i| format!("// note {i}\n"))
+            .collect::<String>();
+        let lib = "fn here() {}\n\nfn add(a: i32) -> i32 {\n    let b = twice(a);\n    \n}\n";
+        let open = |path: &str, text: &str| {
+            let uri = DocUri::new(format!("file://{path}"));
+            state.store.open(uri.clone(), "rust", 1, text);
+            state.index_mut().update_file(Path::new(path), text);
+            uri
+        };
+        open("/ws/src/util.rs", util);
+        let notes_uri = open("/ws/src/notes.rs", &notes);
+        let lib_uri = open("/ws/src/lib.rs", lib);
+        state.completions.note_edit(&notes_uri, 30);
+        // An edit in the cursor's own window is no chunk: the window holds it.
+        state.completions.note_edit(&lib_uri, 3);
+        let Some(snapshot) = state.store.snapshot(&lib_uri) else {
+            panic!("lib.rs is open")
+        };
+        let cursor = lib.find("    \n}").unwrap_or(0) + 4;
+        let settings = CompletionSettings::default();
+        let p = prepare(&state, snapshot, cursor, &settings);
+        let r = &p.request;
+        assert_eq!(r.path, "src/lib.rs");
+        assert_eq!(r.language.as_deref(), Some("rust"));
+        assert_eq!(r.prefix, &lib[..cursor]);
+        assert_eq!(r.suffix, "\n}\n");
+        assert_eq!(r.max_tokens, settings.max_tokens);
+        let chunks: Vec<(&str, &str)> = r
+            .context
+            .iter()
+            .map(|c| (c.path.as_str(), c.text.as_str()))
+            .collect();
+        // The edited place (lines 22..=38 of notes.rs) first, the definition last;
+        // `here` and `add` are in the window, not repeated.
+        let place: String = (22..=38).map(|i| format!("// note {i}\n")).collect();
+        assert_eq!(
+            chunks,
+            [
+                ("src/notes.rs", place.trim_end()),
+                ("src/util.rs", util.trim_end()),
+            ]
+        );
+    }
 }
