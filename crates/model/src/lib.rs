@@ -11,6 +11,11 @@
 //! can do and costs; [`Router`] picks a model for `auto`; [`lenient`] reads tool calls
 //! that small models write as text.
 //!
+//! Code completion goes through a [`Completer`] ([`complete`]: the fill-in-the-middle
+//! request, the [`StopRules`] every backend applies): the embedded engine's
+//! ([`local::completer`]) or an [`HttpCompleter`] on an OpenAI-compatible
+//! `/completions` endpoint ([`completions`]); [`ModelsConfig::completer`] picks one.
+//!
 //! `wire = "local"` models run in process on the embedded engine (crate
 //! `agentls-local`), which depends on this crate: the binary hands its constructor in
 //! once with [`local::register`], and [`ModelsConfig::provider`] calls it. Without
@@ -81,6 +86,7 @@
 
 pub mod client;
 pub mod complete;
+pub mod completions;
 pub mod config;
 pub mod error;
 pub mod event;
@@ -99,6 +105,7 @@ mod wire;
 
 pub use client::{ClientOptions, EventStream, HttpProvider, Provider, ProviderSpec};
 pub use complete::{Completer, ContextChunk, FimAnswer, FimFuture, FimRequest, FimStop, StopRules};
+pub use completions::{CompleterSpec, HttpCompleter};
 pub use config::{ModelConfig, ModelsConfig};
 pub use error::{ErrorClass, ModelError};
 pub use event::{RUNAWAY_STOP, StopReason, StreamEvent};

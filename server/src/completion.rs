@@ -1,0 +1,177 @@
+//! Code completion as the user types: what the server keeps between requests (the
+//! newest request, the ring of recently edited places, the backend) and how one
+//! fill-in-the-middle request is built from the live buffer and the index.
+//!
+//! **Supersede.** Every completion request takes a [`Ticket`]; a newer ticket cancels
+//! every older one (the user types in one place at a time), so a burst of keystrokes
+//! costs one backend call, and at most one completion waits at any moment. A ticket
+//! dropped unanswered (tower-lsp drops the handler on `$/cancelRequest`) cancels its
+//! own backend call.
+//!
+//! **Context.** The prefix and suffix are windows of the live buffer cut at line
+//! boundaries; other files come as [`ContextChunk`]s: recently edited places (a ring
+//! of at most [`RING_CHUNKS`] places, most recent last, as llama.vim keeps) and the
+//! definitions of the names used near the cursor, from the symbol index.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agentls_host::config::Config;
+use agentls_model::{CancellationToken, Completer};
+use agentls_text::DocUri;
+
+pub mod context;
+
+/// Most recently edited places kept as context.
+pub const RING_CHUNKS: usize = 8;
+/// Lines around an edited place that count as the same place.
+const RING_LINES: usize = 8;
+
+/// What the server keeps for completion.
+#[derive(Debug, Default)]
+pub struct Completions {
+    newest: Mutex<Option<(u64, CancellationToken)>>,
+    next: AtomicU64,
+    ring: Mutex<VecDeque<(DocUri, usize)>>,
+    backend: tokio::sync::Mutex<Option<Backend>>,
+}
+
+/// The completer built for one configuration (or why none could be).
+#[derive(Debug)]
+struct Backend {
+    key: String,
+    completer: Result<Arc<dyn Completer>, String>,
+}
+
+/// One request's place in line: cancelled when a newer request comes, and when
+/// dropped.
+#[derive(Debug)]
+pub struct Ticket<'a> {
+    id: u64,
+    owner: &'a Completions,
+    /// Cancelled when the request is superseded or dropped.
+    pub token: CancellationToken,
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        self.token.cancel();
+        let mut newest = self.owner.newest.lock().unwrap_or_else(|p| p.into_inner());
+        if newest.as_ref().is_some_and(|(id, _)| *id == self.id) {
+            *newest = None;
+        }
+    }
+}
+
+impl Completions {
+    /// A ticket for a new request, cancelling the one before.
+    pub fn begin(&self) -> Ticket<'_> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let token = CancellationToken::new();
+        let old = self
+            .newest
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace((id, token.clone()));
+        if let Some((_, old)) = old {
+            old.cancel();
+        }
+        Ticket {
+            id,
+            owner: self,
+            token,
+        }
+    }
+
+    /// Notes an edit at `line` of `uri` in the ring: a place near one already there
+    /// moves to the end, the oldest falls out past [`RING_CHUNKS`].
+    pub fn note_edit(&self, uri: &DocUri, line: usize) {
+        let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
+        ring.retain(|(u, l)| !(u == uri && l.abs_diff(line) <= RING_LINES));
+        ring.push_back((uri.clone(), line));
+        while ring.len() > RING_CHUNKS {
+            ring.pop_front();
+        }
+    }
+
+    /// Forgets the places of a closed document.
+    pub fn forget(&self, uri: &DocUri) {
+        self.ring
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(u, _)| u != uri);
+    }
+
+    pub(crate) fn ring(&self) -> Vec<(DocUri, usize)> {
+        self.ring
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// The completer of `config`, built once per configuration (a
+    /// local model loads on the blocking pool); the reason when there is none, said
+    /// once in the log.
+    pub async fn completer(&self, config: Config) -> Result<Arc<dyn Completer>, String> {
+        let key = format!(
+            "{:?} {} {}",
+            config.completion.model, config.completion.stream, config.models
+        );
+        let mut backend = self.backend.lock().await;
+        if let Some(b) = backend.as_ref().filter(|b| b.key == key) {
+            return b.completer.clone();
+        }
+        let built =
+            tokio::task::spawn_blocking(move || config.completer(|var| std::env::var(var).ok()))
+                .await
+                .unwrap_or_else(|e| Err(format!("building the completer failed: {e}")));
+        match &built {
+            Ok(c) => tracing::info!(model = c.name(), "completion backend ready"),
+            Err(e) => tracing::warn!("completion is off: {e}"),
+        }
+        *backend = Some(Backend {
+            key,
+            completer: built.clone(),
+        });
+        built
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ring_keeps_the_latest_places_once() {
+        let c = Completions::default();
+        let a = DocUri::new("file:///a.rs");
+        let b = DocUri::new("file:///b.rs");
+        c.note_edit(&a, 10);
+        c.note_edit(&b, 3);
+        c.note_edit(&a, 12); // near the first: moves it to the end
+        assert_eq!(c.ring(), vec![(b.clone(), 3), (a.clone(), 12)]);
+        for line in 0..20 {
+            c.note_edit(&b, 100 + line * 20);
+        }
+        assert_eq!(c.ring().len(), RING_CHUNKS);
+        assert_eq!(c.ring().last(), Some(&(b.clone(), 480)));
+        c.forget(&b);
+        assert!(c.ring().is_empty());
+    }
+
+    #[test]
+    fn a_newer_ticket_cancels_the_older() {
+        let c = Completions::default();
+        let first = c.begin();
+        assert!(!first.token.is_cancelled());
+        let second = c.begin();
+        assert!(first.token.is_cancelled());
+        assert!(!second.token.is_cancelled());
+        let token = second.token.clone();
+        drop(second);
+        assert!(token.is_cancelled());
+    }
+}
