@@ -5,7 +5,7 @@
 // Env: AGENTLS_BIN, AGENTLS_CONFIG, E2E_WORKSPACE, E2E_HOME (scratch), E2E_OUT
 // (screenshots). Prints `PASS <step>` per step and `FIGURE <name> <value>` per measure.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -23,6 +23,8 @@ async function ctl(msg) {
   return JSON.parse(value);
 }
 const push = (...turns) => ctl({ push: turns });
+// Turns of the completion model (a fixture server of its own).
+const pushCompletion = (...turns) => ctl({ push_completion: turns });
 const text = (t, extra = {}) => ({ events: [{ text: t }], ...extra });
 const call = (id, name, args) => ({ tool_call: { id, name, arguments: args } });
 const log = (...a) => console.log(...a);
@@ -71,6 +73,8 @@ writeFileSync(
     "editor.codeLens": true,
     "editor.lightbulb.enabled": "on",
     "window.commandCenter": false,
+    // The ghost text step: VS Code's own word suggestions would take its Tab.
+    "editor.quickSuggestions": { other: "off", comments: "off", strings: "off" },
   }),
 );
 const install = spawnSync(codeServer, ["--extensions-dir", extDir, "--user-data-dir", userData, "--install-extension", join(ext, "dist/agentls.vsix")], { encoding: "utf8", env: { ...process.env, XDG_CONFIG_HOME: join(home, "config") } });
@@ -287,6 +291,57 @@ try {
   await page.locator(".tab.active", { hasText: "upload.rs" }).waitFor();
   await page.locator(".monaco-editor .view-lines", { hasText: "pub fn retry_failed_upload" }).first().waitFor();
   log("PASS search");
+
+  // Ghost text: typed code gets the server's completion after the cursor (its first line
+  // inline, the rest in lines below); Tab inserts it; saved, the file has it. Every
+  // completion the server asks the model for takes a turn: enough of the same one.
+  const ghost = "(a: i32, b: i32) -> i32 {\n    a * b\n}";
+  await pushCompletion(...Array.from({ length: 8 }, () => text(ghost)));
+  await palette("Go to File");
+  await until("the file picker", async () => !(await picker.inputValue()).startsWith(">"));
+  await picker.fill("complete.rs");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "complete.rs" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".tab.active", { hasText: "complete.rs" }).waitFor();
+  const completeEditor = page.locator(".monaco-editor", { hasText: "Ghost text lands here" }).first();
+  await completeEditor.locator(".view-lines").getByText("Ghost text lands here").click();
+  await page.keyboard.press("Control+End");
+  const tType = Date.now();
+  await page.keyboard.type("pub fn mul");
+  // The first line: an inline decoration (in pieces when VS Code colours it).
+  const inline = async () => (await completeEditor.locator(".ghost-text-decoration").allTextContents()).join("").replace(/\u00a0/g, " ");
+  await until("the ghost text", async () => (await inline()) === "(a: i32, b: i32) -> i32 {", 30000);
+  figure("ghost_text_after_typing", Date.now() - tType, "ms (10 keys typed, the server's debounce and the fixture model included)");
+  // The lines after the first: VS Code's view zone under the cursor's line.
+  const below = (await completeEditor.locator(".ghost-text").allInnerTexts()).join("\n").replace(/\u00a0/g, " ");
+  if (!below.includes("a * b") || !below.includes("}")) throw new Error(`ghost text lines below: ${JSON.stringify(below)}`);
+  await page.screenshot({ path: join(out, "ghost-text.png") });
+  await page.keyboard.press("Tab");
+  const expected = "// Ghost text lands here.\npub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}";
+  const editorText = async () => (await completeEditor.locator(".view-lines").innerText()).replace(/\u00a0/g, " ");
+  await until("the accepted completion", async () => (await editorText()).includes("    a * b"));
+  await page.keyboard.press("Control+S");
+  const saved = await until("the saved file", async () => {
+    const t = readFileSync(join(ws, "src/complete.rs"), "utf8");
+    return t.includes("a * b") ? t : undefined;
+  });
+  if (!saved.startsWith(expected)) throw new Error(`saved file: ${JSON.stringify(saved)}`);
+  log("PASS ghost text");
+
+  // Word by word: Ctrl+Right (editor.action.inlineSuggest.acceptNextWord) takes the
+  // ghost text's next word only, and the rest still shows.
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("pub fn sub");
+  await until("the ghost text again", async () => (await inline()) === "(a: i32, b: i32) -> i32 {", 30000);
+  await page.keyboard.press("Control+ArrowRight");
+  const line = async () => (await editorText()).split("\n").find((l) => l.startsWith("pub fn sub")) ?? "";
+  await until("one word accepted", async () => (await line()) !== "pub fn sub");
+  const taken = await line();
+  if (!"pub fn sub(a: i32, b: i32) -> i32 {".startsWith(taken) || taken.length >= "pub fn sub(a: i32, b: i32) -> i32 {".length)
+    throw new Error(`after Ctrl+Right: ${JSON.stringify(taken)}`);
+  await until("the rest still ghost text", async () => (await inline()).length > 0);
+  log(`ctrl+right took: ${JSON.stringify(taken)}`);
+  log("PASS ghost text word");
   const status = await page.locator(".statusbar").innerText();
   log(`status bar: ${status.replace(/\s+/g, " ").slice(0, 200)}`);
 } catch (e) {
