@@ -13,11 +13,14 @@
 //! - [`agent`]: the `agent/*` extension (sessions, prompts, `agent/event`, review).
 //! - [`commands`]: the `workspace/executeCommand` commands any client can send.
 //! - [`view_file_text`]: a debugging request.
+//! - [`inline_completion`]: LSP 3.18's `textDocument/inlineCompletion` (ghost text),
+//!   which the LSP crates agentls builds on (tower-lsp 0.20, lsp-types 0.94) predate.
 
 use serde::{Deserialize, Serialize};
 
 pub mod agent;
 pub mod commands;
+pub mod inline_completion;
 
 /// The JSON Schema of every type of the protocol, under `$defs`, keyed by a name that
 /// says where it belongs (`agent/prompt.Params`, `agent/event.Event`, ...).
@@ -53,6 +56,8 @@ pub fn json_schema() -> serde_json::Value {
         "agentls/semanticSearch.Result" => semantic_search::Result,
         "agentls/viewFileText.Params" => view_file_text::Params,
         "agentls/viewFileText.Result" => view_file_text::Result,
+        "textDocument/inlineCompletion.Params" => inline_completion::Params,
+        "textDocument/inlineCompletion.Result" => inline_completion::Result,
         "command.TaskArgs" => commands::TaskArgs,
         "command.Started" => commands::Started,
         "command.SessionArgs" => commands::SessionArgs,
@@ -72,8 +77,9 @@ pub fn json_schema() -> serde_json::Value {
     }))
 }
 
-/// Every request method beyond standard LSP that a client can send (the debug-only
-/// `agentls/debugPanic` aside).
+/// Every request method beyond what tower-lsp serves that a client can send (the
+/// debug-only `agentls/debugPanic` aside): the extensions, and LSP 3.18's
+/// `textDocument/inlineCompletion`.
 pub const REQUESTS: &[&str] = &[
     agent::new_session::METHOD,
     agent::prompt::METHOD,
@@ -86,6 +92,7 @@ pub const REQUESTS: &[&str] = &[
     agent::list_changes::METHOD,
     semantic_search::METHOD,
     view_file_text::METHOD,
+    inline_completion::METHOD,
 ];
 
 /// Every notification beyond standard LSP, either way: `agent/event` (server to client)

@@ -9,6 +9,7 @@ mod agent;
 mod cli;
 mod client_advice;
 mod commands;
+mod completion;
 mod convert;
 mod edit_sink;
 mod handlers;

@@ -44,6 +44,10 @@ impl Server {
             agentls_protocol::semantic_search::METHOD,
             Server::semantic_search,
         )
+        .custom_method(
+            agentls_protocol::inline_completion::METHOD,
+            Server::inline_completion,
+        )
         .custom_method("window/workDoneProgress/cancel", Server::progress_cancel)
         .custom_method(transport::INVALID_DID_CHANGE, Server::invalid_did_change)
         .custom_method(agent::new_session::METHOD, Server::agent_new_session)
@@ -81,6 +85,19 @@ impl Server {
         let state = self.state.clone();
         guard(agentls_protocol::semantic_search::METHOD, async move {
             blocking(move || handlers::semantic::search(&state, params)).await?
+        })
+        .await
+    }
+
+    /// `textDocument/inlineCompletion` (LSP 3.18, served as a custom method: tower-lsp
+    /// 0.20 predates it). It waits on the model without holding anything else back.
+    async fn inline_completion(
+        &self,
+        params: agentls_protocol::inline_completion::Params,
+    ) -> jsonrpc::Result<agentls_protocol::inline_completion::Result> {
+        let state = self.state.clone();
+        guard(agentls_protocol::inline_completion::METHOD, async move {
+            Ok(handlers::completion::inline_completion(&state, params).await)
         })
         .await
     }
@@ -433,6 +450,13 @@ impl LanguageServer for Server {
                         .map(from_lsp::content_change)
                         .collect()
                 };
+                for change in &params.content_changes {
+                    if let Some(range) = change.range {
+                        self.state
+                            .completions
+                            .note_edit(&uri, range.start.line as usize);
+                    }
+                }
                 let outcome = handlers::text_sync::did_change(&self.state, params);
                 let ok = matches!(outcome, Outcome::Quiet)
                     && self.state.store.snapshot(&uri).is_some_and(|s| s.in_sync);
@@ -465,6 +489,7 @@ impl LanguageServer for Server {
             let uri = from_lsp::uri(&params.text_document.uri);
             let outcome = handlers::text_sync::did_close(&self.state, params);
             self.state.journals.forget(&uri);
+            self.state.completions.forget(&uri);
             self.state.changed.notify_waiters();
             indexing::close(&self.state, &uri);
             self.say(outcome).await;
@@ -521,6 +546,17 @@ impl LanguageServer for Server {
             "textDocument/references",
             blocking(move || handlers::symbols::references(&state, params)),
         )
+        .await
+    }
+
+    async fn completion(
+        &self,
+        params: lsp::CompletionParams,
+    ) -> jsonrpc::Result<Option<lsp::CompletionResponse>> {
+        let state = self.state.clone();
+        guard("textDocument/completion", async move {
+            Ok(handlers::completion::completion(&state, params).await)
+        })
         .await
     }
 

@@ -53,6 +53,8 @@ pub struct State {
     /// The (model, tool) failure-rate alerts already shown to the user: each once per
     /// server process, however many runs take part in it.
     pub alerts_shown: Mutex<HashSet<(String, String)>>,
+    /// Code completion: the newest request, recently edited places, the backend.
+    pub completions: crate::completion::Completions,
     /// The agent's landed edits, for their Keep Rate look at session end.
     pub keep_followed: crate::agent::keep_rate::followed::Followed,
 }

@@ -31,6 +31,43 @@ pub const OUTGOING_FRAMES: usize = 64;
 /// (tower-lsp would drop it without a word). Clients cannot send it themselves.
 pub const INVALID_DID_CHANGE: &str = "agentls/internal/invalidDidChange";
 
+/// The key under `capabilities.experimental` of the `initialize` result holding
+/// standard capabilities newer than lsp-types 0.94 (LSP 3.18's
+/// `inlineCompletionProvider`): [`pump_server_output`] moves each up into
+/// `capabilities`, where clients look for them, and drops the key. The handler decides
+/// what to advertise; the transport only puts it where the types could not.
+pub const LIFTED: &str = "agentls.lift";
+
+/// Moves the capabilities under [`LIFTED`] of an `initialize` result into
+/// `capabilities`; any other body is returned as it is.
+pub fn lift_capabilities(body: Vec<u8>) -> Vec<u8> {
+    // Only the initialize result holds the key: skip parsing everything else.
+    let needle = format!("\"{LIFTED}\"");
+    if !body.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+        return body;
+    }
+    let Ok(mut value) = serde_json::from_slice::<Value>(&body) else {
+        return body;
+    };
+    let Some(caps) = value
+        .pointer_mut("/result/capabilities")
+        .and_then(Value::as_object_mut)
+    else {
+        return body;
+    };
+    let lifted = caps
+        .get_mut("experimental")
+        .and_then(Value::as_object_mut)
+        .and_then(|e| e.remove(LIFTED));
+    let Some(Value::Object(lifted)) = lifted else {
+        return body;
+    };
+    for (key, v) in lifted {
+        caps.insert(key, v);
+    }
+    serde_json::to_vec(&value).unwrap_or(body)
+}
+
 /// The parameters of [`INVALID_DID_CHANGE`].
 #[derive(Debug, Clone, serde::Serialize, Deserialize)]
 pub struct InvalidDidChange {
@@ -256,7 +293,7 @@ where
     loop {
         match read_frame(&mut from_server, &mut decoder, &mut chunk).await {
             Ok(Some(Frame::Body(body))) => {
-                if out.send(body).await.is_err() {
+                if out.send(lift_capabilities(body)).await.is_err() {
                     return;
                 }
             }
@@ -319,6 +356,22 @@ mod tests {
             check(br#"{"jsonrpc":"2.0","method":"$/nope","params":{}}"#),
             Verdict::Forward
         );
+    }
+
+    #[test]
+    fn lifted_capabilities_move_into_capabilities() {
+        let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"capabilities": {
+            "definitionProvider": true,
+            "experimental": {"agent": {"version": 1}, (LIFTED): {"inlineCompletionProvider": true}}
+        }}});
+        let out: Value =
+            serde_json::from_slice(&lift_capabilities(body.to_string().into_bytes())).unwrap();
+        let caps = &out["result"]["capabilities"];
+        assert_eq!(caps["inlineCompletionProvider"], true);
+        assert_eq!(caps["definitionProvider"], true);
+        assert_eq!(caps["experimental"], json!({"agent": {"version": 1}}));
+        let other = br#"{"jsonrpc":"2.0","id":1,"result":null}"#.to_vec();
+        assert_eq!(lift_capabilities(other.clone()), other);
     }
 
     #[test]

@@ -875,6 +875,47 @@ fn titles_at(f: &mut Fixture, range: [u32; 4]) -> Vec<String> {
         .collect()
 }
 
+/// Helix shows no ghost text: with `[completion] completion_items = true` (its
+/// `config` in languages.toml, sent as initializationOptions) `textDocument/completion`
+/// answers one item inserting the model's whole multi-line completion at the cursor.
+#[tokio::test(flavor = "multi_thread")]
+async fn helix_gets_the_completion_as_one_completion_item() {
+    let settings = json!({ "completion": { "completion_items": true, "model": "fixture" } });
+    let text = "pub fn add(a: i32, b: i32) -> i32 {\n    let s = \n}\n";
+    let mut f = setup(helix_caps(), settings, text).await;
+    f.model
+        .push_turn(Turn::text("a + b;\n    s\n}\n\nfn more() {}\n"));
+    let answer = f
+        .editor
+        .client
+        .request_ok(
+            "textDocument/completion",
+            json!({
+                "textDocument": { "uri": f.uri },
+                "position": { "line": 1, "character": 12 },
+                "context": { "triggerKind": 1 }
+            }),
+        )
+        .unwrap();
+    assert_eq!(answer["isIncomplete"], true, "{answer:#}");
+    let items = answer["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{answer:#}");
+    let item = &items[0];
+    let at = json!({ "line": 1, "character": 12 });
+    assert_eq!(
+        item["textEdit"],
+        json!({ "range": { "start": at, "end": at }, "newText": "a + b;\n    s" })
+    );
+    assert_eq!(item["label"], "a + b; … (+1 lines)");
+    assert_eq!(item["insertTextFormat"], 1);
+    // The fixture's legacy completions endpoint was asked, with the buffer around
+    // the cursor.
+    let requests = f.model.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/completions");
+    assert_eq!(requests[0].body["suffix"], "\n}\n");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn helix_one_character_cursor_is_a_place_not_a_selection() {
     let mut f = setup(helix_caps(), json!({}), STUB).await;

@@ -10,6 +10,7 @@ mod acp;
 mod agent_lsp;
 mod apply_edit;
 mod cli;
+mod completion;
 mod edit_cli;
 mod eval_cli;
 mod eval_hidden;

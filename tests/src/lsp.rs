@@ -44,6 +44,10 @@ pub struct LspClient {
     on_request: RequestHandler,
     /// How long to wait for one message.
     pub timeout: Duration,
+    /// Ids of requests sent with [`LspClient::send_request`] not answered yet, and
+    /// answers to them that arrived while waiting for something else.
+    outstanding: std::collections::HashSet<i64>,
+    early: std::collections::HashMap<i64, Value>,
     /// The server's last stderr lines. They are printed only when the test fails, so a
     /// CI log holds the failing test's server log and not every passing test's.
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
@@ -111,6 +115,8 @@ impl LspClient {
             orphan_errors: Vec::new(),
             on_request: Box::new(|_, _, _| Ok(Value::Null)),
             timeout: DEFAULT_TIMEOUT,
+            outstanding: Default::default(),
+            early: Default::default(),
             stderr_tail,
         })
     }
@@ -194,21 +200,40 @@ impl LspClient {
         Ok(())
     }
 
-    /// Waits for the response with `id`, handling everything that arrives before it.
+    /// Waits for the response with `id`, handling everything that arrives before it
+    /// (answers to other requests sent with [`LspClient::send_request`] are kept for
+    /// [`LspClient::wait_response_to`]).
     fn wait_response(&mut self, id: i64, method: &str) -> anyhow::Result<Result<Value, Value>> {
         let deadline = Instant::now() + self.timeout;
+        let answer = |msg: &Value| match msg.get("error") {
+            Some(error) => Err(error.clone()),
+            None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
+        };
+        if let Some(msg) = self.early.remove(&id) {
+            return Ok(answer(&msg));
+        }
         loop {
             let msg = self
                 .next_message(deadline)
                 .with_context(|| format!("waiting for {method}"))?;
-            if msg.get("method").is_none() && msg.get("id") == Some(&json!(id)) {
-                if let Some(error) = msg.get("error") {
-                    return Ok(Err(error.clone()));
+            if msg.get("method").is_none() {
+                let got = msg.get("id").and_then(Value::as_i64);
+                if got == Some(id) {
+                    self.outstanding.remove(&id);
+                    return Ok(answer(&msg));
                 }
-                return Ok(Ok(msg.get("result").cloned().unwrap_or(Value::Null)));
+                if let Some(other) = got.filter(|g| self.outstanding.remove(g)) {
+                    self.early.insert(other, msg);
+                    continue;
+                }
             }
             self.dispatch(msg)?;
         }
+    }
+
+    /// Waits for the answer to a request sent with [`LspClient::send_request`].
+    pub fn wait_response_to(&mut self, id: i64) -> anyhow::Result<Result<Value, Value>> {
+        self.wait_response(id, &format!("the answer to request {id}"))
     }
 
     /// Waits for a notification with `method` (taking it out of the queue), handling
@@ -254,6 +279,7 @@ impl LspClient {
     pub fn send_request(&mut self, method: &str, params: Value) -> anyhow::Result<i64> {
         let id = self.next_id;
         self.next_id += 1;
+        self.outstanding.insert(id);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
         Ok(id)
     }

@@ -75,6 +75,9 @@ pub struct Config {
     pub stats: StatsSettings,
     /// `[run]`: headless runs (`agentls run`).
     pub run: RunSettings,
+    /// `[completion]`: code completion while typing (inline ghost text, and Helix's
+    /// completion items).
+    pub completion: CompletionSettings,
     /// `[models.NAME]`: model endpoints, read by the agent (agentls-model's
     /// `ModelsConfig`); kept as data here so the server does not call them unknown.
     /// Only taken from the user file or `--config`, never from the workspace.
@@ -150,6 +153,104 @@ impl Default for AgentSettings {
             approval_timeout_secs: 120,
             max_steps: 50,
             final_check: true,
+        }
+    }
+}
+
+/// `[completion]`: fill-in-the-middle completion as the user types: LSP 3.18's
+/// `textDocument/inlineCompletion` (ghost text) and, for Helix, one
+/// `textDocument/completion` item. See `docs/completion.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct CompletionSettings {
+    /// Answer completion requests (languages can be turned on or off one by one with
+    /// `languages`).
+    pub enabled: bool,
+    /// The model that completes: a `[models.NAME]` with `wire = "local"` or an
+    /// OpenAI-compatible wire (its `/completions` endpoint, with `suffix`). Unset: the
+    /// embedded `qwen2.5-coder-0.5b` (`agentls model fetch qwen2.5-coder-0.5b`, a build
+    /// with `--features local`). Never from the workspace file.
+    pub model: Option<String>,
+    /// Most tokens one completion generates.
+    pub max_tokens: u32,
+    /// Most lines one completion shows.
+    pub max_lines: u32,
+    /// Milliseconds a typed (automatic) request waits for the user to pause: a newer
+    /// request in that time answers the older one with nothing, without a model call.
+    pub debounce_ms: u64,
+    /// Bytes of the buffer before the cursor given to the model (cut at a line start).
+    pub prefix_bytes: u32,
+    /// Bytes of the buffer after the cursor given to the model (cut at a line end).
+    pub suffix_bytes: u32,
+    /// Ask an HTTP model for a streamed answer (read either way), so that a completion
+    /// cut by the stop rules stops the server generating.
+    pub stream: bool,
+    /// Per language id (`rust`, `python`, `markdown`…): on or off, over `enabled`.
+    pub languages: std::collections::BTreeMap<String, bool>,
+    /// Helix, which shows no ghost text: answer `textDocument/completion` with one
+    /// item carrying the whole (multi-line) completion. Off by default; read when the
+    /// client initializes.
+    pub completion_items: bool,
+}
+
+impl Default for CompletionSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            model: None,
+            max_tokens: 128,
+            max_lines: 8,
+            debounce_ms: 150,
+            prefix_bytes: 3072,
+            suffix_bytes: 1536,
+            stream: true,
+            languages: std::collections::BTreeMap::new(),
+            completion_items: false,
+        }
+    }
+}
+
+/// The embedded model completion uses when `[completion] model` is unset.
+pub const DEFAULT_COMPLETION_MODEL: &str = "qwen2.5-coder-0.5b";
+
+impl CompletionSettings {
+    /// Whether completion is on for `language` (an LSP language id).
+    pub fn enabled_for(&self, language: &str) -> bool {
+        self.languages
+            .get(language)
+            .copied()
+            .unwrap_or(self.enabled)
+    }
+
+    /// The model's name as the user knows it.
+    pub fn model_name(&self) -> &str {
+        self.model.as_deref().unwrap_or(DEFAULT_COMPLETION_MODEL)
+    }
+}
+
+impl Config {
+    /// The completer `[completion]` names (blocking: a local model loads its weights
+    /// the first time). `env` reads API key variables.
+    pub fn completer(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<std::sync::Arc<dyn agentls_model::Completer>, String> {
+        let options = agentls_model::ClientOptions::default();
+        match &self.completion.model {
+            Some(name) => self
+                .models()?
+                .completer(name, self.completion.stream, options, env)
+                .map_err(|e| e.message),
+            None => agentls_model::local::completer(&agentls_model::LocalModelSpec {
+                name: DEFAULT_COMPLETION_MODEL.to_owned(),
+                source: agentls_model::LocalSource::Catalog(DEFAULT_COMPLETION_MODEL.to_owned()),
+                threads: None,
+                context: None,
+                flash_attention: None,
+                kv_cache: None,
+                overrides: agentls_model::ProfileOverrides::default(),
+            })
+            .map_err(|e| e.message),
         }
     }
 }
@@ -422,6 +523,17 @@ impl Merged {
                     "{source}: `{key}` ignored: models are only read from the user's config or the client's settings"
                 );
                 if table.remove(*key).is_some() && !self.load_problems.contains(&problem) {
+                    self.load_problems.push(problem);
+                }
+            }
+            // Nor the model completions are sent to.
+            if let Some(completion) = table.get_mut("completion").and_then(Value::as_object_mut)
+                && completion.remove("model").is_some()
+            {
+                let problem = format!(
+                    "{source}: `completion.model` ignored: models are only read from the user's config or the client's settings"
+                );
+                if !self.load_problems.contains(&problem) {
                     self.load_problems.push(problem);
                 }
             }
@@ -765,6 +877,9 @@ const USER_KEYS: &[&str] = &["sessions", "stats"];
 /// Keys that choose models: never taken from a workspace file.
 const MODEL_KEYS: &[&str] = &["models", "router", "summarizer", "semantic"];
 
+/// Tables whose keys are the user's own (language ids), not settings.
+const OPEN_TABLES: &[&str] = &["completion.languages"];
+
 fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
     let (Value::Object(known), Value::Object(layer)) = (known, layer) else {
         return vec![];
@@ -781,6 +896,7 @@ fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
         };
         match known.get(k) {
             None => out.push(path),
+            Some(_) if OPEN_TABLES.contains(&path.as_str()) => {}
             Some(sub) => out.extend(unknown_keys(sub, v, &path)),
         }
     }
@@ -867,6 +983,42 @@ mod tests {
             json!({"models": {"mine": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1"}}}),
         );
         assert_eq!(m.config.models["mine"]["wire"], "openai_chat");
+    }
+
+    #[test]
+    fn completion_settings_merge_and_the_workspace_cannot_pick_their_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join(WORKSPACE_FILE);
+        std::fs::write(
+            &ws,
+            "[completion]\nmodel = \"evil\"\ndebounce_ms = 300\nlanguages = { markdown = false }\n",
+        )
+        .unwrap();
+        let mut m = Merged::default();
+        m.load_file(Source::Workspace(ws.clone()), &ws);
+        let c = &m.config.completion;
+        assert_eq!((c.model.as_deref(), c.debounce_ms), (None, 300));
+        assert_eq!(c.model_name(), DEFAULT_COMPLETION_MODEL);
+        // Language ids are the user's keys, not unknown settings.
+        assert_eq!(m.problems.len(), 1, "{:?}", m.problems);
+        assert!(
+            m.problems[0].contains("`completion.model` ignored"),
+            "{:?}",
+            m.problems
+        );
+        assert!(!c.enabled_for("markdown") && c.enabled_for("rust"));
+        assert!(!c.completion_items);
+        // The editor's settings may pick it, and turn Helix's items on.
+        m.set_layer(
+            Source::InitializationOptions,
+            json!({"completion": {"model": "mine", "completion_items": true, "enabled": false, "languages": {"rust": true}}}),
+        );
+        let c = &m.config.completion;
+        assert_eq!(c.model_name(), "mine");
+        assert!(c.completion_items && c.enabled_for("rust") && !c.enabled_for("python"));
+        // A model that is not configured is a clear error when the completer is built.
+        let e = m.config.completer(|_| None).unwrap_err();
+        assert!(e.contains("unknown model \"mine\""), "{e}");
     }
 
     #[test]

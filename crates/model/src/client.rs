@@ -115,37 +115,46 @@ fn install_crypto_provider() {
     });
 }
 
+/// The HTTP client for a model at `base_url`: TLS set up, the connect timeout of
+/// `options`, and no proxy from the environment for a loopback address.
+pub(crate) fn http_client(
+    base_url: &str,
+    options: &ClientOptions,
+) -> Result<reqwest::Client, ModelError> {
+    install_crypto_provider();
+    let loopback = reqwest::Url::parse(base_url)
+        .map_err(|e| {
+            ModelError::new(
+                ErrorClass::InvalidArguments,
+                format!("bad base URL {base_url:?}: {e}"),
+            )
+        })?
+        .host_str()
+        .is_some_and(|h| {
+            h == "localhost"
+                || h.parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        });
+    let mut builder = reqwest::Client::builder().connect_timeout(options.connect_timeout);
+    if loopback {
+        // A proxy from the environment must not capture local model servers.
+        builder = builder.no_proxy();
+    }
+    builder.build().map_err(|e| {
+        ModelError::new(
+            ErrorClass::UnexpectedEnvironment,
+            format!("cannot build HTTP client: {e}"),
+        )
+    })
+}
+
 impl HttpProvider {
     /// A client for `spec`.
     pub fn new(spec: ProviderSpec, options: ClientOptions) -> Result<Self, ModelError> {
         if !spec.wire.is_http() {
             return Err(wire::not_http());
         }
-        install_crypto_provider();
-        let loopback = reqwest::Url::parse(&spec.base_url)
-            .map_err(|e| {
-                ModelError::new(
-                    ErrorClass::InvalidArguments,
-                    format!("bad base URL {:?}: {e}", spec.base_url),
-                )
-            })?
-            .host_str()
-            .is_some_and(|h| {
-                h == "localhost"
-                    || h.parse::<std::net::IpAddr>()
-                        .is_ok_and(|ip| ip.is_loopback())
-            });
-        let mut builder = reqwest::Client::builder().connect_timeout(options.connect_timeout);
-        if loopback {
-            // A proxy from the environment must not capture local model servers.
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|e| {
-            ModelError::new(
-                ErrorClass::UnexpectedEnvironment,
-                format!("cannot build HTTP client: {e}"),
-            )
-        })?;
+        let http = http_client(&spec.base_url, &options)?;
         Ok(Self {
             name: spec.name,
             wire: spec.wire,
@@ -386,7 +395,7 @@ async fn send(tx: &Tx, ev: StreamEvent, delivered: &mut bool) -> Result<(), Stop
     tx.send(Ok(ev)).await.map_err(|_| Stop::Gone)
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {
@@ -397,7 +406,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-fn classify(e: &reqwest::Error, url: &str) -> ModelError {
+pub(crate) fn classify(e: &reqwest::Error, url: &str) -> ModelError {
     let detail = error_chain(e);
     if e.is_timeout() {
         ModelError::timeout(format!("timed out talking to {url}: {detail}"))

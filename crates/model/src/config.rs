@@ -46,6 +46,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::client::{ClientOptions, HttpProvider, Provider, ProviderSpec};
+use crate::complete::Completer;
+use crate::completions::{CompleterSpec, HttpCompleter};
 use crate::error::{ErrorClass, ModelError};
 use crate::local::{self, LocalModelSpec, LocalSource};
 use crate::profile::{ModelProfile, ProfileOverrides, WireFormat};
@@ -378,6 +380,57 @@ impl ModelsConfig {
             profile: self.profile(name).unwrap_or_default(),
         };
         Ok(Arc::new(HttpProvider::new(spec, options)?))
+    }
+}
+
+impl ModelsConfig {
+    /// A fill-in-the-middle completer for a configured model: the embedded engine's
+    /// for a `local` model (blocking while it loads, the first time), an
+    /// [`HttpCompleter`] on the OpenAI-compatible `/completions` endpoint for an
+    /// OpenAI wire (`stream` asks for a streamed answer). Anthropic has no such
+    /// endpoint: an InvalidArguments error.
+    pub fn completer(
+        &self,
+        name: &str,
+        stream: bool,
+        mut options: ClientOptions,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Arc<dyn Completer>, ModelError> {
+        let m = self.models.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
+            ModelError::new(
+                ErrorClass::InvalidArguments,
+                format!("unknown model {name:?}; configured: {known:?}"),
+            )
+        })?;
+        m.check(name)?;
+        match m.wire {
+            WireFormat::Local => return local::completer(&m.local_spec(name)?),
+            WireFormat::Anthropic => {
+                return Err(ModelError::new(
+                    ErrorClass::InvalidArguments,
+                    format!(
+                        "model {name}: wire = \"anthropic\" has no completions endpoint; \
+                         pick a local model or an OpenAI-compatible one for completion"
+                    ),
+                ));
+            }
+            WireFormat::OpenaiChat | WireFormat::OpenaiResponses => {}
+        }
+        if let Some(secs) = m.first_byte_timeout_secs {
+            options.first_byte_timeout = Duration::from_secs(secs);
+        }
+        if let Some(secs) = m.idle_timeout_secs {
+            options.idle_timeout = Duration::from_secs(secs);
+        }
+        let spec = CompleterSpec {
+            name: name.to_owned(),
+            base_url: m.base_url.clone().unwrap_or_default(),
+            model_id: m.model.clone().unwrap_or_else(|| name.to_owned()),
+            key: m.api_key(env)?,
+            stream,
+        };
+        Ok(Arc::new(HttpCompleter::new(spec, options)?))
     }
 }
 

@@ -81,6 +81,7 @@
 
 pub mod client;
 pub mod complete;
+pub mod completions;
 pub mod config;
 pub mod error;
 pub mod event;
@@ -99,6 +100,7 @@ mod wire;
 
 pub use client::{ClientOptions, EventStream, HttpProvider, Provider, ProviderSpec};
 pub use complete::{Completer, ContextChunk, FimAnswer, FimFuture, FimRequest, FimStop, StopRules};
+pub use completions::{CompleterSpec, HttpCompleter};
 pub use config::{ModelConfig, ModelsConfig};
 pub use error::{ErrorClass, ModelError};
 pub use event::{RUNAWAY_STOP, StopReason, StreamEvent};

@@ -321,6 +321,8 @@ export interface ProtocolTypes {
   "command.SessionArgs": SessionArgs;
   "command.Started": Started;
   "command.TaskArgs": TaskArgs;
+  "textDocument/inlineCompletion.Params": InlineCompletionParams;
+  "textDocument/inlineCompletion.Result": InlineCompletionList;
 }
 /**
  * Parameters.
@@ -1198,12 +1200,130 @@ export interface TaskArgs {
   version?: number | null;
 }
 /**
+ * The parameters: where the cursor is and why the client asks.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "InlineCompletionParams".
+ */
+export interface InlineCompletionParams {
+  context?: InlineCompletionContext;
+  position: Position2;
+  textDocument: TextDocumentIdentifier1;
+}
+/**
+ * How the request was triggered.
+ */
+export interface InlineCompletionContext {
+  /**
+   * The completion item selected in the editor's completion menu, if any (read but
+   * not used).
+   */
+  selectedCompletionInfo?: SelectedCompletionInfo | null;
+  /**
+   * 1 (`Invoked`): the user asked, answered at once. 2 (`Automatic`): the user
+   * typed, answered after `[completion] debounce_ms` unless a newer request came.
+   */
+  triggerKind?: number;
+}
+/**
+ * The completion menu's selected item.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "SelectedCompletionInfo".
+ */
+export interface SelectedCompletionInfo {
+  range: Range2;
+  /**
+   * The item's text.
+   */
+  text: string;
+}
+/**
+ * An LSP range (kept local so this crate stands alone).
+ */
+export interface Range2 {
+  end: Position;
+  start: Position1;
+}
+/**
+ * The cursor, in the negotiated position encoding.
+ */
+export interface Position2 {
+  /**
+   * Column.
+   */
+  character: number;
+  /**
+   * Line.
+   */
+  line: number;
+}
+/**
+ * The document.
+ */
+export interface TextDocumentIdentifier1 {
+  /**
+   * The document's URI.
+   */
+  uri: string;
+}
+/**
+ * The completions.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "InlineCompletionList".
+ */
+export interface InlineCompletionList {
+  /**
+   * At most one item today.
+   */
+  items: InlineCompletionItem[];
+}
+/**
+ * One completion.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "InlineCompletionItem".
+ */
+export interface InlineCompletionItem {
+  /**
+   * The text to insert at `range` (plain text, possibly several lines).
+   */
+  insertText: string;
+  range: Range3;
+}
+/**
+ * An LSP range (kept local so this crate stands alone).
+ */
+export interface Range3 {
+  end: Position;
+  start: Position1;
+}
+/**
+ * Why the client asks.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "InlineCompletionContext".
+ */
+export interface InlineCompletionContext1 {
+  /**
+   * The completion item selected in the editor's completion menu, if any (read but
+   * not used).
+   */
+  selectedCompletionInfo?: SelectedCompletionInfo | null;
+  /**
+   * 1 (`Invoked`): the user asked, answered at once. 2 (`Automatic`): the user
+   * typed, answered after `[completion] debounce_ms` unless a newer request came.
+   */
+  triggerKind?: number;
+}
+/**
  * An LSP position (zero-based line, column in the negotiated encoding).
  *
  * This interface was referenced by `ProtocolTypes`'s JSON-Schema
  * via the `definition` "Position".
  */
-export interface Position2 {
+export interface Position3 {
   /**
    * Column.
    */
@@ -1220,7 +1340,7 @@ export interface Position2 {
  * This interface was referenced by `ProtocolTypes`'s JSON-Schema
  * via the `definition` "TextDocumentIdentifier".
  */
-export interface TextDocumentIdentifier1 {
+export interface TextDocumentIdentifier2 {
   /**
    * The document's URI.
    */
@@ -1233,6 +1353,7 @@ export const Methods = {
   diagnostics: "agent/diagnostics",
   event: "agent/event",
   getTranscript: "agent/getTranscript",
+  inlineCompletion: "textDocument/inlineCompletion",
   listChanges: "agent/listChanges",
   listModels: "agent/listModels",
   listSessions: "agent/listSessions",

@@ -30,6 +30,8 @@ pub fn initialize(state: &State, params: lsp::InitializeParams) -> lsp::Initiali
     for problem in &merged.problems {
         tracing::warn!("configuration: {problem}");
     }
+    let completion = merged.config.completion.clone();
+    let inline_completion = completion.enabled || completion.languages.values().any(|on| *on);
     state.update_config(|c| *c = merged);
     tracing::info!(?root, %encoding, "initialized");
     state.set_root(root);
@@ -71,8 +73,17 @@ pub fn initialize(state: &State, params: lsp::InitializeParams) -> lsp::Initiali
                     ..Default::default()
                 },
             )),
+            // Helix shows no ghost text: one completion item instead, when asked for.
+            completion_provider: completion
+                .completion_items
+                .then(lsp::CompletionOptions::default),
             experimental: Some(serde_json::json!({
                 "agentls": { "viewFileText": agentls_protocol::view_file_text::METHOD },
+                // LSP 3.18 capabilities lsp-types 0.94 has no field for: the transport
+                // moves them up into `capabilities` (see transport::LIFTED).
+                (crate::transport::LIFTED): {
+                    (agentls_protocol::inline_completion::CAPABILITY): inline_completion,
+                },
                 (agentls_protocol::agent::CAPABILITY): {
                     "version": agentls_protocol::agent::VERSION,
                     "methods": agentls_protocol::agent::METHODS,

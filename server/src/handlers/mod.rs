@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod code_actions;
 pub mod commands;
+pub mod completion;
 pub mod debug;
 pub mod lifecycle;
 pub mod semantic;

@@ -8,7 +8,9 @@
 //!
 //! Endpoints, under [`ModelServer::url`] (`http://127.0.0.1:PORT/v1`):
 //! `/chat/completions` (OpenAI chat), `/responses` (OpenAI Responses),
-//! `/messages` (Anthropic).
+//! `/messages` (Anthropic), `/completions` (OpenAI's legacy completions, for code
+//! completion: streamed when the body says `stream: true`, one JSON body otherwise;
+//! [`ModelServer::calls`] counts them).
 //!
 //! ```
 //! use agentls_testkit::model_server::{Fault, ModelServer, Turn};
@@ -142,6 +144,15 @@ impl ModelServer {
         lock(&self.state).requests.clone()
     }
 
+    /// How many requests of `wire` arrived so far.
+    pub fn calls(&self, wire: Wire) -> usize {
+        lock(&self.state)
+            .requests
+            .iter()
+            .filter(|r| r.wire == wire)
+            .count()
+    }
+
     /// Turns not served yet.
     pub fn remaining_turns(&self) -> usize {
         lock(&self.state).turns.len()
@@ -245,6 +256,8 @@ async fn handle(req: Request<Incoming>, state: Shared) -> Result<Response<Body>,
         }
     };
 
+    // A legacy completion answers in one JSON body unless asked to stream.
+    let streamed = wire != Wire::Completions || body["stream"] == true;
     // Record, check pairing, and pick the fault and turn under one lock.
     let (fault, turn) = {
         let mut s = lock(&state);
@@ -321,6 +334,15 @@ async fn handle(req: Request<Incoming>, state: Shared) -> Result<Response<Body>,
         Some(Fault::CutAfterFrames(n)) => cut_after = Some(*n),
         Some(Fault::StreamError { message }) => prefix.push(render::stream_error(wire, message)),
         Some(Fault::MalformedToolCall) | None => {}
+    }
+    if !streamed
+        && fault.is_none()
+        && let Some(turn) = &turn
+    {
+        return Ok(full(
+            StatusCode::OK,
+            render::completion_body(turn).to_string(),
+        ));
     }
     let frames = match (&fault, turn) {
         (Some(Fault::StreamError { .. }), _) => prefix,

@@ -21,6 +21,8 @@ fn items(wire: Wire, body: &Value) -> Vec<Item> {
             .to_owned()
     };
     match wire {
+        // A completion has no conversation.
+        Wire::Completions => {}
         Wire::Chat => {
             for m in body["messages"].as_array().into_iter().flatten() {
                 for c in m["tool_calls"].as_array().into_iter().flatten() {

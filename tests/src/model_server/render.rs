@@ -70,6 +70,7 @@ pub(crate) fn render(wire: Wire, turn: &Turn, malformed: bool) -> Vec<Frame> {
         Wire::Chat => chat(turn, malformed),
         Wire::Responses => responses(turn, malformed),
         Wire::Anthropic => anthropic(turn, malformed),
+        Wire::Completions => completions(turn),
     };
     if turn.frame_delay_ms == 0 {
         return frames;
@@ -84,7 +85,7 @@ pub(crate) fn render(wire: Wire, turn: &Turn, malformed: bool) -> Vec<Frame> {
 /// The error event a provider sends inside a 200 stream.
 pub(crate) fn stream_error(wire: Wire, message: &str) -> Frame {
     match wire {
-        Wire::Chat => {
+        Wire::Chat | Wire::Completions => {
             data(&json!({"error": {"message": message, "type": "server_error", "code": 502}}))
         }
         Wire::Responses => named(
@@ -167,6 +168,60 @@ fn chat(turn: &Turn, malformed: bool) -> Vec<Frame> {
             "prompt_tokens_details": {"cached_tokens": u.cached_input}}})));
     out.push(Frame::Sse("data: [DONE]\n\n".into()));
     out
+}
+
+/// The finish reason of a legacy completion (or chat) answer for `turn`.
+fn completion_finish(turn: &Turn) -> String {
+    match turn.stop_reason() {
+        "max_tokens" => "length".into(),
+        "end_turn" | "tool_use" => "stop".into(),
+        other => other.into(),
+    }
+}
+
+/// A legacy `/completions` answer, streamed: the turn's text (its tool calls are
+/// ignored) as `choices[0].text` pieces.
+fn completions(turn: &Turn) -> Vec<Frame> {
+    let chunk = |text: &str, finish: Value| {
+        data(
+            &json!({"id": "cmpl-fixture", "object": "text_completion", "created": 0, "model": "fixture",
+            "choices": [{"index": 0, "text": text, "finish_reason": finish}]}),
+        )
+    };
+    let mut out = Vec::new();
+    for ev in &turn.events {
+        match ev {
+            TurnEvent::Text(t) => {
+                for p in pieces(t, turn.chunk_chars) {
+                    out.push(chunk(&p, Value::Null));
+                }
+            }
+            TurnEvent::DelayMs(ms) => out.push(Frame::Delay(Duration::from_millis(*ms))),
+            TurnEvent::ToolCall { .. } => {}
+        }
+    }
+    out.push(chunk("", completion_finish(turn).into()));
+    let u = turn.usage;
+    out.push(data(&json!({"id": "cmpl-fixture", "object": "text_completion", "choices": [],
+        "usage": {"prompt_tokens": u.input, "completion_tokens": u.output, "total_tokens": u.input + u.output}})));
+    out.push(Frame::Sse("data: [DONE]\n\n".into()));
+    out
+}
+
+/// A legacy `/completions` answer in one JSON body (`stream` not set).
+pub(crate) fn completion_body(turn: &Turn) -> Value {
+    let text: String = turn
+        .events
+        .iter()
+        .filter_map(|ev| match ev {
+            TurnEvent::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    let u = turn.usage;
+    json!({"id": "cmpl-fixture", "object": "text_completion", "created": 0, "model": "fixture",
+        "choices": [{"index": 0, "text": text, "finish_reason": completion_finish(turn)}],
+        "usage": {"prompt_tokens": u.input, "completion_tokens": u.output, "total_tokens": u.input + u.output}})
 }
 
 fn responses(turn: &Turn, malformed: bool) -> Vec<Frame> {

@@ -1,4 +1,4 @@
-//! [`Wire`]: which of the three formats a request speaks, read from its path; what the
+//! [`Wire`]: which of the four formats a request speaks, read from its path; what the
 //! server, its renderer and its pairing check all go by.
 
 /// The wire format of a request, from its path.
@@ -10,6 +10,9 @@ pub enum Wire {
     Responses,
     /// `…/messages`.
     Anthropic,
+    /// `…/completions` (not `…/chat/completions`): OpenAI's legacy completions, with
+    /// `prompt` and `suffix`, for code completion.
+    Completions,
 }
 
 impl Wire {
@@ -20,6 +23,8 @@ impl Wire {
             Some(Wire::Responses)
         } else if path.ends_with("/messages") {
             Some(Wire::Anthropic)
+        } else if path.ends_with("/completions") {
+            Some(Wire::Completions)
         } else {
             None
         }

@@ -71,6 +71,10 @@ api_key_env = "ANTHROPIC_API_KEY"
 [router]
 fast = "local"
 strong = "sonnet"
+
+[completion]
+model = "local"              # ghost text from this model (default: the embedded one)
+languages = { markdown = false }
 "#;
 
 /// A schema's `properties`, sorted by name: with serde_json's `preserve_order` (which

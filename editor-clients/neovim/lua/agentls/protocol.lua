@@ -8,6 +8,7 @@ return {
     diagnostics = "agent/diagnostics",
     event = "agent/event",
     getTranscript = "agent/getTranscript",
+    inlineCompletion = "textDocument/inlineCompletion",
     listChanges = "agent/listChanges",
     listModels = "agent/listModels",
     listSessions = "agent/listSessions",
