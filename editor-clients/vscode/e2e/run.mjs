@@ -312,9 +312,11 @@ try {
   const inline = async () => (await completeEditor.locator(".ghost-text-decoration").allTextContents()).join("").replace(/\u00a0/g, " ");
   await until("the ghost text", async () => (await inline()) === "(a: i32, b: i32) -> i32 {", 30000);
   figure("ghost_text_after_typing", Date.now() - tType, "ms (10 keys typed, the server's debounce and the fixture model included)");
-  // The lines after the first: VS Code's view zone under the cursor's line.
-  const below = (await completeEditor.locator(".ghost-text").allInnerTexts()).join("\n").replace(/\u00a0/g, " ");
-  if (!below.includes("a * b") || !below.includes("}")) throw new Error(`ghost text lines below: ${JSON.stringify(below)}`);
+  // The lines after the first: lines of VS Code's view zone under the cursor's line,
+  // each in coloured pieces.
+  const belowLines = completeEditor.locator(".view-line", { has: page.locator(".ghost-text") });
+  const below = (await belowLines.allInnerTexts()).map((l) => l.replace(/\u00a0/g, " ")).join("\n");
+  if (below !== "    a * b\n}") throw new Error(`ghost text lines below: ${JSON.stringify(below)}`);
   await page.screenshot({ path: join(out, "ghost-text.png") });
   await page.keyboard.press("Tab");
   await page.keyboard.press("Control+S");
