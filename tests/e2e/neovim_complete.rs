@@ -82,14 +82,20 @@ async fn the_plugin_shows_ghost_text_and_tab_accepts_it() {
     assert_eq!(results.get("error"), None, "{results:#?}");
     // Neovim 0.11: the plugin's own extmarks, not vim.lsp.inline_completion.
     assert_eq!(results["builtin"], "false");
-    assert_eq!(results["provider"], "true", "the server advertises inlineCompletionProvider");
+    assert_eq!(
+        results["provider"], "true",
+        "the server advertises inlineCompletionProvider"
+    );
     assert_eq!(results["client_capability"], "true");
     assert_eq!(results["tab_mapped"], "true");
     // Every key asked; keys typed while a question was in flight withdrew it.
     let requests: usize = results["typed_requests"].parse().unwrap();
     let cancels: usize = results["typed_cancels"].parse().unwrap();
     assert!(requests >= TYPED.len(), "{results:#?}");
-    assert!(cancels >= 1, "no $/cancelRequest while typing: {results:#?}");
+    assert!(
+        cancels >= 1,
+        "no $/cancelRequest while typing: {results:#?}"
+    );
     // The ghost text: the model's text at the cursor, its first line inline, the rest
     // as virtual lines below.
     assert_eq!(results["ghost"], COMPLETION.replace('\n', "|"));
