@@ -97,6 +97,14 @@ pub struct DocumentContext {
     pub version: Option<i32>,
 }
 
+/// A document reference, as LSP's `TextDocumentIdentifier` (kept local so this crate
+/// stands alone).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TextDocumentIdentifier {
+    /// The document's URI.
+    pub uri: String,
+}
+
 /// An LSP range (kept local so this crate stands alone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Range {

@@ -10,8 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::TextDocumentIdentifier;
-use crate::agent::{Position, Range};
+use crate::agent::{Position, Range, TextDocumentIdentifier};
 
 /// The method name.
 pub const METHOD: &str = "textDocument/inlineCompletion";

@@ -22,6 +22,8 @@ pub mod agent;
 pub mod commands;
 pub mod inline_completion;
 
+pub use agent::TextDocumentIdentifier;
+
 /// The JSON Schema of every type of the protocol, under `$defs`, keyed by a name that
 /// says where it belongs (`agent/prompt.Params`, `agent/event.Event`, ...).
 pub fn json_schema() -> serde_json::Value {
@@ -256,14 +258,6 @@ pub mod semantic_search {
         /// Fused score, higher is better (comparable within one result only).
         pub score: f32,
     }
-}
-
-/// A document reference, as LSP's `TextDocumentIdentifier` (kept local so this crate
-/// stands alone).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct TextDocumentIdentifier {
-    /// The document's URI.
-    pub uri: String,
 }
 
 #[cfg(test)]

@@ -41,7 +41,12 @@ fn every_subcommand_has_help() {
 fn doctor_reports_merged_configuration_and_problems() {
     let dir = tempfile::tempdir().unwrap();
     let user = dir.path().join("user.toml");
-    std::fs::write(&user, "[files]\nmax_bytes = 100\n").unwrap();
+    std::fs::write(
+        &user,
+        "[files]\nmax_bytes = 100\n[completion]\nmodel = \"fim\"\nlanguages = { markdown = false }\n\
+         [models.fim]\nwire = \"openai_chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
     std::fs::write(
@@ -62,6 +67,13 @@ fn doctor_reports_merged_configuration_and_problems() {
     );
     // Which editor settings give exact edits.
     assert!(stdout.contains("debounce_text_changes = 0"), "{stdout}");
+    // Code completion: which model answers, through which endpoint, at what cost.
+    assert!(stdout.contains("  on; markdown off\n"), "{stdout}");
+    assert!(
+        stdout.contains("model            fim: http://127.0.0.1:9/v1/completions"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("a typed request waits 150 ms"), "{stdout}");
     // The sandbox's limits.
     assert!(stdout.contains("sandbox limits"), "{stdout}");
     assert!(stdout.contains("1 GiB at most"), "{stdout}");

@@ -164,7 +164,7 @@ async fn inline_completion_is_cut_by_the_stop_rules_and_never_repeats_the_suffix
 #[tokio::test(flavor = "multi_thread")]
 async fn typing_ten_characters_then_pausing_costs_one_backend_call() {
     // A pause longer than any gap between two keystrokes of this test.
-    let mut f = setup(json!({ "debounce_ms": 1000 })).await;
+    let mut f = setup(json!({ "debounce_ms": 3000 })).await;
     f.model.push_turn(Turn::text("a + b"));
     let mut ids = Vec::new();
     for (i, c) in "let sum = ".chars().enumerate() {
@@ -242,7 +242,7 @@ async fn a_completion_waiting_on_a_slow_model_holds_nothing_back_and_gives_way()
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn completion_can_be_turned_off_per_language() {
+async fn completion_can_be_turned_off_per_language_and_on_again_from_the_editor() {
     let mut f = setup(json!({ "languages": { "rust": false } })).await;
     f.model.push_turn(Turn::text("a + b"));
     let list = f
@@ -251,5 +251,18 @@ async fn completion_can_be_turned_off_per_language() {
         .unwrap();
     assert_eq!(list, json!({ "items": [] }));
     assert_eq!(f.model.calls(Wire::Completions), 0);
+    // The editor's settings (VS Code sends them under `agentls`) are a layer above.
+    f.client
+        .notify(
+            "workspace/didChangeConfiguration",
+            json!({ "settings": { "agentls": { "completion": { "languages": { "rust": true } } } } }),
+        )
+        .unwrap();
+    let list = f
+        .client
+        .request_ok("textDocument/inlineCompletion", at(&f.lib, 3, 4, 1))
+        .unwrap();
+    assert_eq!(list["items"][0]["insertText"], "a + b", "{list:#}");
+    assert_eq!(f.model.calls(Wire::Completions), 1);
     f.client.shutdown().unwrap();
 }

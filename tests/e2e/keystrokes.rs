@@ -258,6 +258,47 @@ fn base_text() -> String {
 /// Runs a scenario; returns the editor's final text, the outcome of every edit, and
 /// the server's view of the buffer.
 fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duration>) -> Outcome {
+    let (_dir, mut client, sim, uri) = open(kind, debounce, s);
+    let results = drive(&mut client, &sim, s, latencies);
+    if kind == Kind::Unversioned {
+        // The server said why this client's edits take the slower path, and what lifts it.
+        let said = client.notifications.iter().any(|n| {
+            n["method"] == "window/logMessage"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("workspaceEdit.documentChanges"))
+        });
+        assert!(
+            said,
+            "no advice about documentChanges: {:?}",
+            client.notifications
+        );
+    }
+    let server_view = client
+        .request_ok(
+            "agentls/viewFileText",
+            json!({ "textDocument": { "uri": uri } }),
+        )
+        .unwrap();
+    let text = lock(&sim).rope.to_string();
+    let applied = lock(&sim).applied_edits;
+    let typed = lock(&sim).typed.clone();
+    Outcome {
+        text,
+        results,
+        server_view,
+        applied,
+        typed,
+    }
+}
+
+/// A server with `a.txt` open in a simulated editor that applies the server's edits
+/// (typing the scenario's in-flight keys while each edit is on its way).
+fn open(
+    kind: Kind,
+    debounce: Duration,
+    s: &Scenario,
+) -> (tempfile::TempDir, LspClient, Arc<Mutex<Sim>>, String) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let path = root.join("a.txt");
@@ -311,6 +352,18 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
         }
         Ok(sim.apply_workspace_edit(&params["edit"], outbox))
     });
+    (dir, client, sim, uri)
+}
+
+/// Types the scenario's keys on their schedule while the agent's edits go out one at a
+/// time, until every edit is answered and the editor has been quiet for 400 ms; the
+/// answers, each with the line its edit named.
+fn drive(
+    client: &mut LspClient,
+    sim: &Arc<Mutex<Sim>>,
+    s: &Scenario,
+    latencies: &mut Vec<Duration>,
+) -> Vec<(usize, Result<Value, Value>)> {
     let start_at = Instant::now();
     let mut keys = s.keys.iter().peekable();
     let mut agent = s.agent_lines.iter().copied();
@@ -326,7 +379,7 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
             && let Some(line) = next_agent.take()
         {
             let mut out = Vec::new();
-            lock(&sim).flush(&mut out);
+            lock(sim).flush(&mut out);
             for m in &out {
                 client.send(m).unwrap();
             }
@@ -347,11 +400,11 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
             if start_at + Duration::from_millis(*at) > now {
                 break;
             }
-            lock(&sim).type_key(key, &mut out);
+            lock(sim).type_key(key, &mut out);
             keys.next();
         }
         {
-            let mut g = lock(&sim);
+            let mut g = lock(sim);
             if g.timer.is_some_and(|t| t <= now) {
                 g.flush(&mut out);
             }
@@ -362,7 +415,7 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
         let next_key = keys
             .peek()
             .map(|(at, _)| start_at + Duration::from_millis(*at));
-        let timer = lock(&sim).timer;
+        let timer = lock(sim).timer;
         let wake = [next_key, timer, Some(now + Duration::from_millis(20))]
             .into_iter()
             .flatten()
@@ -382,7 +435,7 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
             next_agent = agent.next();
         }
         let done = in_flight.is_none() && next_agent.is_none() && keys.peek().is_none();
-        if done && lock(&sim).timer.is_none() {
+        if done && lock(sim).timer.is_none() {
             let since = *settled_since.get_or_insert(Instant::now());
             // Quiet for a while: whatever the server does after an answer is done.
             if since.elapsed() > Duration::from_millis(400) {
@@ -396,36 +449,7 @@ fn run(kind: Kind, debounce: Duration, s: &Scenario, latencies: &mut Vec<Duratio
             "scenario did not settle: {s:?}"
         );
     }
-    if kind == Kind::Unversioned {
-        // The server said why this client's edits take the slower path, and what lifts it.
-        let said = client.notifications.iter().any(|n| {
-            n["method"] == "window/logMessage"
-                && n["params"]["message"]
-                    .as_str()
-                    .is_some_and(|m| m.contains("workspaceEdit.documentChanges"))
-        });
-        assert!(
-            said,
-            "no advice about documentChanges: {:?}",
-            client.notifications
-        );
-    }
-    let server_view = client
-        .request_ok(
-            "agentls/viewFileText",
-            json!({ "textDocument": { "uri": uri } }),
-        )
-        .unwrap();
-    let text = lock(&sim).rope.to_string();
-    let applied = lock(&sim).applied_edits;
-    let typed = lock(&sim).typed.clone();
-    Outcome {
-        text,
-        results,
-        server_view,
-        applied,
-        typed,
-    }
+    results
 }
 
 struct Outcome {

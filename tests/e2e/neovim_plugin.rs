@@ -23,6 +23,48 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
         return;
     }
     let model = ModelServer::start().await.unwrap();
+    model_turns(&model);
+    let (dir, root, config) = agent_workspace(&model.url(), STUB);
+    std::fs::write(root.join("src/other.rs"), "pub fn other() {}\n").unwrap();
+    std::fs::write(
+        root.join("src/upload.rs"),
+        "/// Tries again when the server drops a file.\npub fn retry_failed_upload(attempts: u32) -> u32 {\n    attempts\n}\n",
+    )
+    .unwrap();
+    let (results, chat) = run_plugin_script(dir.path(), &root, &config).await;
+    eprintln!("nvim results: {results:#?}");
+    assert_eq!(results.get("error"), None, "{results:#?}");
+    // Exact edits: versioned documentChanges, no debounce, the agent extension.
+    assert_eq!(results["document_changes"], "true");
+    assert_eq!(results["debounce"], "0");
+    assert_eq!(results["agent_capability"], "1");
+    assert_chat_and_review(&results, &root);
+    // Cancel and the statusline.
+    assert!(
+        results["status_running"].starts_with("agentls: running"),
+        "{results:#?}"
+    );
+    assert!(
+        results["status_end"].starts_with("agentls: "),
+        "{results:#?}"
+    );
+    assert_eq!(results["later_attached"], "true");
+    assert_eq!(results["resumed"], "true");
+    // The agent's diagnostics tool saw the other server's error through the plugin.
+    let last = model.requests().last().unwrap().body.clone();
+    let seen = tool_results(&last).join("\n");
+    assert!(
+        seen.contains("mismatched types from another server"),
+        "{seen}"
+    );
+    assert_search_and_health(&results, &root);
+    let chat_text = std::fs::read_to_string(&chat).unwrap();
+    assert!(chat_text.contains("## You"), "{chat_text}");
+    assert!(chat_text.contains("_cancelled · "), "{chat_text}");
+}
+
+/// The model's turns, in the order plugin.lua's steps ask for them.
+fn model_turns(model: &ModelServer) {
     // 1. Chat: a read, then the answer.
     model.push_turn(Turn::default().tool_call("r1", "read_file", json!({"path": "src/lib.rs"})));
     model.push_turn(
@@ -49,15 +91,16 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
     // 6. The diagnostics tool, then an answer.
     model.push_turn(Turn::default().tool_call("d1", "diagnostics", json!({"path": "src/lib.rs"})));
     model.push_turn(Turn::text("One error."));
+}
 
-    let (dir, root, config) = agent_workspace(&model.url(), STUB);
-    std::fs::write(root.join("src/other.rs"), "pub fn other() {}\n").unwrap();
-    std::fs::write(
-        root.join("src/upload.rs"),
-        "/// Tries again when the server drops a file.\npub fn retry_failed_upload(attempts: u32) -> u32 {\n    attempts\n}\n",
-    )
-    .unwrap();
-    let out = dir.path().join("out.txt");
+/// Runs plugin.lua in headless Neovim on the workspace; the `key=value` results it
+/// wrote, and the path of the chat buffer it saved.
+async fn run_plugin_script(
+    dir: &Path,
+    root: &Path,
+    config: &Path,
+) -> (HashMap<String, String>, std::path::PathBuf) {
+    let out = dir.join("out.txt");
     let chat = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neovim-e2e/chat.txt");
     std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -67,16 +110,16 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
             "luafile {}",
             here.join("../tests/e2e/nvim/plugin.lua").display()
         ))
-        .env("WS", &root)
+        .env("WS", root)
         .env("OUT", &out)
         .env("CHAT", &chat)
         .env("PLUGIN", here.join("../editor-clients/neovim"))
         .env("AGENTLS_BIN", bin())
-        .env("AGENTLS_CONFIG", &config)
+        .env("AGENTLS_CONFIG", config)
         .env("AGENTLS_EMBEDDER", "none")
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -98,12 +141,11 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-    eprintln!("nvim results: {results:#?}");
-    assert_eq!(results.get("error"), None, "{results:#?}");
-    // Exact edits: versioned documentChanges, no debounce, the agent extension.
-    assert_eq!(results["document_changes"], "true");
-    assert_eq!(results["debounce"], "0");
-    assert_eq!(results["agent_capability"], "1");
+    (results, chat)
+}
+
+/// The chat buffer and the review: pending marks, reject, accept, the disk untouched.
+fn assert_chat_and_review(results: &HashMap<String, String>, root: &Path) {
     // The chat: markdown, the tool call folded under its header.
     assert_eq!(results["chat_filetype"], "markdown");
     assert!(
@@ -134,24 +176,10 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
         STUB,
         "the buffer was not saved: the disk keeps the user's file"
     );
-    // Cancel and the statusline.
-    assert!(
-        results["status_running"].starts_with("agentls: running"),
-        "{results:#?}"
-    );
-    assert!(
-        results["status_end"].starts_with("agentls: "),
-        "{results:#?}"
-    );
-    assert_eq!(results["later_attached"], "true");
-    assert_eq!(results["resumed"], "true");
-    // The agent's diagnostics tool saw the other server's error through the plugin.
-    let last = model.requests().last().unwrap().body.clone();
-    let seen = tool_results(&last).join("\n");
-    assert!(
-        seen.contains("mismatched types from another server"),
-        "{seen}"
-    );
+}
+
+/// :AgentSearch's quickfix list and :checkhealth's report.
+fn assert_search_and_health(results: &HashMap<String, String>, root: &Path) {
     // :AgentSearch: the hits in the quickfix list (words only: no embedding model here).
     assert_eq!(
         results["search_title"],
@@ -186,9 +214,6 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
     ] {
         assert!(health.contains(ok), "{ok} missing from {health}");
     }
-    let chat_text = std::fs::read_to_string(&chat).unwrap();
-    assert!(chat_text.contains("## You"), "{chat_text}");
-    assert!(chat_text.contains("_cancelled · "), "{chat_text}");
 }
 
 use std::path::Path;

@@ -11,6 +11,11 @@
 //! can do and costs; [`Router`] picks a model for `auto`; [`lenient`] reads tool calls
 //! that small models write as text.
 //!
+//! Code completion goes through a [`Completer`] ([`complete`]: the fill-in-the-middle
+//! request, the [`StopRules`] every backend applies): the embedded engine's
+//! ([`local::completer`]) or an [`HttpCompleter`] on an OpenAI-compatible
+//! `/completions` endpoint ([`completions`]); [`ModelsConfig::completer`] picks one.
+//!
 //! `wire = "local"` models run in process on the embedded engine (crate
 //! `agentls-local`), which depends on this crate: the binary hands its constructor in
 //! once with [`local::register`], and [`ModelsConfig::provider`] calls it. Without

@@ -62,6 +62,8 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "  {editor:<8} {setting}")?;
     }
     writeln!(out)?;
+    completion(&merged.config, out)?;
+    writeln!(out)?;
     language_servers(workspace, &merged.config, out)?;
     writeln!(out)?;
     mcp_servers(&merged.config, out)?;
@@ -75,6 +77,55 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "  {line}")?;
     }
     Ok(())
+}
+
+/// Code completion: on or off, which model answers and how, what bounds its cost.
+fn completion(config: &config::Config, out: &mut dyn Write) -> std::io::Result<()> {
+    let c = &config.completion;
+    writeln!(
+        out,
+        "code completion (textDocument/inlineCompletion, docs/completion.md):"
+    )?;
+    let languages: Vec<String> = c
+        .languages
+        .iter()
+        .map(|(l, on)| format!("{l} {}", if *on { "on" } else { "off" }))
+        .collect();
+    let state = if c.enabled { "on" } else { "off" };
+    if languages.is_empty() {
+        writeln!(out, "  {state}")?;
+    } else {
+        writeln!(out, "  {state}; {}", languages.join(", "))?;
+    }
+    let engine = if agentls_model::local::is_registered() {
+        "the embedded engine (in this build)"
+    } else {
+        "the embedded engine, NOT in this build (rebuild with --features local): completion answers nothing"
+    };
+    let how = match &c.model {
+        None => format!("{} (default), {engine}", c.model_name()),
+        Some(name) => match config.models().map(|m| m.models.get(name).cloned()) {
+            Ok(Some(m)) if m.wire.is_http() => format!(
+                "{name}: {}/completions (OpenAI-compatible, with suffix)",
+                m.base_url.unwrap_or_default().trim_end_matches('/')
+            ),
+            Ok(Some(_)) => format!("{name}: {engine}"),
+            Ok(None) => format!("{name}: NOT configured in [models]: completion answers nothing"),
+            Err(e) => format!("{name}: [models] is invalid: {e}"),
+        },
+    };
+    writeln!(out, "  model            {how}")?;
+    writeln!(
+        out,
+        "  cost             a typed request waits {} ms; the next one answers it with nothing, \
+         without a model call; at most one completion at a time; up to {} tokens, {} lines",
+        c.debounce_ms, c.max_tokens, c.max_lines
+    )?;
+    writeln!(
+        out,
+        "  helix items      {}",
+        if c.completion_items { "on" } else { "off" }
+    )
 }
 
 /// The configured MCP servers, each connected once: its tools, or why it failed.

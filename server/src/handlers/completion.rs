@@ -15,7 +15,7 @@ use agentls_protocol::inline_completion as inline;
 use agentls_text::PositionEncoding;
 use tower_lsp::lsp_types as lsp;
 
-use crate::completion::{Prepared, prepare};
+use crate::completion::context::{Prepared, prepare};
 use crate::convert::from_lsp;
 use crate::state::State;
 
@@ -134,7 +134,7 @@ async fn complete(
     };
     let completer = tokio::select! {
         () = ticket.token.cancelled() => return None,
-        c = state.completions.completer(state) => c.ok()?,
+        c = state.completions.completer(state.config().config) => c.ok()?,
     };
     let Prepared {
         request,

@@ -449,6 +449,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn legacy_completions_stream_or_answer_whole_and_are_counted() {
+        let server = ModelServer::start().await.unwrap();
+        server.push_turn(Turn::text("a + b").usage(7, 0, 3));
+        server.push_turn(Turn::text("a - b"));
+        let out = post(
+            &server,
+            "/v1/completions",
+            r#"{"prompt": "fn f() {", "suffix": "}", "stream": true}"#,
+        )
+        .await;
+        assert!(out.contains("content-type: text/event-stream"), "{out}");
+        assert!(out.contains(r#""text":"a + b""#), "{out}");
+        assert!(out.contains(r#""finish_reason":"stop""#), "{out}");
+        assert!(out.contains("data: [DONE]"), "{out}");
+        let out = post(
+            &server,
+            "/v1/completions",
+            r#"{"prompt": "x", "suffix": ""}"#,
+        )
+        .await;
+        assert!(out.contains("content-type: application/json"), "{out}");
+        assert!(out.contains(r#""text":"a - b""#), "{out}");
+        assert_eq!(server.calls(Wire::Completions), 2);
+        assert_eq!(server.calls(Wire::Chat), 0);
+        assert_eq!(server.requests()[0].body["suffix"], "}");
+    }
+
+    #[tokio::test]
     async fn errors_for_unknown_paths_missing_turns_and_injected_statuses() {
         let server = ModelServer::start().await.unwrap();
         assert!(
