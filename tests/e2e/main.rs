@@ -19,6 +19,7 @@ mod keystrokes;
 mod mcp;
 mod memory;
 mod neovim;
+mod neovim_complete;
 mod neovim_plugin;
 mod neovim_typing;
 mod robustness;

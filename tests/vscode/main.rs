@@ -1,6 +1,7 @@
 //! The VS Code extension in a real VS Code: code-server runs the packaged extension
 //! (editor-clients/vscode/dist/agentls.vsix) against this binary and the fixture model
-//! server, and Chromium drives the workbench (editor-clients/vscode/e2e/run.mjs).
+//! server, and Chromium drives the workbench (editor-clients/vscode/e2e/run.mjs): the chat
+//! panel, review, the lightbulb, semantic search, and ghost text (inline completion).
 //!
 //! The Node script asks for scripted model turns over its stdout (`@@ctl {...}` lines)
 //! and gets answers on its stdin, so the wire format is the fixture server's, as users
@@ -85,12 +86,18 @@ async fn vscode_extension_in_code_server() {
         "/// Tries again when the server drops a file.\npub fn retry_failed_upload(attempts: u32) -> u32 {\n    attempts\n}\n",
     )
     .unwrap();
+    // For the ghost text step.
+    std::fs::write(root.join("src/complete.rs"), "// Ghost text lands here.\n").unwrap();
     let config = dir.path().join("config.toml");
     let url = model.url();
+    // Completions come from a fixture of their own (its `/completions`), so that what the
+    // editor asks while the other steps type takes none of their scripted turns.
+    let fim = ModelServer::start().await.unwrap();
+    let fim_url = fim.url();
     std::fs::write(
         &config,
         format!(
-            "[agent]\nmodel = \"fast\"\n\n[models.fast]\nwire = \"openai_chat\"\nmodel = \"fixture-fast\"\nbase_url = \"{url}\"\n\n[models.strong]\nwire = \"openai_chat\"\nmodel = \"fixture-strong\"\nbase_url = \"{url}\"\n"
+            "[agent]\nmodel = \"fast\"\n\n[completion]\nmodel = \"fim\"\n\n[models.fim]\nwire = \"openai_chat\"\nmodel = \"fixture-fim\"\nbase_url = \"{fim_url}\"\n\n[models.fast]\nwire = \"openai_chat\"\nmodel = \"fixture-fast\"\nbase_url = \"{url}\"\n\n[models.strong]\nwire = \"openai_chat\"\nmodel = \"fixture-strong\"\nbase_url = \"{url}\"\n"
         ),
     )
     .unwrap();
@@ -151,6 +158,11 @@ async fn vscode_extension_in_code_server() {
                 model.push_turn(turn(t));
             }
             json!({ "remaining": model.remaining_turns() })
+        } else if let Some(turns) = msg["push_completion"].as_array() {
+            for t in turns {
+                fim.push_turn(turn(t));
+            }
+            json!({ "remaining": fim.remaining_turns() })
         } else if msg["requests"].as_bool() == Some(true) {
             let models: Vec<Value> = model
                 .requests()
@@ -181,6 +193,8 @@ async fn vscode_extension_in_code_server() {
         "approval",
         "lightbulb",
         "search",
+        "ghost text",
+        "ghost text word",
     ] {
         assert!(
             passed.iter().any(|p| p == step),

@@ -5,7 +5,7 @@
 // Env: AGENTLS_BIN, AGENTLS_CONFIG, E2E_WORKSPACE, E2E_HOME (scratch), E2E_OUT
 // (screenshots). Prints `PASS <step>` per step and `FIGURE <name> <value>` per measure.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -23,6 +23,8 @@ async function ctl(msg) {
   return JSON.parse(value);
 }
 const push = (...turns) => ctl({ push: turns });
+// Turns of the completion model (a fixture server of its own).
+const pushCompletion = (...turns) => ctl({ push_completion: turns });
 const text = (t, extra = {}) => ({ events: [{ text: t }], ...extra });
 const call = (id, name, args) => ({ tool_call: { id, name, arguments: args } });
 const log = (...a) => console.log(...a);
@@ -71,6 +73,8 @@ writeFileSync(
     "editor.codeLens": true,
     "editor.lightbulb.enabled": "on",
     "window.commandCenter": false,
+    // The ghost text step: VS Code's own word suggestions would take its Tab.
+    "editor.quickSuggestions": { other: "off", comments: "off", strings: "off" },
   }),
 );
 const install = spawnSync(codeServer, ["--extensions-dir", extDir, "--user-data-dir", userData, "--install-extension", join(ext, "dist/agentls.vsix")], { encoding: "utf8", env: { ...process.env, XDG_CONFIG_HOME: join(home, "config") } });
@@ -287,6 +291,60 @@ try {
   await page.locator(".tab.active", { hasText: "upload.rs" }).waitFor();
   await page.locator(".monaco-editor .view-lines", { hasText: "pub fn retry_failed_upload" }).first().waitFor();
   log("PASS search");
+
+  // Ghost text: typed code gets the server's completion after the cursor (its first line
+  // inline, the rest in lines below); Tab inserts it; saved, the file has it. Every
+  // completion the server asks the model for takes a turn: enough of the same one.
+  const ghost = "(a: i32, b: i32) -> i32 {\n    a * b\n}";
+  await pushCompletion(...Array.from({ length: 8 }, () => text(ghost)));
+  await palette("Go to File");
+  await until("the file picker", async () => !(await picker.inputValue()).startsWith(">"));
+  await picker.fill("complete.rs");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "complete.rs" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".tab.active", { hasText: "complete.rs" }).waitFor();
+  const completeEditor = page.locator(".monaco-editor", { hasText: "Ghost text lands here" }).first();
+  await completeEditor.locator(".view-lines").getByText("Ghost text lands here").click();
+  await page.keyboard.press("Control+End");
+  const tType = Date.now();
+  await page.keyboard.type("pub fn mul");
+  // The first line: an inline decoration (in pieces when VS Code colours it).
+  const inline = async () => (await completeEditor.locator(".ghost-text-decoration").allTextContents()).join("").replace(/\u00a0/g, " ");
+  await until("the ghost text", async () => (await inline()) === "(a: i32, b: i32) -> i32 {", 30000);
+  figure("ghost_text_after_typing", Date.now() - tType, "ms (10 keys typed, the server's debounce and the fixture model included)");
+  // The lines after the first: lines of VS Code's view zone under the cursor's line,
+  // each in coloured pieces.
+  const belowLines = completeEditor.locator(".view-line", { has: page.locator(".ghost-text") });
+  const below = (await belowLines.allInnerTexts()).map((l) => l.replace(/\u00a0/g, " ")).join("\n");
+  if (below !== "    a * b\n}") throw new Error(`ghost text lines below: ${JSON.stringify(below)}`);
+  await page.screenshot({ path: join(out, "ghost-text.png") });
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Control+S");
+  // The file on disk is the buffer's text (the editor's DOM also holds ghost text).
+  const onDisk = () => readFileSync(join(ws, "src/complete.rs"), "utf8");
+  const expected = "// Ghost text lands here.\npub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}";
+  await until("the completion saved", async () => onDisk().includes("a * b"));
+  if (onDisk() !== expected) throw new Error(`saved file: ${JSON.stringify(onDisk())}`);
+  log("PASS ghost text");
+
+  // Word by word: Ctrl+Right (editor.action.inlineSuggest.acceptNextWord) takes the
+  // ghost text's next word only, and the rest still shows.
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("pub fn sub");
+  await until("the ghost text again", async () => (await inline()) === "(a: i32, b: i32) -> i32 {", 30000);
+  await page.keyboard.press("Control+ArrowRight");
+  await until("the rest still ghost text", async () => {
+    const rest = await inline();
+    return rest !== "" && rest !== "(a: i32, b: i32) -> i32 {";
+  });
+  await page.keyboard.press("Control+S");
+  const full = "pub fn sub(a: i32, b: i32) -> i32 {";
+  const lastLine = () => onDisk().split("\n").pop() ?? "";
+  await until("the word saved", async () => lastLine().startsWith("pub fn sub") && lastLine() !== "pub fn sub");
+  const taken = lastLine();
+  if (!full.startsWith(taken) || taken.length >= full.length) throw new Error(`after Ctrl+Right: ${JSON.stringify(taken)}`);
+  log(`ctrl+right took: ${JSON.stringify(taken)}, left as ghost text: ${JSON.stringify(await inline())}`);
+  log("PASS ghost text word");
   const status = await page.locator(".statusbar").innerText();
   log(`status bar: ${status.replace(/\s+/g, " ").slice(0, 200)}`);
 } catch (e) {

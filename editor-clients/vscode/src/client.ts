@@ -9,6 +9,9 @@ import {
   type StaticFeature,
   TransportKind,
 } from "vscode-languageclient/node";
+// Not re-exported by the package's entry point in 9.0.1 (it is a proposed feature there).
+import { InlineCompletionItemFeature } from "vscode-languageclient/lib/common/inlineCompletion";
+import { inlineCompletionMiddleware } from "./inlineCompletion";
 import { CAPABILITY, VERSION } from "./protocol";
 import { toServerSettings } from "./settings";
 
@@ -49,8 +52,12 @@ export function createClient(serverPath: string, output: vscode.OutputChannel): 
     initializationOptions: settings(),
     // The server reads its settings from initializationOptions and didChangeConfiguration;
     // extension.ts sends the latter when agentls.* changes.
+    // Ghost text: read at each request, so turning it off takes effect at once.
+    middleware: inlineCompletionMiddleware(() => vscode.workspace.getConfiguration("agentls").get<boolean>("completion.enabled", true)),
   };
   const client = new LanguageClient("agentls", "agentls", serverOptions, clientOptions);
   client.registerFeature(new AgentCapability(cfg.get<string>("reviewIn", "panel") === "panel"));
+  // textDocument/inlineCompletion: the provider is registered once the server advertises it.
+  client.registerFeature(new InlineCompletionItemFeature(client));
   return client;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseContext } from "../src/context";
 import { toAgentDiagnostic } from "../src/diagnosticsMap";
 import { textBefore } from "../src/diffText";
+import { inlineCompletionMiddleware } from "../src/inlineCompletion";
 import type { PendingChange } from "../src/protocol";
 import { byDocument, linesOf, summaryOf } from "../src/reviewItems";
 import { hitRows, kindIcon, rankingTitle } from "../src/searchItems";
@@ -30,6 +31,32 @@ describe("settings for the server", () => {
     const values: Record<string, unknown> = { model: "fast", review: "review", approvalTimeoutSecs: 30, maxSteps: 7 };
     expect(toServerSettings((k) => values[k])).toEqual({ agent: { model: "fast", review: "review", approval_timeout_secs: 30, max_steps: 7 } });
     expect(toServerSettings(() => undefined)).toEqual({ agent: {} });
+  });
+  it("sends completion.enabled only to turn ghost text off, so VS Code's default leaves the server's config alone", () => {
+    expect(toServerSettings((k) => (k === "completion.enabled" ? false : undefined))).toEqual({ agent: {}, completion: { enabled: false } });
+    expect(toServerSettings((k) => (k === "completion.enabled" ? true : undefined))).toEqual({ agent: {} });
+  });
+});
+
+describe("inline completion", () => {
+  // Stand-ins for VS Code's objects: the middleware only passes them on.
+  const doc = { uri: "file:///w/a.rs" } as never;
+  const pos = { line: 1, character: 4 } as never;
+  const ctx = { triggerKind: 1 } as never;
+  const token = { isCancellationRequested: false } as never;
+  it("asks the server while enabled, with VS Code's own arguments, and nothing while disabled", async () => {
+    let on = true;
+    const calls: unknown[][] = [];
+    const next = (...args: unknown[]) => {
+      calls.push(args);
+      return [{ insertText: "x" }] as never;
+    };
+    const { provideInlineCompletionItems } = inlineCompletionMiddleware(() => on);
+    expect(await provideInlineCompletionItems!.call(undefined, doc, pos, ctx, token, next)).toEqual([{ insertText: "x" }]);
+    expect(calls).toEqual([[doc, pos, ctx, token]]);
+    on = false;
+    expect(await provideInlineCompletionItems!.call(undefined, doc, pos, ctx, token, next)).toBeNull();
+    expect(calls).toHaveLength(1);
   });
 });
 

@@ -18,6 +18,16 @@ local defaults = {
   forward_diagnostics = true,
   -- LspProgress of agent runs as vim.notify messages.
   notify_progress = true,
+  -- Ghost text from the server (textDocument/inlineCompletion) while typing.
+  completion = {
+    -- false: no ghost text, and the server is told (`completion.enabled = false`).
+    enabled = true,
+    -- Insert-mode keys; each acts only while a suggestion shows, else does what it
+    -- did before. false: no mapping (call require("agentls.complete").accept() yourself).
+    accept = "<Tab>",
+    next = "<M-]>",
+    prev = "<M-[>",
+  },
 }
 
 local current = vim.deepcopy(defaults)

@@ -50,6 +50,15 @@ function M.check()
   else
     health.warn(("didChange debounce is %s ms: agent edits wait for a quiet buffer"):format(tostring(debounce)))
   end
+  local ghost = config.completion
+  if not ghost.enabled then
+    health.info("ghost text: off (completion.enabled = false)")
+  elseif not (client.server_capabilities or {}).inlineCompletionProvider then
+    health.warn("ghost text: the server offers no textDocument/inlineCompletion (see its [completion] config)")
+  else
+    local how = require("agentls.complete").builtin() and "vim.lsp.inline_completion" or "extmarks"
+    health.ok(("ghost text: %s, accepted with %s"):format(how, tostring(ghost.accept)))
+  end
   local done, models = false, nil
   agentls.request(require("agentls.protocol").methods.listModels, nil, function(err, r)
     done, models = true, (not err) and r or nil

@@ -66,6 +66,10 @@ function M.capabilities()
   caps.workspace.workspaceEdit.changeAnnotationSupport = nil
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
+  if config.get().completion.enabled then
+    caps.textDocument = caps.textDocument or {}
+    caps.textDocument.inlineCompletion = { dynamicRegistration = false }
+  end
   caps.experimental =
     vim.tbl_extend("force", caps.experimental or {}, { [protocol.capability] = { version = protocol.version } })
   return caps
@@ -95,8 +99,17 @@ local function root_of(bufnr)
   return root or vim.fn.getcwd()
 end
 
+-- The server's settings: the user's, and ghost text off when the plugin's is.
+local function server_settings(cfg)
+  if cfg.completion.enabled then
+    return cfg.settings
+  end
+  return vim.tbl_deep_extend("keep", cfg.settings, { completion = { enabled = false } })
+end
+
 local function lsp_config()
   local cfg = config.get()
+  local settings = server_settings(cfg)
   return {
     name = "agentls",
     cmd = cfg.cmd,
@@ -104,7 +117,7 @@ local function lsp_config()
     -- Every keystroke reaches the server at once: it plans agent edits on the live text.
     flags = { debounce_text_changes = 0 },
     -- Only a non-empty table: an empty one would be encoded as `[]`.
-    init_options = next(cfg.settings) ~= nil and cfg.settings or nil,
+    init_options = next(settings) ~= nil and settings or nil,
     handlers = { [protocol.methods.event] = on_event },
     on_attach = function()
       M.state.attached = true
@@ -209,6 +222,9 @@ function M.setup(opts)
   end
   if config.get().notify_progress then
     notify_progress()
+  end
+  if config.get().completion.enabled then
+    require("agentls.complete").setup(config.get().completion)
   end
   M.did_setup = true
 end
