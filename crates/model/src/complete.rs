@@ -148,7 +148,7 @@ impl StopRules {
     }
 
     fn judge(&self, text: &str, at_end: bool) -> Option<usize> {
-        let mut offset = 0;
+        let mut offset: usize = 0;
         let mut seen_content = false;
         for (index, line) in text.split_inclusive('\n').enumerate() {
             let complete = line.ends_with('\n') || at_end;
