@@ -151,17 +151,17 @@ impl StopRules {
         let mut offset: usize = 0;
         let mut seen_content = false;
         for (index, line) in text.split_inclusive('\n').enumerate() {
-            let complete = line.ends_with('\n') || at_end;
-            if !complete {
+            // The line's start, minus the newline that ended the previous line.
+            let cut_here = offset.saturating_sub(1);
+            // A line past the limit is cut as soon as it starts.
+            if index >= self.max_lines {
+                return Some(cut_here);
+            }
+            if !line.ends_with('\n') && !at_end {
                 break;
             }
             let body = line.trim_end_matches(['\n', '\r']);
             let trimmed = body.trim();
-            // The line's start, minus the newline that ended the previous line.
-            let cut_here = offset.saturating_sub(1);
-            if index >= self.max_lines {
-                return Some(cut_here);
-            }
             if index > 0 {
                 if trimmed.is_empty() && seen_content {
                     return Some(cut_here);
