@@ -419,9 +419,7 @@ fn embedded_models_dir(test: &str) -> Option<std::path::PathBuf> {
             std::env::var_os("XDG_DATA_HOME")
                 .filter(|v| !v.is_empty())
                 .map(std::path::PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share"))
-                })
+                .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share")))
                 .map(|d| d.join("agentls/models"))
         })?;
     if dir
@@ -461,6 +459,8 @@ fn acp_with_no_config_answers_with_the_embedded_model() {
     std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
     let mut child = std::process::Command::new(bin())
         .arg("acp")
+        .arg("--log-file")
+        .arg(dir.path().join("agentls.log"))
         .current_dir(&ws)
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
@@ -493,8 +493,12 @@ fn acp_with_no_config_answers_with_the_embedded_model() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
     let mut seen: Vec<Value> = Vec::new();
     // Waits for the response to `id`, answering the agent's requests (permissions:
-    // cancelled) and keeping its notifications in `seen`.
-    let mut answer = |id: i64, send: &mut dyn FnMut(Value), seen: &mut Vec<Value>| -> Value {
+    // cancelled) and keeping its notifications in `seen`; `on_update` sees each.
+    let answer = |id: i64,
+                  send: &mut dyn FnMut(Value),
+                  seen: &mut Vec<Value>,
+                  on_update: &mut dyn FnMut(&Value, &mut dyn FnMut(Value))|
+     -> Value {
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             let msg = rx
@@ -504,28 +508,54 @@ fn acp_with_no_config_answers_with_the_embedded_model() {
                 return msg;
             }
             if let (Some(req), Some(_)) = (msg.get("id"), msg.get("method")) {
-                send(json!({"jsonrpc": "2.0", "id": req, "result": {"outcome": {"outcome": "cancelled"}}}));
+                send(
+                    json!({"jsonrpc": "2.0", "id": req, "result": {"outcome": {"outcome": "cancelled"}}}),
+                );
             }
+            on_update(&msg, send);
             seen.push(msg);
         }
     };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}));
-    let init = answer(1, &mut send, &mut seen);
+    let mut nothing = |_: &Value, _: &mut dyn FnMut(Value)| {};
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}),
+    );
+    let init = answer(1, &mut send, &mut seen, &mut nothing);
     assert_eq!(init["result"]["agentInfo"]["name"], "agentls", "{init}");
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": ws, "mcpServers": []}}));
-    let new = answer(2, &mut send, &mut seen);
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": ws, "mcpServers": []}}),
+    );
+    let new = answer(2, &mut send, &mut seen, &mut nothing);
     let Some(session) = new["result"]["sessionId"].as_str().map(str::to_owned) else {
         panic!("session/new failed: {new}");
     };
-    send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
-        "sessionId": session,
-        "prompt": [{"type": "text", "text": "What does the function add in calc.py return? Answer in one sentence."}]
-    }}));
-    let done = answer(3, &mut send, &mut seen);
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": session,
+            "prompt": [{"type": "text", "text": "What does the function add in calc.py return? Answer in one sentence."}]
+        }}),
+    );
+    // The model's first words or tool call prove it runs; the turn is then cancelled
+    // (a whole agent turn of the 0.5B model takes minutes on two cores).
+    let mut cancelled = false;
+    let mut spoke = |m: &Value, send: &mut dyn FnMut(Value)| {
+        let kind = &m["params"]["update"]["sessionUpdate"];
+        if !cancelled
+            && m["method"] == "session/update"
+            && (kind == "agent_message_chunk" || kind == "tool_call")
+        {
+            cancelled = true;
+            send(
+                json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": m["params"]["sessionId"]}}),
+            );
+        }
+    };
+    let done = answer(3, &mut send, &mut seen, &mut spoke);
     drop(send);
     let _ = child.kill();
     let _ = child.wait();
-    let log = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default()
+        + &std::fs::read_to_string(dir.path().join("agentls.log")).unwrap_or_default();
     assert!(
         done["result"]["stopReason"].is_string(),
         "the prompt failed: {done}\nstderr:\n{log}"

