@@ -146,6 +146,9 @@ mod tests {
             .unwrap();
         assert!(!out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("Ran 1 test") && stderr.contains("FAILED"), "{stderr}");
+        assert!(
+            stderr.contains("Ran 1 test") && stderr.contains("FAILED"),
+            "{stderr}"
+        );
     }
 }

@@ -571,7 +571,10 @@ path = "/models/x.gguf"
         // Nothing registers an engine in this test binary (see tests/local_hook.rs
         // for the registered path).
         assert!(!local::is_registered());
-        assert!(local::embedded_default_models().is_none(), "no engine, no default");
+        assert!(
+            local::embedded_default_models().is_none(),
+            "no engine, no default"
+        );
         let config =
             ModelsConfig::from_toml("[models.small]\nwire = \"local\"\npath = \"/x.gguf\"\n")
                 .unwrap();

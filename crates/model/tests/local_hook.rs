@@ -72,7 +72,10 @@ async fn local_models_come_from_the_registered_engine() {
     let spec = default.models[local::EMBEDDED_DEFAULT_NAME]
         .local_spec(local::EMBEDDED_DEFAULT_NAME)
         .unwrap();
-    assert_eq!(spec.source, LocalSource::Catalog(local::EMBEDDED_DEFAULT.into()));
+    assert_eq!(
+        spec.source,
+        LocalSource::Catalog(local::EMBEDDED_DEFAULT.into())
+    );
     assert!(spec.fetch, "the default is fetched on first use");
 
     let config = ModelsConfig::from_toml(
@@ -124,4 +127,3 @@ model = "missing"
         )
     );
 }
-
