@@ -20,12 +20,15 @@ use common::provider;
 
 const CALC: &str = "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a - b\n";
 const TESTS: &str = "import unittest\n\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n";
-/// Fixes `add` and breaks `sub` (a second definition after the first wins).
+/// Fixes `add` and breaks `sub`. (The task names both, so the whole short file is
+/// the target: an answer for one function is spliced as that function alone.)
 const BREAKS_SUB: &str =
-    "```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return 0\n```";
+    "```python\ndef sub(a, b):\n    return 0\n\n\ndef add(a, b):\n    return a + b\n```";
 /// Compiles, still wrong.
-const WRONG: &str = "```python\ndef add(a, b):\n    return a * b\n```";
-const GOOD: &str = "```python\ndef add(a, b):\n    return a + b\n```";
+const WRONG: &str =
+    "```python\ndef sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a * b\n```";
+const GOOD: &str =
+    "```python\ndef sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a + b\n```";
 const FIXED: &str = "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a + b\n";
 
 /// What the disk and the editor's buffer held each time anyone looked.
@@ -133,7 +136,7 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
     };
     let options = HeadlessOptions {
         workspace: root.clone(),
-        task: "calc.add returns the wrong result. Fix it.".into(),
+        task: "calc.add returns the wrong result; calc.sub is right. Fix it.".into(),
         model: None,
         models: ModelsConfig::default(),
         provider: Some(provider(&server, WireFormat::OpenaiChat, profile)),
