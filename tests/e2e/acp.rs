@@ -492,12 +492,14 @@ fn acp_with_no_config_answers_with_the_embedded_model() {
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
     let mut seen: Vec<Value> = Vec::new();
+    /// Sees each message while a request waits; may send.
+    type OnUpdate<'a> = dyn FnMut(&Value, &mut dyn FnMut(Value)) + 'a;
     // Waits for the response to `id`, answering the agent's requests (permissions:
     // cancelled) and keeping its notifications in `seen`; `on_update` sees each.
     let answer = |id: i64,
                   send: &mut dyn FnMut(Value),
                   seen: &mut Vec<Value>,
-                  on_update: &mut dyn FnMut(&Value, &mut dyn FnMut(Value))|
+                  on_update: &mut OnUpdate|
      -> Value {
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -551,7 +553,6 @@ fn acp_with_no_config_answers_with_the_embedded_model() {
         }
     };
     let done = answer(3, &mut send, &mut seen, &mut spoke);
-    drop(send);
     let _ = child.kill();
     let _ = child.wait();
     let log = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default()
