@@ -96,6 +96,9 @@ pub struct DemoArgs {
     /// Keep the workspace copy here instead of a temporary directory.
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// The seed of the pipeline's sampled candidates (the first is greedy).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 /// Options of `agentls stats`.

@@ -424,3 +424,169 @@ fn agentls_acp(dir: &Path, cfg: &Path) -> agent_client_protocol::AcpAgent {
     ])
     .unwrap()
 }
+
+/// The models directory the embedded model's tests read (`AGENTLS_TEST_MODELS_DIR`,
+/// else the user's data directory's `agentls/models`), when it holds the default
+/// model's weights; under CI a missing one fails.
+#[cfg(feature = "local")]
+fn embedded_models_dir(test: &str) -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("AGENTLS_TEST_MODELS_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_DATA_HOME")
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share")))
+                .map(|d| d.join("agentls/models"))
+        })?;
+    if dir
+        .join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")
+        .is_file()
+    {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test}: the embedded default model is required in CI (agentls model fetch qwen2.5-coder-0.5b)"
+    );
+    eprintln!("SKIPPED {test}: no qwen2.5-coder-0.5b in {}", dir.display());
+    None
+}
+
+/// `agentls acp` built with the embedded model and given no config at all (a home
+/// with no config file, no `--config`): `session/new` answers and a prompt runs on the
+/// embedded default model (its weights reached through the data directory), not
+/// "no model configured".
+#[cfg(feature = "local")]
+#[test]
+fn acp_with_no_config_answers_with_the_embedded_model() {
+    use std::io::{BufRead, BufReader, Write};
+    let test = "acp_with_no_config_answers_with_the_embedded_model";
+    let Some(models) = embedded_models_dir(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let data = dir.path().join("data/agentls");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&data).unwrap();
+    std::os::unix::fs::symlink(&models, data.join("models")).unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    let mut child = std::process::Command::new(bin())
+        .arg("acp")
+        .arg("--log-file")
+        .arg(dir.path().join("agentls.log"))
+        .current_dir(&ws)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".state"))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env_remove("AGENTLS_CONFIG")
+        .env("AGENTLS_LOG", "info")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(dir.path().join("stderr.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    let mut send = |msg: Value| {
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
+    let mut seen: Vec<Value> = Vec::new();
+    /// Sees each message while a request waits; may send.
+    type OnUpdate<'a> = dyn FnMut(&Value, &mut dyn FnMut(Value)) + 'a;
+    // Waits for the response to `id`, answering the agent's requests (permissions:
+    // cancelled) and keeping its notifications in `seen`; `on_update` sees each.
+    let answer = |id: i64,
+                  send: &mut dyn FnMut(Value),
+                  seen: &mut Vec<Value>,
+                  on_update: &mut OnUpdate|
+     -> Value {
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let msg = rx
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no answer to request {id}: {e}; saw {seen:?}"));
+            if msg["id"] == id && msg.get("method").is_none() {
+                return msg;
+            }
+            if let (Some(req), Some(_)) = (msg.get("id"), msg.get("method")) {
+                send(
+                    json!({"jsonrpc": "2.0", "id": req, "result": {"outcome": {"outcome": "cancelled"}}}),
+                );
+            }
+            on_update(&msg, send);
+            seen.push(msg);
+        }
+    };
+    let mut nothing = |_: &Value, _: &mut dyn FnMut(Value)| {};
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}),
+    );
+    let init = answer(1, &mut send, &mut seen, &mut nothing);
+    assert_eq!(init["result"]["agentInfo"]["name"], "agentls", "{init}");
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": ws, "mcpServers": []}}),
+    );
+    let new = answer(2, &mut send, &mut seen, &mut nothing);
+    let Some(session) = new["result"]["sessionId"].as_str().map(str::to_owned) else {
+        panic!("session/new failed: {new}");
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": session,
+            "prompt": [{"type": "text", "text": "What does the function add in calc.py return? Answer in one sentence."}]
+        }}),
+    );
+    // The model's first words or tool call prove it runs; the turn is then cancelled
+    // (a whole agent turn of the 0.5B model takes minutes on two cores).
+    let mut cancelled = false;
+    let mut spoke = |m: &Value, send: &mut dyn FnMut(Value)| {
+        let kind = &m["params"]["update"]["sessionUpdate"];
+        if !cancelled
+            && m["method"] == "session/update"
+            && (kind == "agent_message_chunk" || kind == "tool_call")
+        {
+            cancelled = true;
+            send(
+                json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": m["params"]["sessionId"]}}),
+            );
+        }
+    };
+    let done = answer(3, &mut send, &mut seen, &mut spoke);
+    let _ = child.kill();
+    let _ = child.wait();
+    let log = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default()
+        + &std::fs::read_to_string(dir.path().join("agentls.log")).unwrap_or_default();
+    assert!(
+        done["result"]["stopReason"].is_string(),
+        "the prompt failed: {done}\nstderr:\n{log}"
+    );
+    assert!(!log.contains("no model configured"), "{log}");
+    // The model spoke: a message chunk or a tool call of the agent's turn.
+    let spoke = seen.iter().any(|m| {
+        let kind = &m["params"]["update"]["sessionUpdate"];
+        m["method"] == "session/update" && (kind == "agent_message_chunk" || kind == "tool_call")
+    });
+    assert!(spoke, "no update from the model: {seen:?}\nstderr:\n{log}");
+    assert!(
+        log.contains("loading local model"),
+        "the embedded model was not loaded:\n{log}"
+    );
+}

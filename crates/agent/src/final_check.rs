@@ -7,9 +7,15 @@ use std::path::Path;
 
 /// The project's check command, from what the workspace root holds: `cargo test` for a
 /// Cargo project, `go test ./...` for a Go module, `npm test` when package.json has a
-/// real test script, pytest where Python tests or their configuration are. `None` when
-/// nothing says how the project is checked.
+/// real test script, for Python tests or their configuration pytest where it is
+/// installed and `python3 -m unittest` where it is not (as the pipeline's verify
+/// does). `None` when nothing says how the project is checked.
 pub fn detect(root: &Path) -> Option<String> {
+    detect_with(root, &crate::solve::verify::has_pytest)
+}
+
+/// [`detect`] with the question "is pytest installed?" answered by `pytest`.
+pub fn detect_with(root: &Path, pytest: &dyn Fn() -> bool) -> Option<String> {
     let has = |name: &str| root.join(name).is_file();
     if has("Cargo.toml") {
         return Some("cargo test --quiet".to_owned());
@@ -45,7 +51,7 @@ pub fn detect(root: &Path) -> Option<String> {
         })
     });
     if python_tests || (python_config && has("conftest.py")) {
-        return Some("python3 -m pytest -q".to_owned());
+        return Some(crate::solve::verify::python_tests(root, pytest()));
     }
     None
 }
@@ -98,7 +104,7 @@ mod tests {
             ),
             (
                 &[("tests/test_shop.py", "def test_x(): pass")],
-                Some("python3 -m pytest -q"),
+                Some("python3 -B -m pytest -q"),
             ),
             (&[("README.md", "hi")], None),
         ];
@@ -109,7 +115,40 @@ mod tests {
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();
                 std::fs::write(path, text).unwrap();
             }
-            assert_eq!(detect(dir.path()).as_deref(), want, "{files:?}");
+            assert_eq!(
+                detect_with(dir.path(), &|| true).as_deref(),
+                want,
+                "{files:?}"
+            );
         }
+    }
+
+    #[test]
+    fn python_tests_run_with_unittest_where_pytest_is_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_shop.py"),
+            "import unittest\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        self.assertEqual(1, 2)\n",
+        )
+        .unwrap();
+        let command = detect_with(dir.path(), &|| false).unwrap();
+        assert_eq!(command, "python3 -B -m unittest discover -s tests -q");
+        assert_eq!(
+            detect_with(dir.path(), &|| true).as_deref(),
+            Some("python3 -B -m pytest -q")
+        );
+        // The command runs the tests (and finds the failing one) with no pytest.
+        let out = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("Ran 1 test") && stderr.contains("FAILED"),
+            "{stderr}"
+        );
     }
 }

@@ -20,12 +20,15 @@ use common::provider;
 
 const CALC: &str = "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a - b\n";
 const TESTS: &str = "import unittest\n\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n";
-/// Fixes `add` and breaks `sub` (a second definition after the first wins).
+/// Fixes `add` and breaks `sub`. (The task names both, so the whole short file is
+/// the target: an answer for one function is spliced as that function alone.)
 const BREAKS_SUB: &str =
-    "```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return 0\n```";
+    "```python\ndef sub(a, b):\n    return 0\n\n\ndef add(a, b):\n    return a + b\n```";
 /// Compiles, still wrong.
-const WRONG: &str = "```python\ndef add(a, b):\n    return a * b\n```";
-const GOOD: &str = "```python\ndef add(a, b):\n    return a + b\n```";
+const WRONG: &str =
+    "```python\ndef sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a * b\n```";
+const GOOD: &str =
+    "```python\ndef sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a + b\n```";
 const FIXED: &str = "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a + b\n";
 
 /// What the disk and the editor's buffer held each time anyone looked.
@@ -133,7 +136,7 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
     };
     let options = HeadlessOptions {
         workspace: root.clone(),
-        task: "calc.add returns the wrong result. Fix it.".into(),
+        task: "calc.add returns the wrong result; calc.sub is right. Fix it.".into(),
         model: None,
         models: ModelsConfig::default(),
         provider: Some(provider(&server, WireFormat::OpenaiChat, profile)),
@@ -203,5 +206,127 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
     assert!(
         all.contains("3/3 candidates compile, 1 pass the tests"),
         "{all}"
+    );
+}
+
+/// A completer that answers every fill-in-the-middle request with one body, and keeps
+/// the requests.
+#[derive(Debug)]
+struct FakeFim {
+    body: &'static str,
+    seen: Mutex<Vec<agentls_model::FimRequest>>,
+}
+
+impl agentls_model::Completer for FakeFim {
+    fn name(&self) -> &str {
+        "fake-fim"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        req: &'a agentls_model::FimRequest,
+        _rules: &'a agentls_model::StopRules,
+        _cancel: CancellationToken,
+    ) -> agentls_model::FimFuture<'a> {
+        self.seen.lock().unwrap().push(req.clone());
+        Box::pin(async move {
+            Ok(agentls_model::FimAnswer {
+                text: self.body.to_owned(),
+                tokens: 5,
+                cached_tokens: 0,
+                prompt_tokens: 40,
+                stop: agentls_model::FimStop::EndOfText,
+            })
+        })
+    }
+}
+
+/// With a completer, a stub's first candidate is its body written as the middle of
+/// the file: here it passes the tests, lands, and the chat model is never asked.
+#[tokio::test]
+async fn a_stub_is_filled_in_the_middle_when_a_completer_is_given() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 is missing under CI"
+        );
+        eprintln!("SKIPPED: python3 is not installed");
+        return;
+    }
+    const STUB: &str = "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    raise NotImplementedError\n";
+    let server = ModelServer::start().await.unwrap();
+    server.push_turn(Turn::text(WRONG));
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("tests")).unwrap();
+    std::fs::write(root.join("calc.py"), STUB).unwrap();
+    std::fs::write(root.join("tests/test_calc.py"), TESTS).unwrap();
+    let ctx = agentls_agent::workspace_context(&root, &Default::default(), true).await;
+    let fim = Arc::new(FakeFim {
+        body: "return a + b\n",
+        seen: Mutex::default(),
+    });
+    let tap: Arc<Mutex<Option<SolveReport>>> = Arc::default();
+    let profile = ModelProfile {
+        solver: Solver::Pipeline,
+        ..ModelProfile::default()
+    };
+    let options = HeadlessOptions {
+        workspace: root.clone(),
+        task: "Implement add in calc.py.".into(),
+        model: None,
+        models: ModelsConfig::default(),
+        provider: Some(provider(&server, WireFormat::OpenaiChat, profile)),
+        tools: ToolSet::default(),
+        session: SessionConfig {
+            solve: SolveConfig {
+                samples: 2,
+                report: Some(tap.clone()),
+                completer: Some(fim.clone()),
+                ..SolveConfig::default()
+            },
+            ..SessionConfig::default()
+        },
+        trajectory_dir: None,
+        cancel: CancellationToken::new(),
+        approver: None,
+        verify: Default::default(),
+    };
+    let hooks = BuildHooks {
+        context: Some(ctx),
+        ..BuildHooks::default()
+    };
+    let outcome = agentls_agent::run_headless_with(options, hooks, |_| {})
+        .await
+        .unwrap();
+    let report = tap.lock().unwrap().clone().expect("the pipeline ran");
+    assert!(
+        matches!(outcome.status, Status::Done { .. }),
+        "{:?}",
+        outcome.status
+    );
+    assert_eq!(report.chosen, Some(0), "{report:#?}");
+    assert!(report.candidates[0].fim, "{report:#?}");
+    assert_eq!(report.candidates.len(), 1, "{report:#?}");
+    // The chat model was not needed.
+    assert_eq!(server.remaining_turns(), 1);
+    // The middle: the body below the docstring, the rest of the file after it.
+    let seen = fim.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert!(
+        seen[0]
+            .prefix
+            .ends_with("\"\"\"The sum of a and b.\"\"\"\n    "),
+        "{:?}",
+        seen[0].prefix
+    );
+    assert_eq!(seen[0].suffix, "\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("calc.py")).unwrap(),
+        "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n"
     );
 }

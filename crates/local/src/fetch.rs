@@ -92,14 +92,13 @@ const SMOLLM2_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70e
 const QWEN05_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
 
 /// The default model for a machine with no API key.
-pub const DEFAULT_MODEL: &str = "qwen2.5-coder-0.5b";
+pub const DEFAULT_MODEL: &str = agentls_model::local::EMBEDDED_DEFAULT;
 
 /// `agentls demo`'s task on its copy of `fixtures/workspaces/rust`: a stub whose tests
-/// fail until it is written, with its body given (the 0.5B model, asked to write it
-/// from the tests or from a description, wrote code that does not compile; through the
-/// small-model pipeline, `solver = "pipeline"`, it verified no candidate yet). Shared
-/// with the real-model test that runs it in CI.
-pub const DEMO_TASK: &str = "Use the str_replace tool on src/util.rs with old_string `todo!()` and new_string `match s { Shape::Circle(r) => 2.0 * 3.14 * r, Shape::Square(a) => 4.0 * a }`, then say done.";
+/// fail until it is written, and no code in the prompt. The demo runs it through the
+/// small-model pipeline (`solver = "pipeline"`, docs/solve.md). Shared with the
+/// real-model test that runs it in CI.
+pub const DEMO_TASK: &str = "Implement `perimeter` so that tests/perimeter.rs passes.";
 
 /// Looks a model up by name.
 pub fn catalog_entry(name: &str) -> Option<&'static CatalogEntry> {

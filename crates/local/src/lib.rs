@@ -34,7 +34,8 @@
 //!   (its shortest ending may then overrun a budget too small to hold any call).
 //! - Cancellation is checked before every generated token: a cancelled call stops
 //!   within one token and ends with a `UserAborted` error.
-//! - The model is never downloaded at run time: weights come from [`fetch()`] or a
+//! - The model is downloaded at run time only when its config says `fetch = true`
+//!   (the embedded default does): otherwise weights come from [`fetch()`] or a
 //!   configured path. A fetch never leaves a file with the final name unless size and
 //!   digest match.
 //! - No LSP, no agent: the request and event types of `agentls-model` are the

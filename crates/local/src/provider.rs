@@ -154,6 +154,13 @@ impl LocalProvider {
         self
     }
 
+    /// Sets how sessions on this provider solve tasks (the profile's `solver`):
+    /// `agentls demo` takes the small-model pipeline.
+    pub fn with_solver(mut self, solver: agentls_model::Solver) -> Self {
+        self.profile.solver = solver;
+        self
+    }
+
     /// Turns constrained tool calls off (for measuring what they buy).
     pub fn with_constrained_calls(mut self, on: bool) -> Self {
         self.constrain = on;

@@ -101,6 +101,10 @@ pub struct ModelConfig {
     /// or `q4_0` ([`local::KvCache`]).
     #[serde(default)]
     pub kv_cache: Option<local::KvCache>,
+    /// `local` only: a catalog model not on disk is fetched on first use (default
+    /// false: the load fails and says to run `agentls model fetch`).
+    #[serde(default)]
+    pub fetch: Option<bool>,
     /// Environment variable holding the API key.
     #[serde(default)]
     pub api_key_env: Option<String>,
@@ -133,6 +137,7 @@ impl std::fmt::Debug for ModelConfig {
             .field("context", &self.context)
             .field("flash_attention", &self.flash_attention)
             .field("kv_cache", &self.kv_cache)
+            .field("fetch", &self.fetch)
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
             .field("profile", &self.profile)
@@ -166,6 +171,7 @@ impl ModelConfig {
                 ("context", self.context.is_some()),
                 ("flash_attention", self.flash_attention.is_some()),
                 ("kv_cache", self.kv_cache.is_some()),
+                ("fetch", self.fetch.is_some()),
             ];
             if let Some((key, _)) = local_keys.iter().find(|(_, set)| *set) {
                 return invalid(format!(
@@ -223,6 +229,7 @@ impl ModelConfig {
             flash_attention: self.flash_attention,
             kv_cache: self.kv_cache,
             overrides: self.profile.clone(),
+            fetch: self.fetch.unwrap_or(false),
         })
     }
 
@@ -523,6 +530,7 @@ path = "/models/x.gguf"
                     max_output: Some(512),
                     ..ProfileOverrides::default()
                 },
+                fetch: false,
             }
         );
         let spec = config.models["file"].local_spec("file").unwrap();
@@ -616,6 +624,10 @@ path = "/models/x.gguf"
         // Nothing registers an engine in this test binary (see tests/local_hook.rs
         // for the registered path).
         assert!(!local::is_registered());
+        assert!(
+            local::embedded_default_models().is_none(),
+            "no engine, no default"
+        );
         let config =
             ModelsConfig::from_toml("[models.small]\nwire = \"local\"\npath = \"/x.gguf\"\n")
                 .unwrap();

@@ -23,6 +23,24 @@ use crate::profile::{ModelProfile, ProfileOverrides};
 /// The context size a local model runs with unless `context` says otherwise.
 pub const DEFAULT_CONTEXT: u32 = 8_192;
 
+/// The catalog model a build with the engine uses when the config names no model at
+/// all (no `[models]` table): fetched on first use.
+pub const EMBEDDED_DEFAULT: &str = "qwen2.5-coder-0.5b";
+
+/// The name the embedded default goes by in sessions and logs.
+pub const EMBEDDED_DEFAULT_NAME: &str = "local";
+
+/// The `[models]` table of a config that names none, in a build with the engine: the
+/// embedded default as `[models.local]`, fetched on first use. `None` in a build
+/// without it (then "no model configured" stands).
+pub fn embedded_default_models() -> Option<serde_json::Value> {
+    is_registered().then(|| {
+        serde_json::json!({
+            EMBEDDED_DEFAULT_NAME: { "wire": "local", "model": EMBEDDED_DEFAULT, "fetch": true }
+        })
+    })
+}
+
 /// Where the weights of a local model come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LocalSource {
@@ -51,6 +69,9 @@ pub struct LocalModelSpec {
     pub kv_cache: Option<KvCache>,
     /// Profile overrides on top of what the engine reports.
     pub overrides: ProfileOverrides,
+    /// A catalog model not on disk is fetched when first loaded (with progress in
+    /// the log) instead of failing with "run `agentls model fetch`".
+    pub fetch: bool,
 }
 
 /// How a local model's attention (KV) cache stores keys and values: `kv_cache` in a

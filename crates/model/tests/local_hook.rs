@@ -64,6 +64,20 @@ async fn local_models_come_from_the_registered_engine() {
     // The first registration stays.
     assert!(!local::register(|_| Err(ModelError::provider("second"))));
 
+    // A config with no models gets the embedded default, fetched on first use.
+    let table = local::embedded_default_models().expect("an engine is registered");
+    let default: ModelsConfig =
+        serde_json::from_value(serde_json::json!({ "models": table })).unwrap();
+    default.validate().unwrap();
+    let spec = default.models[local::EMBEDDED_DEFAULT_NAME]
+        .local_spec(local::EMBEDDED_DEFAULT_NAME)
+        .unwrap();
+    assert_eq!(
+        spec.source,
+        LocalSource::Catalog(local::EMBEDDED_DEFAULT.into())
+    );
+    assert!(spec.fetch, "the default is fetched on first use");
+
     let config = ModelsConfig::from_toml(
         r#"
 summarizer = "small"

@@ -194,8 +194,8 @@ mod with_local {
     /// The demo's task, shared with its real-model test.
     pub const DEMO_TASK: &str = agentls_local::DEMO_TASK;
 
-    /// The demo's step budget: the task takes two (edit, answer), four with a read and
-    /// a test run.
+    /// The demo's step budget when the pipeline verifies no candidate and the tool
+    /// loop takes over: an edit and an answer, four with a read and a test run.
     const DEMO_MAX_STEPS: u32 = 12;
 
     /// The test file the demo's task must make pass, unchanged.
@@ -242,8 +242,11 @@ mod with_local {
         let name = path
             .file_stem()
             .map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
-        let provider =
-            LocalProvider::load(name, &path)?.with_prefix_store(PrefixStore::in_default_dir());
+        // The small-model pipeline: the stub localised, whole functions sampled and
+        // checked against the tests in an overlay, the first that passes landed.
+        let provider = LocalProvider::load(name, &path)?
+            .with_prefix_store(PrefixStore::in_default_dir())
+            .with_solver(agentls_model::Solver::Pipeline);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
@@ -266,6 +269,10 @@ mod with_local {
             // model answers after an edit without running them.
             final_check: Some(true),
             trajectory_dir: Some(workspace.join(".agentls-trajectory")),
+            solve: args.seed.map(|seed| agentls_agent::solve::SolveConfig {
+                seed,
+                ..Default::default()
+            }),
             ..Spec::default()
         };
         let outcome = runtime.block_on(async {

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use agentls_index::Language;
-use agentls_model::{ChatRequest, Message, Sampling};
+use agentls_index::{Language, SymbolKind};
+use agentls_model::{ChatRequest, FimRequest, Message, Sampling, StopRules};
 
 use super::localise::{Scope, Target};
 
@@ -81,6 +81,95 @@ pub fn request(
     }
 }
 
+/// A stub's body as a fill-in-the-middle request: the file before the body (with the
+/// body's indentation) as the prefix, the rest of the file from the body's end as the
+/// suffix; the middle written is the new body. `None` for a target that is not one
+/// function, or whose body the header rules below cannot find.
+pub fn fim_request(target: &Target, shown: &str) -> Option<(FimRequest, StopRules)> {
+    let (prefix, suffix) = fim_split(target)?;
+    let rules = StopRules::new(&prefix, &suffix, FIM_MAX_LINES);
+    let req = FimRequest {
+        path: shown.to_owned(),
+        language: Some(fence(target.language).to_owned()),
+        prefix,
+        suffix,
+        context: Vec::new(),
+        max_tokens: MAX_TOKENS,
+    };
+    Some((req, rules))
+}
+
+/// Most lines of a body written as the middle.
+const FIM_MAX_LINES: usize = 60;
+
+/// The file's text split around the body of the target function: `(prefix, suffix)`,
+/// the prefix ending with the body's indentation.
+pub fn fim_split(target: &Target) -> Option<(String, String)> {
+    let Scope::Function { range, .. } = &target.scope else {
+        return None;
+    };
+    let text = &target.text;
+    let def = text.get(range.clone())?;
+    let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let base: String = text[line_start..]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    if target.language == Language::Python {
+        // The header ends at the first line ending with `:`; a docstring stays.
+        let mut at = 0;
+        for line in def.split_inclusive('\n') {
+            at += line.len();
+            if line.trim_end().ends_with(':') {
+                break;
+            }
+        }
+        let rest = &def[at..];
+        let first = rest.lines().find(|l| !l.trim().is_empty())?;
+        let indent: String = first
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        let t = first.trim_start();
+        if let Some(q) = ["\"\"\"", "'''"].into_iter().find(|q| t.starts_with(q)) {
+            // Past the docstring's closing line.
+            let open = at + rest.find(q)?;
+            let close = open + 3 + def[open + 3..].find(q)? + 3;
+            at = close + def[close..].find('\n').map_or(def.len() - close, |i| i + 1);
+        }
+        let prefix = format!("{}{indent}", &text[..range.start + at]);
+        return Some((prefix, text[range.end..].to_owned()));
+    }
+    // Brace languages: the body opens at the first `{` that ends its line (a header's
+    // own braces, `function f({a}) {`, do not) and closes at the definition's last `}`.
+    let open = def.match_indices('{').map(|(i, _)| i).find(|&i| {
+        def[i + 1..]
+            .split('\n')
+            .next()
+            .is_some_and(|r| r.trim().is_empty())
+    })?;
+    let close = def.rfind('}').filter(|&c| c > open)?;
+    let step = if target.language == Language::Go {
+        "\t"
+    } else {
+        "    "
+    };
+    let prefix = format!("{}\n{base}{step}", &text[..range.start + open + 1]);
+    let suffix = format!("\n{base}{}", &text[range.start + close..]);
+    Some((prefix, suffix))
+}
+
+/// The file's text with `middle` written between `prefix` and `suffix`, as
+/// [`fim_split`] cut it; `None` when the middle is empty or changes nothing.
+pub fn fim_splice(target: &Target, prefix: &str, middle: &str, suffix: &str) -> Option<String> {
+    let middle = middle.trim_matches('\n').trim_end();
+    if middle.trim().is_empty() {
+        return None;
+    }
+    let new = format!("{prefix}{}{suffix}", middle.trim_start_matches([' ', '\t']));
+    (new != target.text).then_some(new)
+}
+
 /// `req` for the sample with `seed`: greedy for the first, at `temperature` after.
 pub fn sampled(req: &ChatRequest, i: usize, temperature: f32, seed: u64) -> ChatRequest {
     let mut req = req.clone();
@@ -139,9 +228,10 @@ pub fn splice(target: &Target, code: &str) -> Option<String> {
     }
     let new = match &target.scope {
         Scope::File => format!("{code}\n"),
-        Scope::Function { range, .. } => {
+        Scope::Function { range, name, .. } => {
             let text = &target.text;
-            let code = function_only(target.language, code, &text[..range.start]);
+            let code = the_function(target.language, code, name);
+            let code = function_only(target.language, &code, &text[..range.start]);
             let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
             let indent = &text[line_start..range.start];
             let code = reindent(&code, indent);
@@ -154,6 +244,76 @@ pub fn splice(target: &Target, code: &str) -> Option<String> {
         }
     };
     (new != target.text).then_some(new)
+}
+
+/// The definition of `name` in `code` when `code` holds more than it (small models
+/// asked for one function often answer with the whole file: spliced into the
+/// function's range as it is, the file's head would be there twice), with the
+/// attribute and comment lines just above it, dedented; `code` itself when it defines
+/// nothing else, or does not define `name` (the checks judge it then).
+pub fn the_function(lang: Language, code: &str, name: &str) -> String {
+    let mut index = agentls_index::Index::default();
+    let path = Path::new(match lang {
+        Language::Rust => "/candidate.rs",
+        Language::Python => "/candidate.py",
+        Language::JavaScript => "/candidate.js",
+        Language::TypeScript => "/candidate.ts",
+        Language::Tsx => "/candidate.tsx",
+        Language::Go => "/candidate.go",
+        Language::C => "/candidate.c",
+        Language::Cpp => "/candidate.cpp",
+        Language::Java => "/candidate.java",
+    });
+    index.update_file(path, code);
+    let symbols = index.file_symbols(path);
+    let defs: Vec<&agentls_index::Symbol> = symbols
+        .iter()
+        .filter(|s| matches!(s.kind, SymbolKind::Function | SymbolKind::Method))
+        .filter(|s| &*s.name == name)
+        .collect();
+    // The last definition: a model that repeats the file repeats the stub first.
+    let Some(def) = defs.last() else {
+        return code.to_owned();
+    };
+    let (Some(start), Some(end)) = (
+        super::localise::byte_offset(code, def.span.start),
+        super::localise::byte_offset(code, def.span.end),
+    ) else {
+        return code.to_owned();
+    };
+    let mut line_start = code[..start].rfind('\n').map_or(0, |i| i + 1);
+    let only_it = code[..line_start].trim().is_empty() && code[end..].trim().is_empty();
+    if only_it && defs.len() == 1 {
+        return code.to_owned();
+    }
+    // Attributes, decorators and comments just above the definition go with it.
+    while line_start > 0 {
+        let prev_start = code[..line_start - 1].rfind('\n').map_or(0, |i| i + 1);
+        let t = code[prev_start..line_start - 1].trim();
+        let above = t.starts_with("#[")
+            || t.starts_with('@')
+            || t.starts_with("//")
+            || t.starts_with("/*")
+            || t.starts_with('*')
+            || (lang == Language::Python && t.starts_with('#'));
+        if !above || t.is_empty() {
+            break;
+        }
+        line_start = prev_start;
+    }
+    dedent(&code[line_start..end])
+}
+
+/// `code` with the indentation of its first line taken off every line that has it.
+fn dedent(code: &str) -> String {
+    let own = &code[..code.len() - code.trim_start_matches([' ', '\t']).len()];
+    if own.is_empty() {
+        return code.to_owned();
+    }
+    code.lines()
+        .map(|l| l.strip_prefix(own).unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The function of a candidate without what small models put around it: a Go
@@ -274,6 +434,65 @@ mod tests {
             new,
             "class A:\n    def f(self):\n        return 2\n\n\nx = 1\n"
         );
+    }
+
+    #[test]
+    fn a_stub_body_is_the_middle_of_its_file() {
+        let text = "use crate::Shape;\n\n/// The perimeter.\npub fn perimeter(s: &Shape) -> f64 {\n    todo!()\n}\n\npub fn z() {}\n";
+        let t = target(text, "perimeter");
+        let (prefix, suffix) = fim_split(&t).unwrap();
+        assert!(prefix.ends_with("-> f64 {\n    "), "{prefix:?}");
+        assert_eq!(suffix, "\n}\n\npub fn z() {}\n");
+        let new = fim_splice(&t, &prefix, "4.0 * 1.0\n", &suffix).unwrap();
+        assert_eq!(
+            new,
+            "use crate::Shape;\n\n/// The perimeter.\npub fn perimeter(s: &Shape) -> f64 {\n    4.0 * 1.0\n}\n\npub fn z() {}\n"
+        );
+        assert_eq!(fim_splice(&t, &prefix, "  \n", &suffix), None);
+        let (req, _) = fim_request(&t, "src/util.rs").unwrap();
+        assert_eq!((req.prefix, req.suffix), (prefix, suffix));
+    }
+
+    #[test]
+    fn a_python_stub_keeps_its_docstring_out_of_the_middle() {
+        let text = "def add(a, b):\n    \"\"\"Adds.\n    More.\n    \"\"\"\n    pass\n\n\ndef sub(a, b):\n    return a - b\n";
+        let t = target(text, "add");
+        let (prefix, suffix) = fim_split(&t).unwrap();
+        assert!(prefix.ends_with("    \"\"\"\n    "), "{prefix:?}");
+        assert!(suffix.starts_with("\n\n\ndef sub"), "{suffix:?}");
+        let new = fim_splice(&t, &prefix, "return a + b", &suffix).unwrap();
+        assert!(
+            new.contains("    \"\"\"\n    return a + b\n\n\ndef sub"),
+            "{new}"
+        );
+    }
+
+    #[test]
+    fn a_whole_file_answered_for_one_function_splices_only_that_function() {
+        let text = "use crate::Shape;\n\npub fn square(x: f64) -> f64 {\n    x * x\n}\n\n/// The perimeter.\npub fn perimeter(s: &Shape) -> f64 {\n    todo!()\n}\n";
+        let t = target(text, "perimeter");
+        // The model's answer repeats the file's head around the function.
+        let answer = "use crate::Shape;\n\npub fn square(x: f64) -> f64 {\n    x * x\n}\n\n/// The perimeter.\npub fn perimeter(s: &Shape) -> f64 {\n    match s {\n        Shape::Square(a) => 4.0 * a,\n    }\n}";
+        let new = splice(&t, answer).unwrap();
+        assert_eq!(new.matches("use crate::Shape;").count(), 1, "{new}");
+        assert_eq!(new.matches("pub fn square").count(), 1, "{new}");
+        assert_eq!(new.matches("/// The perimeter.").count(), 1, "{new}");
+        assert!(new.contains("4.0 * a") && !new.contains("todo!()"), "{new}");
+    }
+
+    #[test]
+    fn a_method_inside_a_repeated_class_is_taken_out_and_dedented() {
+        let code = "class A:\n    @staticmethod\n    def f(x):\n        return 2\n\n    def g(self):\n        pass\n";
+        assert_eq!(
+            the_function(Language::Python, code, "f"),
+            "@staticmethod\ndef f(x):\n    return 2"
+        );
+        // The function alone, or no such function: as it is.
+        assert_eq!(
+            the_function(Language::Python, "def f():\n    return 1", "f"),
+            "def f():\n    return 1"
+        );
+        assert_eq!(the_function(Language::Python, "x = 1\n", "f"), "x = 1\n");
     }
 
     #[test]

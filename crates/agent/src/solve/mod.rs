@@ -28,7 +28,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use agentls_model::{ChatRequest, Provider, Usage};
+use agentls_model::{ChatRequest, Completer, Provider, Usage};
 use agentls_tools::{Tool, ToolContext};
 use serde::Serialize;
 use serde_json::json;
@@ -49,6 +49,10 @@ pub struct SolveConfig {
     pub seed: u64,
     /// Receives the report of each pipeline run (eval reads coverage from it).
     pub report: Option<Arc<Mutex<Option<SolveReport>>>>,
+    /// A fill-in-the-middle completer: a stub's first candidate is then its body
+    /// written as the middle of the file ([`generate::fim_request`]), before the
+    /// whole-function samples. `None` (the default): whole functions only.
+    pub completer: Option<Arc<dyn Completer>>,
 }
 
 impl Default for SolveConfig {
@@ -58,6 +62,7 @@ impl Default for SolveConfig {
             temperature: 0.8,
             seed: 1,
             report: None,
+            completer: None,
         }
     }
 }
@@ -73,6 +78,8 @@ pub struct CandidateReport {
     pub seed: Option<u64>,
     /// From the repair round.
     pub repair: bool,
+    /// Written as the middle of the file (fill-in-the-middle), not as a whole function.
+    pub fim: bool,
     /// The file's new text; `None` when the answer changed nothing or had no code.
     pub text: Option<String>,
     /// What the checks said, for people.
@@ -316,7 +323,13 @@ impl Run<'_> {
         self.verdicts.clear();
         self.answers.clear();
         let mut choice = None;
+        if self.fim(target, &baseline, first).await {
+            choice = pick::pick(&baseline, &self.verdicts, &self.texts);
+        }
         for i in 0..self.config.samples.max(1) {
+            if choice.is_some() {
+                break;
+            }
             let sampled = generate::sampled(&req, i, self.config.temperature, self.config.seed);
             if self
                 .candidate(&sampled, target, &baseline, first, false)
@@ -376,6 +389,55 @@ impl Run<'_> {
         }
     }
 
+    /// The fill-in-the-middle candidate of a stub, when a completer is configured:
+    /// the body asked as the middle of the file (greedy). Whether it turns a failing
+    /// check green.
+    async fn fim(&mut self, target: &Target, baseline: &Verdict, first: usize) -> bool {
+        let Some(completer) = self.config.completer.clone() else {
+            return false;
+        };
+        if !matches!(target.scope, localise::Scope::Function { stub: true, .. }) {
+            return false;
+        }
+        let Some((req, rules)) = generate::fim_request(target, &target.shown(&self.ctx.root))
+        else {
+            return false;
+        };
+        let t0 = Instant::now();
+        let middle = match completer
+            .complete(&req, &rules, self.ctx.cancel.clone())
+            .await
+        {
+            Ok(a) => {
+                self.usage.input += u64::from(a.prompt_tokens);
+                self.usage.cached_input += u64::from(a.cached_tokens);
+                self.usage.output += u64::from(a.tokens);
+                a.text
+            }
+            Err(e) => {
+                tracing::warn!("solve: fill-in-the-middle failed: {}", e.message);
+                return false;
+            }
+        };
+        self.calls += 1;
+        self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
+        let new = generate::fim_splice(target, &req.prefix, &middle, &req.suffix);
+        self.record(
+            target,
+            baseline,
+            first,
+            Recorded {
+                new,
+                answer: middle,
+                temperature: 0.0,
+                seed: None,
+                repair: false,
+                what: "fill-in-the-middle",
+            },
+        )
+        .await
+    }
+
     /// Asks for one candidate, verifies it and records it; whether it turns a failing
     /// check green (sampling can stop).
     async fn candidate(
@@ -405,6 +467,39 @@ impl Run<'_> {
         let temperature = req.sampling.temperature.unwrap_or(0.0);
         let seed = req.sampling.seed.filter(|_| temperature > 0.0);
         let new = generate::splice(target, &generate::code_of(&answer));
+        self.record(
+            target,
+            baseline,
+            first,
+            Recorded {
+                new,
+                answer,
+                temperature,
+                seed,
+                repair,
+                what: if repair { "repair" } else { "candidate" },
+            },
+        )
+        .await
+    }
+
+    /// Verifies a candidate's text and records it; whether it turns a failing check
+    /// green.
+    async fn record(
+        &mut self,
+        target: &Target,
+        baseline: &Verdict,
+        first: usize,
+        c: Recorded,
+    ) -> bool {
+        let Recorded {
+            new,
+            answer,
+            temperature,
+            seed,
+            repair,
+            what,
+        } = c;
         let n = self.report.candidates.len() - first + 1;
         let total = self.config.samples.max(1);
         let verdict = match &new {
@@ -430,6 +525,7 @@ impl Run<'_> {
             temperature,
             seed,
             repair,
+            fim: what == "fill-in-the-middle",
             text: new.clone(),
             verdict: phrase.clone(),
             builds: verdict.as_ref().is_some_and(Verdict::builds),
@@ -442,9 +538,8 @@ impl Run<'_> {
             self.verdicts.push(verdict);
             self.answers.push(answer);
         }
-        let which = if repair { "repair" } else { "candidate" };
         self.progress.line(format!(
-            "{which} {n}/{total}: {phrase} — {}",
+            "{what} {n}/{total}: {phrase} — {}",
             self.report.tally()
         ));
         green
@@ -494,6 +589,19 @@ impl Run<'_> {
         pick::pick(baseline, &self.verdicts, &self.texts)
             .filter(|c| matches!(c, pick::Choice::Green(_)))
     }
+}
+
+/// One candidate as [`Run::record`] takes it.
+struct Recorded {
+    /// The file's new text; `None` when the answer changed nothing.
+    new: Option<String>,
+    /// The model's raw answer (shown again in the repair round).
+    answer: String,
+    temperature: f32,
+    seed: Option<u64>,
+    repair: bool,
+    /// "candidate", "repair", "fill-in-the-middle": for the progress line.
+    what: &'static str,
 }
 
 /// The workspace's test files, `(path below the root, text)`, smallest first: shown

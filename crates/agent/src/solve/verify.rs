@@ -27,7 +27,8 @@ pub struct Checks {
 
 /// Whether `python3 -m pytest` works here (tasks' tests are often `unittest` files
 /// that run under both; pytest is not installed everywhere).
-fn has_pytest() -> bool {
+/// Whether `python3` can import pytest.
+pub fn has_pytest() -> bool {
     std::process::Command::new("python3")
         .args(["-c", "import pytest"])
         .stdout(std::process::Stdio::null())
@@ -52,18 +53,25 @@ pub fn detect(root: &Path) -> Checks {
     }) {
         Some("node --test".to_owned())
     } else if any_file(root, &|n| n.starts_with("test_") && n.ends_with(".py")) {
-        let dir = ["tests", "test"]
-            .into_iter()
-            .find(|d| root.join(d).is_dir());
-        Some(match (has_pytest(), dir) {
-            (true, _) => "python3 -B -m pytest -q".to_owned(),
-            (false, Some(d)) => format!("python3 -B -m unittest discover -s {d} -q"),
-            (false, None) => "python3 -B -m unittest discover -q".to_owned(),
-        })
+        Some(python_tests(root, has_pytest()))
     } else {
         None
     };
     Checks { tests }
+}
+
+/// The command that runs a Python project's tests: pytest when `pytest` (installed),
+/// else the standard library's unittest discovering the tests directory (`tests`,
+/// `test`) or the root. Shared with the harness's final check.
+pub fn python_tests(root: &Path, pytest: bool) -> String {
+    let dir = ["tests", "test"]
+        .into_iter()
+        .find(|d| root.join(d).is_dir());
+    match (pytest, dir) {
+        (true, _) => "python3 -B -m pytest -q".to_owned(),
+        (false, Some(d)) => format!("python3 -B -m unittest discover -s {d} -q"),
+        (false, None) => "python3 -B -m unittest discover -q".to_owned(),
+    }
 }
 
 fn npm_test(root: &Path) -> Option<String> {
