@@ -280,6 +280,11 @@ pub enum BenchTarget {
     /// fresh, with N documents open and after closing them (without and with the
     /// embedding model). See docs/benchmarks-heavy.md.
     Heavy(agentls_eval::bench_heavy::Options),
+    /// Inline completion (fill-in-the-middle) on the embedded model over a held set
+    /// of cases cut from registry packages' code: exact and first-line match, time to
+    /// the first and last token, against llama.cpp's own infill path in the same run
+    /// (needs `local`). See docs/benchmarks.md.
+    Complete(agentls_eval::bench_complete::Options),
     /// The embedded model (prompt and generation tok/s vs llama.cpp called directly,
     /// prefix cache, speculative decoding, time to first token; needs `local`).
     Model {

@@ -83,6 +83,10 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 vectors,
             } => agentls_eval::bench_search::main(sets, limit, &embedder, recall_only, vectors),
             cli::BenchTarget::Heavy(options) => agentls_eval::bench_heavy::main(options),
+            cli::BenchTarget::Complete(options) => {
+                logging::init(None)?;
+                agentls_eval::bench_complete::main(options)
+            }
             cli::BenchTarget::Model {
                 model,
                 path,

@@ -4,13 +4,16 @@
 //! with intervals ([`suite`]); `eval compare`, `merge` and `report` read the result
 //! files ([`results`], [`html`]); `agentls replay` re-runs a trajectory's tool calls
 //! ([`replay`]); `agentls bench search` measures semantic search on retrieval sets
-//! ([`bench_search`]).
+//! ([`bench_search`]); `agentls bench complete` measures inline completion on the
+//! embedded model against llama.cpp's infill path ([`bench_complete`], with the
+//! `local` feature).
 //!
 //! **Boundary:** the binary parses the command line ([`args`]) and sets up logging;
 //! everything else about a measurement lives here. Agent changes are decided by what
 //! this crate measures, not by one run.
 
 pub mod args;
+pub mod bench_complete;
 pub mod bench_heavy;
 pub mod bench_search;
 pub mod html;

@@ -248,6 +248,9 @@ impl Config {
                 context: None,
                 flash_attention: None,
                 kv_cache: None,
+                // Ghost text never starts a 491 MB download by itself: the agent's
+                // first use (or `agentls model fetch`) brings the weights.
+                fetch: false,
                 overrides: agentls_model::ProfileOverrides::default(),
             })
             .map_err(|e| e.message),

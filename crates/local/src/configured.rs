@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
+use agentls_model::complete::Completer;
 use agentls_model::local::{DEFAULT_CONTEXT, KvCache, LocalModelSpec, LocalSource};
 use agentls_model::{
     CancellationToken, ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Provider,
@@ -19,13 +20,18 @@ use agentls_model::{
 use tracing::info;
 
 use crate::engine::EngineOptions;
-use crate::fetch::{CATALOG, catalog_entry, default_data_dir, installed_path};
+use crate::fetch::{CATALOG, DEFAULT_MODEL, catalog_entry, default_data_dir, installed_path};
+use crate::fim::{
+    COMPLETION_BATCH, COMPLETION_CONTEXT, CompletionPlan, ContextChoice, LocalCompleter,
+    context_bytes, mem_available,
+};
 use crate::prefix_store::PrefixStore;
 use crate::provider::LocalProvider;
 
-/// Registers [`configured_provider`] with the model layer for this process. Returns
-/// `false` if an engine was registered before.
+/// Registers [`configured_provider`] and [`configured_completer`] with the model layer
+/// for this process. Returns `false` if an engine was registered before.
 pub fn register() -> bool {
+    agentls_model::local::register_completer(configured_completer);
     agentls_model::local::register(configured_provider)
 }
 
@@ -34,15 +40,115 @@ pub fn register() -> bool {
 /// configured one; its profile is the engine's (context window as loaded, compact
 /// prompt, `str_replace`) with the user's overrides on top.
 pub fn configured_provider(spec: &LocalModelSpec) -> Result<Arc<dyn Provider>, ModelError> {
-    let data_dir = default_data_dir();
-    let path = match resolve(spec, data_dir.as_deref()) {
-        Ok(path) => path,
-        Err(e) => match (&spec.source, spec.fetch, data_dir.as_deref()) {
-            (LocalSource::Catalog(model), true, Some(dir)) => fetch_now(&spec.name, model, dir)?,
-            _ => return Err(e),
-        },
+    let path = resolve_or_fetch(spec)?;
+    let opts = engine_options(spec);
+    let engine = shared_engine(&spec.name, &path, &opts)?;
+    let profile = engine.profile().clone().with_overrides(&spec.overrides);
+    Ok(Arc::new(Configured {
+        name: spec.name.clone(),
+        profile,
+        engine,
+    }))
+}
+
+/// A fill-in-the-middle completer for a configured local model, over the weights its
+/// provider loads (the same process-wide engine): with a llama.cpp context of its own
+/// when [`completion_plan`] says a second one fits in memory, else sharing the agent's
+/// and giving way while it is busy. One completer per engine setting, reused.
+pub fn configured_completer(spec: &LocalModelSpec) -> Result<Arc<dyn Completer>, ModelError> {
+    let path = resolve_or_fetch(spec)?;
+    let opts = engine_options(spec);
+    let shared = shared_engine(&spec.name, &path, &opts)?;
+    let key = key_of(&path, &opts);
+    let mut completers = COMPLETERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(c) = completers.get(&key) {
+        return Ok(Arc::clone(c) as Arc<dyn Completer>);
+    }
+    let plan = plan_for(&path);
+    let model_error = |e| {
+        let e: ModelError = crate::provider::engine_error(e);
+        ModelError {
+            message: format!("model {}: {}", spec.name, e.message),
+            ..e
+        }
     };
-    let opts = EngineOptions {
+    let completer = match plan.choice {
+        ContextChoice::Own => {
+            let own = EngineOptions {
+                batch: COMPLETION_BATCH,
+                ..opts.clone()
+            };
+            // Locking the agent's engine keeps it from decoding while llama.cpp makes
+            // the second context over its model.
+            let engine = {
+                let mut agent = shared.engine().lock().unwrap_or_else(|p| p.into_inner());
+                agent
+                    .sibling(COMPLETION_CONTEXT, &own)
+                    .map_err(model_error)?
+            };
+            LocalCompleter::new(&spec.name, Arc::new(Mutex::new(engine)), ContextChoice::Own)?
+        }
+        ContextChoice::Shared => LocalCompleter::new(
+            &spec.name,
+            Arc::clone(shared.engine()),
+            ContextChoice::Shared,
+        )?,
+    };
+    info!(model = %spec.name, %plan, "completer ready");
+    let completer = Arc::new(completer);
+    completers.insert(key, Arc::clone(&completer));
+    Ok(completer)
+}
+
+static COMPLETERS: LazyLock<Mutex<HashMap<Key, Arc<LocalCompleter>>>> =
+    LazyLock::new(Default::default);
+
+/// What [`configured_completer`] chooses for `spec` (reads the GGUF header and
+/// `/proc/meminfo`, loads nothing): for `agentls doctor`.
+pub fn completion_plan(spec: &LocalModelSpec) -> Result<CompletionPlan, ModelError> {
+    let path = resolve(spec, default_data_dir().as_deref())?;
+    Ok(plan_for(&path))
+}
+
+/// [`completion_plan`] for the default catalog model ([`DEFAULT_MODEL`]), in words:
+/// `agentls doctor`'s line.
+pub fn default_completion_plan() -> String {
+    let spec = LocalModelSpec {
+        name: DEFAULT_MODEL.into(),
+        source: LocalSource::Catalog(DEFAULT_MODEL.into()),
+        threads: None,
+        context: None,
+        flash_attention: None,
+        kv_cache: None,
+        overrides: agentls_model::ProfileOverrides::default(),
+    };
+    match completion_plan(&spec) {
+        Ok(plan) => format!("{DEFAULT_MODEL}: {plan}"),
+        Err(e) => e.message,
+    }
+}
+
+fn plan_for(path: &Path) -> CompletionPlan {
+    // A header we cannot read counts as a context too big: share.
+    let bytes = context_bytes(path, COMPLETION_CONTEXT, COMPLETION_BATCH).unwrap_or(u64::MAX);
+    CompletionPlan::decide(bytes, mem_available())
+}
+
+/// The weights of `spec`: found on disk, or fetched now when it is a catalog model
+/// configured with `fetch = true` (the embedded default).
+fn resolve_or_fetch(spec: &LocalModelSpec) -> Result<PathBuf, ModelError> {
+    let data_dir = default_data_dir();
+    match resolve(spec, data_dir.as_deref()) {
+        Ok(path) => Ok(path),
+        Err(e) => match (&spec.source, spec.fetch, data_dir.as_deref()) {
+            (LocalSource::Catalog(model), true, Some(dir)) => fetch_now(&spec.name, model, dir),
+            _ => Err(e),
+        },
+    }
+}
+
+fn engine_options(spec: &LocalModelSpec) -> EngineOptions {
+    EngineOptions {
         threads: spec
             .threads
             .unwrap_or_else(|| EngineOptions::default().threads)
@@ -51,14 +157,17 @@ pub fn configured_provider(spec: &LocalModelSpec) -> Result<Arc<dyn Provider>, M
         flash_attention: spec.flash_attention.unwrap_or(false),
         kv_cache: spec.kv_cache.unwrap_or_default(),
         ..EngineOptions::default()
-    };
-    let engine = shared_engine(&spec.name, &path, &opts)?;
-    let profile = engine.profile().clone().with_overrides(&spec.overrides);
-    Ok(Arc::new(Configured {
-        name: spec.name.clone(),
-        profile,
-        engine,
-    }))
+    }
+}
+
+fn key_of(path: &Path, opts: &EngineOptions) -> Key {
+    (
+        path.canonicalize().unwrap_or_else(|_| path.to_path_buf()),
+        opts.threads,
+        opts.context,
+        opts.flash_attention,
+        opts.kv_cache,
+    )
 }
 
 /// How many distinct engines this process has loaded (for diagnostics and tests).
@@ -80,14 +189,7 @@ fn shared_engine(
     path: &Path,
     opts: &EngineOptions,
 ) -> Result<LocalProvider, ModelError> {
-    let file = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let key = (
-        file,
-        opts.threads,
-        opts.context,
-        opts.flash_attention,
-        opts.kv_cache,
-    );
+    let key = key_of(path, opts);
     // Held while loading: a second session asking for the same model waits for this
     // load instead of loading the weights twice.
     let mut cache = cache();

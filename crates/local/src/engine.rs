@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::num::NonZeroU32;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use agentls_model::local::KvCache;
 use llama_cpp_2::context::LlamaContext;
@@ -185,10 +185,11 @@ pub struct Engine {
     // they go first.
     ctx: LlamaContext<'static>,
     batch: LlamaBatch<'static>,
-    /// Heap-pinned: `ctx` points into it for as long as the engine lives.
-    model: Box<LlamaModel>,
-    /// The model's tokenizer.
-    pub tokenizer: Tokenizer,
+    /// Heap-pinned: `ctx` points into it for as long as the engine lives. Shared with
+    /// the engines made by [`Engine::sibling`] (one set of weights, several contexts).
+    model: Arc<LlamaModel>,
+    /// The model's tokenizer (shared with siblings).
+    pub tokenizer: Arc<Tokenizer>,
     /// Its metadata.
     pub info: ModelInfo,
     batch_size: usize,
@@ -293,13 +294,13 @@ impl Engine {
         let name = str_of("general.name");
 
         let backend = backend()?;
-        let model = Box::new(
+        let model = Arc::new(
             LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
                 .map_err(llama)?,
         );
-        // SAFETY: the model lives in a box owned by the engine, so its address is
+        // SAFETY: the model lives in an `Arc` the engine holds, so its address is
         // stable and it outlives `ctx` and `batch` (declared before it: dropped first).
-        let model_ref: &'static LlamaModel = unsafe { &*std::ptr::from_ref(model.as_ref()) };
+        let model_ref: &'static LlamaModel = unsafe { &*Arc::as_ptr(&model) };
         if model_ref.n_vocab() as usize != tokenizer.vocab_size() {
             return Err(EngineError::Unsupported(format!(
                 "the tokenizer has {} tokens, the model {}",
@@ -307,21 +308,9 @@ impl Engine {
                 model_ref.n_vocab()
             )));
         }
-        let threads = i32::try_from(opts.threads.max(1)).unwrap_or(1);
         let batch_size = opts.batch.clamp(8, context);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(context))
-            .with_n_batch(batch_size)
-            .with_n_ubatch(batch_size)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads)
-            // Off by default: llama.cpp's CPU flash-attention kernel reads a batch of
-            // 2 to 63 queries one query at a time, which makes verifying a draft cost
-            // nearly as much as generating its tokens one by one.
-            .with_flash_attention_policy(flash_attention_policy(opts.flash_attention));
-        let params = with_kv_cache(params, opts);
-        let ctx = model_ref.new_context(backend, params).map_err(llama)?;
-        info!(%architecture, ?name, context, threads, path = %path.display(), "local model loaded");
+        let ctx = new_context(model_ref, backend, context, batch_size, opts)?;
+        info!(%architecture, ?name, context, threads = opts.threads, path = %path.display(), "local model loaded");
         let stamp = std::fs::metadata(path)
             .map(|m| format!("{}:{:?}", m.len(), m.modified().ok()))
             .unwrap_or_default();
@@ -335,7 +324,7 @@ impl Engine {
             ctx,
             batch: LlamaBatch::new(batch_size as usize, 1),
             model,
-            tokenizer,
+            tokenizer: Arc::new(tokenizer),
             info: ModelInfo {
                 architecture,
                 name,
@@ -351,6 +340,82 @@ impl Engine {
         })
     }
 
+    /// A second engine over the same loaded weights: its own llama.cpp context (KV
+    /// cache) of `context` tokens (at most what this engine runs with), with `opts`'
+    /// threads, batch and attention settings. Costs the new context's memory, not the
+    /// weights'. Blocking (milliseconds); `&mut self` keeps this engine from decoding
+    /// meanwhile (llama.cpp must not make a context while the model is in use).
+    pub fn sibling(&mut self, context: u32, opts: &EngineOptions) -> Result<Self, EngineError> {
+        let backend = backend()?;
+        // SAFETY: as in `load_with`: the `Arc` held by the new engine keeps the model
+        // alive and in place for as long as its context.
+        let model_ref: &'static LlamaModel = unsafe { &*Arc::as_ptr(&self.model) };
+        let context = context.clamp(64, (self.info.context_length as u32).max(64));
+        let batch_size = opts.batch.clamp(8, context);
+        let ctx = new_context(model_ref, backend, context, batch_size, opts)?;
+        debug!(
+            context,
+            batch = batch_size,
+            "second context over the loaded model"
+        );
+        Ok(Self {
+            ctx,
+            batch: LlamaBatch::new(batch_size as usize, 1),
+            model: Arc::clone(&self.model),
+            tokenizer: Arc::clone(&self.tokenizer),
+            info: ModelInfo {
+                context_length: context as usize,
+                ..self.info.clone()
+            },
+            batch_size: batch_size as usize,
+            cached: Vec::new(),
+            all_logits: false,
+            interrupt: None,
+            identity: format!("{}:sibling{context}", self.identity),
+        })
+    }
+
+    /// The weights' size in bytes, as loaded.
+    pub fn model_bytes(&self) -> u64 {
+        self.model.size()
+    }
+
+    /// The model's vocabulary as llama.cpp sees it (its own tokenizer and special
+    /// tokens), for references measured against ours.
+    pub fn llama_vocab(&self) -> llama_cpp_2::vocab::LlamaVocab<'_> {
+        self.model.vocab()
+    }
+}
+
+/// Makes a llama.cpp context over `model`; one at a time in the process (llama.cpp's
+/// context constructor writes to the model).
+fn new_context(
+    model: &'static LlamaModel,
+    backend: &LlamaBackend,
+    context: u32,
+    batch_size: u32,
+    opts: &EngineOptions,
+) -> Result<LlamaContext<'static>, EngineError> {
+    static MAKING: Mutex<()> = Mutex::new(());
+    let _one = MAKING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let threads = i32::try_from(opts.threads.max(1)).unwrap_or(1);
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(context))
+        .with_n_batch(batch_size)
+        .with_n_ubatch(batch_size)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+        // Off by default: llama.cpp's CPU flash-attention kernel reads a batch of
+        // 2 to 63 queries one query at a time, which makes verifying a draft cost
+        // nearly as much as generating its tokens one by one.
+        .with_flash_attention_policy(flash_attention_policy(opts.flash_attention));
+    let params = with_kv_cache(params, opts);
+    model.new_context(backend, params).map_err(llama)
+}
+
+impl Engine {
     /// Tokenizes rendered pieces; special pieces the vocabulary lacks are an error.
     pub fn encode_pieces(&self, pieces: &[Piece]) -> Result<Vec<u32>, EngineError> {
         let mut ids = Vec::new();

@@ -18,6 +18,13 @@
 //!   sampler only takes tokens that keep the call an offered tool with arguments
 //!   valid against its schema, and a call about to run out of tokens is closed
 //!   with its shortest valid ending ([`CallGrammar::completion`]).
+//! - [`LocalCompleter`] ([`fim`]) fills in the middle for inline completion with the
+//!   model's own FIM tokens (`<|fim_prefix|>`…, repository context with
+//!   `<|file_sep|>`), greedy, cut by the model layer's `StopRules` as it grows, with
+//!   the KV cache kept across keystrokes; [`configured_completer`] gives it a llama.cpp
+//!   context of its own over the agent's weights when memory allows
+//!   ([`CompletionPlan`]), else has it give way to the agent. [`FimReference`]
+//!   ([`bench_fim`]) is llama.cpp's own infill, for `agentls bench complete`.
 //! - [`bench_model`] measures it all in one run against llama.cpp called directly.
 //! - [`LocalProvider`] streams text deltas, tool calls, [`agentls_model::Usage`]
 //!   (prompt tokens served from the KV cache count as `cached_input`) and a stop
@@ -56,10 +63,12 @@
 //! ```
 
 pub mod bench;
+pub mod bench_fim;
 pub mod configured;
 pub mod constrain;
 pub mod engine;
 pub mod fetch;
+pub mod fim;
 pub mod gguf;
 pub mod prefix_store;
 pub mod provider;
@@ -69,12 +78,16 @@ pub mod template;
 pub mod tokenizer;
 
 pub use bench::{BenchOptions, BenchReport, bench_model};
-pub use configured::{configured_provider, register};
+pub use bench_fim::FimReference;
+pub use configured::{completion_plan, configured_completer, configured_provider, register};
 pub use constrain::{CallGrammar, Check};
 pub use engine::{Engine, EngineError, EngineOptions, ModelInfo};
 pub use fetch::{
     CATALOG, CatalogEntry, DEFAULT_MODEL, DEMO_TASK, FetchError, Progress, catalog_entry,
     default_data_dir, fetch, installed_path,
+};
+pub use fim::{
+    CompletionPlan, ContextChoice, FimTiming, FimTokens, LocalCompleter, completion_runs,
 };
 pub use prefix_store::PrefixStore;
 pub use provider::LocalProvider;

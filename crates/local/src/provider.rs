@@ -78,7 +78,7 @@ impl std::fmt::Debug for LocalProvider {
     }
 }
 
-fn engine_error(e: EngineError) -> ModelError {
+pub(crate) fn engine_error(e: EngineError) -> ModelError {
     let class = match e {
         EngineError::Open { .. } | EngineError::Unsupported(_) | EngineError::Tokenizer(_) => {
             ErrorClass::UnexpectedEnvironment
@@ -159,6 +159,12 @@ impl LocalProvider {
     pub fn with_solver(mut self, solver: agentls_model::Solver) -> Self {
         self.profile.solver = solver;
         self
+    }
+
+    /// The engine behind this provider (shared by its clones), for a completer that
+    /// shares its context or makes a second one over its weights.
+    pub(crate) fn engine(&self) -> &Arc<Mutex<Engine>> {
+        &self.engine
     }
 
     /// Turns constrained tool calls off (for measuring what they buy).

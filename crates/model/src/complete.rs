@@ -105,9 +105,14 @@ pub struct StopRules {
 
 impl StopRules {
     /// Rules for a completion between `prefix` and `suffix`, at most `max_lines`
-    /// lines long.
+    /// lines long; one line when the cursor follows code on its line that does not
+    /// open a block (`let x = |`, `foo(|)`: the user is finishing that line; after
+    /// `{`, `:` or `=>`, or on a blank line, a block may follow).
     pub fn new(prefix: &str, suffix: &str, max_lines: usize) -> Self {
         let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+        let before = prefix[line_start..].trim();
+        let opens_block = before.is_empty() || ["{", ":", "=>"].iter().any(|o| before.ends_with(o));
+        let max_lines = if opens_block { max_lines } else { 1 };
         let block_indent = indent_of(&prefix[line_start..]);
         let rest_of_line = suffix.split('\n').next().unwrap_or("").trim().to_string();
         let suffix_line = suffix
@@ -148,25 +153,29 @@ impl StopRules {
     }
 
     fn judge(&self, text: &str, at_end: bool) -> Option<usize> {
-        let mut offset: usize = 0;
+        let mut offset = 0usize;
         let mut seen_content = false;
         for (index, line) in text.split_inclusive('\n').enumerate() {
-            // The line's start, minus the newline that ended the previous line.
-            let cut_here = offset.saturating_sub(1);
-            // A line past the limit is cut as soon as it starts.
-            if index >= self.max_lines {
-                return Some(cut_here);
-            }
-            if !line.ends_with('\n') && !at_end {
-                break;
-            }
+            let complete = line.ends_with('\n') || at_end;
             let body = line.trim_end_matches(['\n', '\r']);
             let trimmed = body.trim();
+            // The line's start, minus the newline that ended the previous line.
+            let cut_here = offset.saturating_sub(1);
+            // Rules a line's start decides, judged as soon as it shows: a line past
+            // the budget, or code indented less than the block.
             if index > 0 {
-                if trimmed.is_empty() && seen_content {
+                if index >= self.max_lines {
                     return Some(cut_here);
                 }
                 if !trimmed.is_empty() && indent_of(body) < self.block_indent {
+                    return Some(cut_here);
+                }
+            }
+            if !complete {
+                break;
+            }
+            if index > 0 {
+                if trimmed.is_empty() && seen_content {
                     return Some(cut_here);
                 }
                 if !self.suffix_line.is_empty() && trimmed == self.suffix_line {
@@ -225,6 +234,24 @@ mod tests {
         assert_eq!(rules.cut("x = 1"), None);
         assert_eq!(rules.cut("x = 1\ny"), Some(5));
         assert_eq!(rules.finish("x = 1\ny = 2"), "x = 1");
+    }
+
+    #[test]
+    fn after_code_on_its_line_the_cursor_gets_one_line() {
+        let rules = StopRules::new("fn f() {\n    let x = ", "\n}\n", 16);
+        assert_eq!(rules.cut("compute(1);\n    let"), Some("compute(1);".len()));
+        let rules = StopRules::new("fn f() {", "\n}\n", 16);
+        assert_eq!(
+            rules.finish("\n    let x = 1;\n    x\n}"),
+            "\n    let x = 1;\n    x"
+        );
+    }
+
+    #[test]
+    fn a_line_indented_less_is_cut_as_soon_as_it_shows() {
+        let rules = StopRules::new("if x:\n    ", "", 16);
+        assert_eq!(rules.cut("y = 1\nz"), Some(5));
+        assert_eq!(rules.cut("y = 1\n    z"), None);
     }
 
     #[test]

@@ -53,6 +53,12 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "  text sync (utf-8/16/32)          available")?;
     writeln!(out, "  agentls/viewFileText             available")?;
     writeln!(out, "  edit engine (apply-patch, edit)  available")?;
+    #[cfg(feature = "local")]
+    writeln!(
+        out,
+        "  inline completion, local model   {}",
+        agentls_local::configured::default_completion_plan()
+    )?;
     writeln!(out)?;
     writeln!(
         out,
