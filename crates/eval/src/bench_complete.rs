@@ -26,7 +26,7 @@
 //! makes it, the call from its thread) and llama.cpp called directly
 //! ([`FimReference`]: its tokenizer, FIM ids and greedy sampler, the KV cache kept to
 //! the longest common prefix as its server's `cache_prompt` does), in alternating
-//! order, with the same windows, budget and [`StopRules`]. Reported per side:
+//! order, with the same windows, budget and `StopRules`. Reported per side:
 //! exact match and first-line match, p50/p95 time to the first and to the last token
 //! (from the request), and the ratios.
 //!
@@ -37,9 +37,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
-use agentls_model::complete::{FimRequest, StopRules};
+use agentls_model::complete::FimRequest;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
@@ -159,6 +158,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    #[cfg_attr(not(feature = "local"), allow(dead_code))]
     fn as_str(self) -> &'static str {
         match self {
             Kind::Line => "line",
@@ -598,7 +598,9 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
     use agentls_local::fim::{COMPLETION_BATCH, COMPLETION_CONTEXT};
     use agentls_local::{ContextChoice, FimReference, LocalCompleter};
     use agentls_model::CancellationToken;
+    use agentls_model::complete::StopRules;
     use std::sync::{Arc, Mutex};
+    use std::time::Duration;
 
     let manifest = manifest(options)?;
     let (cases, missing) = load_cases(&manifest, &Roots::detect(), options);

@@ -120,6 +120,7 @@ pub fn default_completion_plan() -> String {
         context: None,
         flash_attention: None,
         kv_cache: None,
+        fetch: false,
         overrides: agentls_model::ProfileOverrides::default(),
     };
     match completion_plan(&spec) {

@@ -19,7 +19,7 @@ use agentls_local::engine::{Engine, EngineOptions};
 use agentls_local::{
     ContextChoice, LocalCompleter, catalog_entry, completion_runs, default_data_dir, installed_path,
 };
-use agentls_model::complete::{Completer, FimRequest, FimStop, StopRules};
+use agentls_model::complete::{FimRequest, FimStop, StopRules};
 use agentls_model::local::{LocalModelSpec, LocalSource};
 use agentls_model::{CancellationToken, ErrorClass, ProfileOverrides};
 
@@ -41,11 +41,10 @@ fn catalog_model(test: &str, name: &str, var: &str) -> Option<PathBuf> {
 }
 
 /// The tests count completion runs, a process-wide counter: one at a time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().await
 }
 
 fn coder(test: &str) -> Option<PathBuf> {
@@ -60,6 +59,7 @@ fn spec(name: &str, path: PathBuf) -> LocalModelSpec {
         context: Some(2_048),
         flash_attention: None,
         kv_cache: None,
+        fetch: false,
         overrides: ProfileOverrides::default(),
     }
 }
@@ -81,7 +81,7 @@ const SUFFIX: &str = "\n\n\ndef perimeter(width, height):\n    return 2 * (width
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_function_body_is_completed_and_a_keystroke_rereads_little() {
-    let _serial = serial();
+    let _serial = serial().await;
     let Some(path) = coder("a_function_body_is_completed_and_a_keystroke_rereads_little") else {
         return;
     };
@@ -159,7 +159,7 @@ fn long_prefix() -> String {
 
 #[test]
 fn cancellation_stops_a_completion() {
-    let _serial = serial();
+    let _serial = SERIAL.blocking_lock();
     let Some(path) = coder("cancellation_stops_a_completion") else {
         return;
     };
@@ -214,7 +214,7 @@ fn cancellation_stops_a_completion() {
 
 #[test]
 fn a_completer_sharing_a_busy_engine_gives_way() {
-    let _serial = serial();
+    let _serial = SERIAL.blocking_lock();
     let Some(path) = coder("a_completer_sharing_a_busy_engine_gives_way") else {
         return;
     };
