@@ -142,13 +142,10 @@ fn run(state: &State, job: Job) {
                 update();
             }
         }
-        Job::Close(path) => state.index_mut().close_file(&path),
-        Job::Events(events) => {
-            let mut index = state.index_mut();
-            for event in &events {
-                index.apply_event(event);
-            }
-        }
+        // The disk's version is read and parsed with no lock held, and swapped in under
+        // the write lock, as a buffer's re-parse is.
+        Job::Close(path) => agentls_index::close_path(&state.index_handle(), &path),
+        Job::Events(events) => agentls_index::apply_events(&state.index_handle(), &events),
     }
 }
 

@@ -31,6 +31,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    memory::fewer_heap_arenas();
     let cli = cli::Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -167,12 +167,22 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
 fn link_graph(semantic: Arc<agentls_semantic::Service>) -> tokio::task::JoinHandle<()> {
     tokio::task::spawn_blocking(move || {
         let started = std::time::Instant::now();
-        if let Some(n) = semantic.refresh_graph() {
-            tracing::info!(
+        match semantic.link_graph() {
+            agentls_semantic::Linked::Built(n) => tracing::info!(
                 vectors = n,
                 ms = started.elapsed().as_millis() as u64,
                 "semantic index: nearest-neighbour graph built"
-            );
+            ),
+            agentls_semantic::Linked::GivenUp(n) => {
+                tracing::info!(
+                    vectors = n,
+                    ms = started.elapsed().as_millis() as u64,
+                    "semantic index: nearest-neighbour graph given up (its vectors went)"
+                );
+                // The links it made and the vectors it alone still held are free now.
+                crate::memory::give_memory_back();
+            }
+            agentls_semantic::Linked::Unwanted => {}
         }
     })
 }

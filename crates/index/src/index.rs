@@ -4,15 +4,17 @@
 //! This file holds the types and the index's shape; the work is split by what it does:
 //! `crawl.rs` (the cold crawl), `update.rs` (live buffers, disk refreshes, closes and
 //! removals), `reparse.rs` (a live buffer parsed outside the index's lock, swapped in
-//! under it), `names.rs` (the interned names, compacted once most are unused),
+//! under it), `refresh.rs` (the same for a file re-read from disk), `names.rs` (the interned names, compacted once most are unused),
 //! `query.rs` (everything that reads: symbols, references, outlines, revisions, sizes).
 
 mod crawl;
 mod names;
 mod query;
+mod refresh;
 mod reparse;
 mod update;
 
+pub use refresh::{DiskRead, PendingRefresh, apply_events, close_path, refresh_path};
 pub use reparse::{Commit, ParsedBuffer, PendingParse, update_buffer};
 pub use update::Replaced;
 

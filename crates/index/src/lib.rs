@@ -32,7 +32,10 @@
 //! - Readers never wait on a parse: [`update_buffer`] parses an open buffer with no
 //!   lock held (its old tree, text and tags shared under a read lock) and holds the
 //!   write lock only to swap the result in; a parse of an older version, or of a buffer
-//!   closed meanwhile, is never swapped in ([`Commit::Stale`]).
+//!   closed meanwhile, is never swapped in ([`Commit::Stale`]). Disk refreshes (file
+//!   events, closes) do the same ([`refresh_path`], [`close_path`], [`apply_events`]):
+//!   read and parsed with no lock, a buffer opened meanwhile wins, a file written again
+//!   meanwhile is read again at the swap.
 //! - Nothing of a closed buffer stays: its tree and text go, the file is indexed from
 //!   disk again or forgotten, and once more names are unused than used the interner is
 //!   rebuilt with the used ones (`index/names.rs`).
@@ -78,8 +81,8 @@ pub mod watch;
 
 pub use generated::looks_generated;
 pub use index::{
-    Commit, CrawlStats, Index, IndexOptions, IndexStats, ParsedBuffer, PendingParse, Replaced,
-    update_buffer,
+    Commit, CrawlStats, DiskRead, Index, IndexOptions, IndexStats, ParsedBuffer, PendingParse,
+    PendingRefresh, Replaced, apply_events, close_path, refresh_path, update_buffer,
 };
 pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
 pub use overlay::{LiveText, Overlay};

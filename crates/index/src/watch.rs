@@ -83,13 +83,17 @@ impl Index {
                 }
             }
             FileEvent::Changed(path) => {
-                if crate::Language::from_path(path).is_none() && !crate::plain::is_plain(path) {
-                    return;
-                }
-                if self.follows(path) || self.would_visit(path) {
+                if self.wants_refresh(path) {
                     self.refresh_file(path);
                 }
             }
         }
+    }
+
+    /// Whether a change of `path` on disk is read: a file of a known language (or a text
+    /// file followed without one) that is indexed, or that a walk of the root would visit.
+    pub(crate) fn wants_refresh(&self, path: &std::path::Path) -> bool {
+        (crate::Language::from_path(path).is_some() || crate::plain::is_plain(path))
+            && (self.follows(path) || self.would_visit(path))
     }
 }

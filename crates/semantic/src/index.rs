@@ -3,12 +3,13 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 use crate::chunk::Chunk;
-use crate::graph::{GRAPH_MIN, Graph};
-use crate::lexical::{ChunkId, Lexical, top_k};
+use crate::graph::{GRAPH_MIN, Graph, Stop};
+use crate::lexical::{ChunkId, Lexical, NO_CHUNK, top_k};
 use crate::scan::{DEPTH, nearest};
 use crate::terms::terms;
 
@@ -98,6 +99,25 @@ pub struct Stats {
     pub vector_bytes: usize,
 }
 
+/// What a [`SemanticIndex`] keeps, counted ([`SemanticIndex::footprint`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Chunk slots: live chunks, and removed ones not yet renumbered away.
+    pub slots: usize,
+    /// The words' chunk slots, the same.
+    pub lexical_slots: usize,
+    /// Postings, those of removed chunks not yet compacted away included.
+    pub postings: usize,
+    /// Distinct terms with postings.
+    pub terms: usize,
+    /// Vectors kept by text.
+    pub vectors: usize,
+    /// Distinct chunk texts counted.
+    pub texts: usize,
+    /// Vectors linked into the nearest-neighbour graph.
+    pub graph: usize,
+}
+
 struct Entry {
     chunk: Arc<Chunk>,
     hash: u64,
@@ -123,10 +143,15 @@ pub struct SemanticIndex {
     root: Option<Arc<Path>>,
     /// The nearest-neighbour graph over most vectors, once there are many
     /// ([`SemanticIndex::graph_wanted`]).
-    graph: Option<Arc<Graph>>,
-    /// Counts the times every vector was dropped: a graph built from the vectors of an
-    /// earlier count is not installed.
-    epoch: u64,
+    graph: Option<Graph>,
+    /// Moves on whenever the vectors a graph build was given may have gone: every vector
+    /// dropped (another embedder), too few left for a graph (closed files), the chunk
+    /// ids renumbered. A build in flight stops then, and one of an earlier epoch is not
+    /// installed.
+    epoch: Arc<AtomicU64>,
+    /// Slots of `entries` whose chunk was removed: renumbered away
+    /// ([`SemanticIndex::prune_vectors`]) once they outnumber half the live chunks.
+    removed: usize,
     /// Vectors from which a graph is wanted; `None`: [`GRAPH_MIN`].
     graph_min: Option<usize>,
 }
@@ -135,7 +160,8 @@ pub struct SemanticIndex {
 pub struct GraphInput {
     /// (chunk id, vector) of every chunk embedded now.
     vectors: Vec<(ChunkId, Arc<[f32]>)>,
-    epoch: u64,
+    /// Says when the index's epoch moved on since.
+    stop: Stop,
 }
 
 impl GraphInput {
@@ -150,12 +176,11 @@ impl GraphInput {
     }
 
     /// Links them into a graph ([`Graph::build`]: every core, without the index), for
-    /// [`SemanticIndex::set_graph`].
-    pub fn build(self) -> BuiltGraph {
-        BuiltGraph {
-            graph: Graph::build(self.vectors),
-            epoch: self.epoch,
-        }
+    /// [`SemanticIndex::set_graph`]; `None` when the index's epoch moved on before the
+    /// build ended (the build stops then, and drops the vectors it held).
+    pub fn build(self) -> Option<BuiltGraph> {
+        let epoch = self.stop.started();
+        Graph::build_until(self.vectors, Some(self.stop)).map(|graph| BuiltGraph { graph, epoch })
     }
 }
 
@@ -239,7 +264,8 @@ impl SemanticIndex {
         for chunk in chunks {
             let text = chunk_text(&chunk, self.root.as_deref());
             let h = hash(&text);
-            // Ids are never reused: postings may still hold a removed chunk's id.
+            // Ids are not reused as they stand (postings and a graph may still hold a
+            // removed chunk's id): they are renumbered, all at once (`renumber`).
             let id = self.entries.len() as ChunkId;
             self.lexical.insert(id, &terms(&text));
             let entry = Entry {
@@ -268,9 +294,11 @@ impl SemanticIndex {
         };
         for id in ids {
             self.lexical.remove(id);
-            if let Some(e) = self.entries[id as usize].take()
-                && let Some(n) = self.uses.get_mut(&e.hash)
-            {
+            let Some(e) = self.entries[id as usize].take() else {
+                continue;
+            };
+            self.removed += 1;
+            if let Some(n) = self.uses.get_mut(&e.hash) {
                 *n -= 1;
                 if *n == 0 {
                     self.uses.remove(&e.hash);
@@ -281,26 +309,65 @@ impl SemanticIndex {
     }
 
     /// Drops the vectors of texts no chunk has any longer (a closed buffer's, an edited
-    /// function's old text) and returns their hashes. Called after a batch of changes,
-    /// so that a chunk that moved between files in the batch keeps its vector.
+    /// function's old text) and returns those texts' hashes, each once, with a vector
+    /// here or not (a successor may hold one). Called after a batch of changes, so that a
+    /// chunk that moved between files in the batch keeps its vector. Once the slots of
+    /// removed chunks outnumber half the live ones, the chunks are renumbered so that
+    /// they leave no slot behind either.
     pub fn prune_vectors(&mut self) -> Vec<u64> {
-        let mut pruned = Vec::new();
-        for h in std::mem::take(&mut self.unused) {
-            if !self.uses.contains_key(&h) && self.cache.remove(&h).is_some() {
-                pruned.push(h);
-            }
+        let mut pruned: Vec<u64> = std::mem::take(&mut self.unused)
+            .into_iter()
+            .filter(|h| !self.uses.contains_key(h))
+            .collect();
+        pruned.sort_unstable();
+        pruned.dedup();
+        for h in &pruned {
+            self.cache.remove(h);
         }
         if !pruned.is_empty() {
-            // Too few vectors left for a graph: the scan answers, and the graph's copy
-            // of the vectors that went goes too.
-            if self.graph.is_some() && !self.graph_still_worth_it() {
+            // Too few vectors left for a graph: the scan answers, and the graph's links
+            // and the vectors it shared with the chunks that went go too; a build in
+            // flight stops.
+            if !self.graph_still_worth_it() {
                 self.graph = None;
+                self.epoch.fetch_add(1, Ordering::AcqRel);
             }
             self.cache.shrink_to_fit();
             self.uses.shrink_to_fit();
             self.files.shrink_to_fit();
         }
+        let live = self.entries.len() - self.removed;
+        if self.removed > live / 2 {
+            self.renumber();
+        }
         pruned
+    }
+
+    /// Gives the live chunks the ids 0.. in their order (ties between equal scores fall
+    /// as before) and drops the slots of removed ones: in `entries`, the postings (their
+    /// tombstones too) and the graph's answers (its links to removed chunks answer for
+    /// none). A graph build in flight, given the old ids, stops.
+    fn renumber(&mut self) {
+        let mut new = vec![NO_CHUNK; self.entries.len()];
+        let mut entries = Vec::with_capacity(self.entries.len() - self.removed);
+        for (old, e) in std::mem::take(&mut self.entries).into_iter().enumerate() {
+            if let Some(e) = e {
+                new[old] = entries.len() as ChunkId;
+                entries.push(Some(e));
+            }
+        }
+        self.entries = entries;
+        for ids in self.files.values_mut() {
+            for id in ids.iter_mut() {
+                *id = new[*id as usize];
+            }
+        }
+        self.lexical.renumber(&new);
+        if let Some(graph) = &mut self.graph {
+            graph.renumber(&new);
+        }
+        self.removed = 0;
+        self.epoch.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Chunks still waiting for a vector: (id, text to embed), at most `max`.
@@ -321,8 +388,13 @@ impl SemanticIndex {
     /// Gives chunk `id` its vector (ignored if the chunk is gone, changed since, or has
     /// one: a graph may hold that one, and would answer by it).
     pub fn set_vector(&mut self, id: ChunkId, text: &str, vector: Vec<f32>) {
-        let v: Arc<[f32]> = vector.into();
         let h = hash(text);
+        // A text no chunk has any more (closed while it was embedded) is not kept: no
+        // prune would come for it.
+        if !self.uses.contains_key(&h) {
+            return;
+        }
+        let v: Arc<[f32]> = vector.into();
         self.cache.insert(h, v.clone());
         if let Some(Some(e)) = self.entries.get_mut(id as usize)
             && e.hash == h
@@ -385,7 +457,7 @@ impl SemanticIndex {
         self.embedder_id = Some(id.to_owned());
         self.cache.clear();
         self.graph = None;
-        self.epoch += 1;
+        self.epoch.fetch_add(1, Ordering::AcqRel);
         for e in self.entries.iter_mut().flatten() {
             e.vector = None;
         }
@@ -453,17 +525,17 @@ impl SemanticIndex {
             .collect();
         Some(GraphInput {
             vectors,
-            epoch: self.epoch,
+            stop: Stop::at(&self.epoch),
         })
     }
 
     /// Installs a graph built from [`Self::graph_wanted`]'s vectors; returns false (and
     /// drops it) when the vectors were all dropped since, by a change of embedder.
     pub fn set_graph(&mut self, built: BuiltGraph) -> bool {
-        if built.epoch != self.epoch || !self.graph_still_worth_it() {
+        if built.epoch != self.epoch.load(Ordering::Acquire) || !self.graph_still_worth_it() {
             return false;
         }
-        self.graph = Some(Arc::new(built.graph));
+        self.graph = Some(built.graph);
         true
     }
 
@@ -483,6 +555,26 @@ impl SemanticIndex {
     /// How many vectors the graph holds (0 without one).
     pub fn graph_len(&self) -> usize {
         self.graph.as_ref().map_or(0, |g| g.len())
+    }
+
+    /// Whether a chunk has the text of hash `h` now.
+    pub fn has_text(&self, h: u64) -> bool {
+        self.uses.contains_key(&h)
+    }
+
+    /// What the index keeps, counted: a closed buffer's chunks leave none of it behind
+    /// (once renumbered, see [`SemanticIndex::prune_vectors`]).
+    pub fn footprint(&self) -> Footprint {
+        let (lexical_slots, postings, terms) = self.lexical.footprint();
+        Footprint {
+            slots: self.entries.len(),
+            lexical_slots,
+            postings,
+            terms,
+            vectors: self.cache.len(),
+            texts: self.uses.len(),
+            graph: self.graph_len(),
+        }
     }
 
     /// What the index holds.
@@ -589,7 +681,7 @@ impl SemanticIndex {
         keep: &dyn Fn(ChunkId) -> bool,
         filtered: bool,
     ) -> Vec<(ChunkId, f32)> {
-        let graph = self.graph.as_deref().filter(|_| !filtered);
+        let graph = self.graph.as_ref().filter(|_| !filtered);
         let mut vectors = self.entries.iter().enumerate().filter_map(|(i, e)| {
             let id = i as ChunkId;
             let v = e.as_ref()?.vector.as_deref()?;

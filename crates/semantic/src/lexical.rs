@@ -16,6 +16,9 @@ const B: f32 = 0.5;
 /// Chunk ids are assigned by the caller and never reused while postings hold them.
 pub type ChunkId = u32;
 
+/// The id of no chunk: what a renumbering maps a removed chunk's id to.
+pub const NO_CHUNK: ChunkId = ChunkId::MAX;
+
 /// An inverted index of chunk terms.
 #[derive(Debug, Default)]
 pub struct Lexical {
@@ -95,6 +98,44 @@ impl Lexical {
         self.postings.shrink_to_fit();
         self.df.shrink_to_fit();
         self.dead = 0;
+    }
+
+    /// Gives every chunk the id `new[old]` and drops those mapped to [`NO_CHUNK`] (the
+    /// removed ones: their tombstones go with their slots).
+    pub fn renumber(&mut self, new: &[ChunkId]) {
+        let renamed = |id: ChunkId| new.get(id as usize).copied().filter(|&n| n != NO_CHUNK);
+        self.postings.retain(|_, list| {
+            list.retain_mut(|(id, _)| match renamed(*id) {
+                Some(n) => {
+                    *id = n;
+                    true
+                }
+                None => false,
+            });
+            list.shrink_to_fit();
+            !list.is_empty()
+        });
+        self.postings.shrink_to_fit();
+        let mut docs: Vec<Option<DocInfo>> = Vec::with_capacity(self.live as usize);
+        for (old, doc) in std::mem::take(&mut self.docs).into_iter().enumerate() {
+            if let (Some(doc), Some(n)) = (doc, renamed(old as ChunkId)) {
+                let n = n as usize;
+                if docs.len() <= n {
+                    docs.resize(n + 1, None);
+                }
+                docs[n] = Some(doc);
+            }
+        }
+        docs.shrink_to_fit();
+        self.docs = docs;
+        self.df.shrink_to_fit();
+        self.dead = 0;
+    }
+
+    /// Chunk slots, postings (tombstones included) and distinct terms.
+    pub fn footprint(&self) -> (usize, usize, usize) {
+        let postings = self.postings.values().map(Vec::len).sum();
+        (self.docs.len(), postings, self.postings.len())
     }
 
     /// Live chunks.

@@ -21,6 +21,10 @@
 //!   milliseconds for tens of thousands of chunks on one core) until a workspace holds
 //!   [`GRAPH_MIN`] of them; then a [`Graph`] built in the background answers for the
 //!   vectors it holds, and the scan reads only those embedded after it.
+//! - Nothing of a closed buffer stays ([`SemanticIndex::footprint`] counts what is kept):
+//!   its chunks and postings go, the vectors of texts no chunk has any more are dropped
+//!   ([`SemanticIndex::prune_vectors`]), the chunk ids are renumbered once removed
+//!   chunks outnumber half the live ones, and a graph build whose vectors went stops.
 
 mod chunk;
 mod graph;
@@ -35,13 +39,13 @@ mod terms;
 pub use chunk::{Chunk, chunk_file};
 pub use graph::{GRAPH_MIN, Graph};
 pub use index::{
-    BuiltGraph, Embedder, GraphInput, Hit, Mode, Query, SemanticIndex, Stats, VECTOR_WEIGHT,
-    chunk_text, files_of,
+    BuiltGraph, Embedder, Footprint, GraphInput, Hit, Mode, Query, SemanticIndex, Stats,
+    VECTOR_WEIGHT, chunk_text, files_of,
 };
 pub use lexical::ChunkId;
 pub use priority::at_low_priority;
 pub use scan::{DEPTH, nearest};
-pub use service::{Answer, MovedBy, PathGlob, Service, Succession};
+pub use service::{Answer, Linked, MovedBy, PathGlob, Service, Succession};
 pub use terms::terms;
 
 #[cfg(test)]

@@ -69,6 +69,18 @@ struct Successor {
     unsaved: usize,
 }
 
+/// What [`Service::link_graph`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Linked {
+    /// No graph was wanted.
+    Unwanted,
+    /// A graph of this many vectors was built and installed.
+    Built(usize),
+    /// A build of this many vectors was started and given up: its vectors went meanwhile
+    /// (what it held is freed memory now).
+    GivenUp(usize),
+}
+
 /// What one round of [`Service::embed_successor_some`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Succession {
@@ -202,9 +214,14 @@ impl Service {
             else {
                 return round;
             };
-            for ((h, _), v) in todo.iter().zip(vectors) {
-                s.vectors.insert(*h, v.into());
-            }
+            // Not the texts that went meanwhile (closed buffers): no prune would come.
+            self.with(|i| {
+                for ((h, _), v) in todo.iter().zip(vectors) {
+                    if i.has_text(*h) {
+                        s.vectors.insert(*h, v.into());
+                    }
+                }
+            });
             s.unsaved += todo.len();
             round.embedded += todo.len();
             // At least one batch a call, so that every call moves it on.
@@ -394,12 +411,29 @@ impl Service {
     /// Builds the nearest-neighbour graph when the index wants one
     /// ([`SemanticIndex::graph_wanted`]), holding the index's lock only to copy the
     /// vectors out and to install it; returns how many vectors it holds, `None` when
-    /// none was wanted or the vectors changed embedder meanwhile.
+    /// none was wanted or its vectors went meanwhile (another embedder, closed files,
+    /// renumbered chunks: the build stops then).
     pub fn refresh_graph(&self) -> Option<usize> {
-        let input = self.with(SemanticIndex::graph_wanted)?;
+        match self.link_graph() {
+            Linked::Built(n) => Some(n),
+            Linked::Unwanted | Linked::GivenUp(_) => None,
+        }
+    }
+
+    /// [`Service::refresh_graph`], saying whether a build ran and was given up.
+    pub fn link_graph(&self) -> Linked {
+        let Some(input) = self.with(SemanticIndex::graph_wanted) else {
+            return Linked::Unwanted;
+        };
         let n = input.len();
-        let built = input.build();
-        self.with_mut(|s| s.set_graph(built)).then_some(n)
+        let installed = input
+            .build()
+            .is_some_and(|built| self.with_mut(|s| s.set_graph(built)));
+        if installed {
+            Linked::Built(n)
+        } else {
+            Linked::GivenUp(n)
+        }
     }
 
     /// Searches with the index brought up to date first: hybrid when the model is set and
@@ -476,6 +510,18 @@ impl Service {
     /// What the index holds.
     pub fn stats(&self) -> Stats {
         self.with(SemanticIndex::stats)
+    }
+
+    /// What the index keeps ([`SemanticIndex::footprint`]), and the vectors the model
+    /// that is to take over keeps (0 without one).
+    pub fn footprint(&self) -> (crate::Footprint, usize) {
+        let successor = self
+            .successor
+            .lock()
+            .unwrap_or_else(lock_err)
+            .as_ref()
+            .map_or(0, |s| s.vectors.len());
+        (self.with(SemanticIndex::footprint), successor)
     }
 }
 

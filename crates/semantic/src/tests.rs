@@ -408,7 +408,7 @@ fn a_graph_answers_like_the_scan_and_follows_later_changes() {
     );
     let input = graphed.graph_wanted().expect("300 chunks want a graph");
     assert_eq!(input.len(), 300);
-    assert!(graphed.set_graph(input.build()));
+    assert!(graphed.set_graph(input.build().expect("nothing went meanwhile")));
     assert_eq!(graphed.graph_len(), 300);
     assert!(graphed.graph_wanted().is_none(), "the graph is fresh");
     // On so few vectors the graph's wide search reaches them all: the same answers.
@@ -433,7 +433,8 @@ fn a_graph_answers_like_the_scan_and_follows_later_changes() {
         other.set_vector(id, &text, Words.embed(&[&backwards]).remove(0));
     }
     let mut misled = build(&files);
-    assert!(misled.set_graph(other.graph_wanted().expect("300 vectors").build()));
+    let built = other.graph_wanted().expect("300 vectors").build();
+    assert!(misled.set_graph(built.expect("nothing went meanwhile")));
     assert_ne!(
         vector_paths(&misled, "retry upload"),
         vector_paths(&scan, "retry upload")
@@ -465,7 +466,7 @@ fn a_graph_answers_like_the_scan_and_follows_later_changes() {
     few.set_graph_min(10);
     let stale = few.graph_wanted().expect("50 chunks over 10");
     few.use_embedder("other-1");
-    assert!(!few.set_graph(stale.build()));
+    assert!(stale.build().is_none(), "a build of vectors that went ran");
     assert_eq!(few.graph_len(), 0);
 }
 
@@ -757,16 +758,107 @@ fn a_graph_goes_once_closed_files_leave_too_few_vectors() {
     sem.embed_pending(&Words, usize::MAX, 64);
     let input = sem.graph_wanted().expect("300 chunks want a graph");
     let late = sem.graph_wanted().expect("and a second build");
-    assert!(sem.set_graph(input.build()));
+    assert!(sem.set_graph(input.build().expect("nothing went meanwhile")));
     assert_eq!(sem.graph_len(), 300);
     for (path, _) in &files[50..] {
         sem.remove_file(path);
     }
     assert_eq!(sem.prune_vectors().len(), 250);
     assert_eq!(sem.graph_len(), 0, "the graph outlived its chunks");
-    assert!(!sem.set_graph(late.build()), "a stale build was installed");
+    assert!(late.build().is_none(), "a build of vectors that went ran");
     assert_eq!(sem.graph_len(), 0);
     // The 50 left are still found by their vectors.
     let (path, text) = &files[7];
     assert_eq!(vector_paths(&sem, text)[0].0, path.clone());
+}
+
+/// Buffers opened without a file on disk (and one over a file on disk), embedded,
+/// linked into a graph and then closed leave the semantic index as it was before they
+/// opened: the same chunk slots, postings, terms, vectors and texts, and no graph.
+#[test]
+fn closed_buffers_leave_the_semantic_index_as_it_was_before_they_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let disk = "def parse_config(path):\n    return open(path).read()\n\ndef save_config(path, text):\n    open(path, 'w').write(text)\n";
+    let index = one_file(dir.path(), disk);
+    let on_disk = dir.path().join("upload.py");
+    // `one_file` indexes it as a buffer: as the disk's file instead.
+    index.write().unwrap().close_file(&on_disk);
+    let service = Service::default();
+    service.set_embedder(Arc::new(Words));
+    // Fewer vectors than the buffers bring: a graph is linked while they are open.
+    service.with_mut(|s| s.set_graph_min(40));
+    let embed_all = || while service.embed_some(std::time::Duration::from_secs(10), 16) > 0 {};
+    service.sync(&index);
+    embed_all();
+    let fresh = service.footprint();
+    assert!(fresh.0.slots >= 2 && fresh.0.vectors >= 2, "{fresh:?}");
+    assert_eq!((fresh.0.graph, fresh.1), (0, 0));
+
+    let buffers: Vec<std::path::PathBuf> = (0..20)
+        .map(|d| dir.path().join(format!("unsaved_{d}.py")))
+        .collect();
+    for (d, path) in buffers.iter().enumerate() {
+        let text: String = (0..5)
+            .map(|i| {
+                format!("def handler_{d}_{i}(request):\n    return route_{d}_{i}(request)\n\n")
+            })
+            .collect();
+        index.write().unwrap().update_file(path, &text);
+    }
+    let edited = format!("{disk}\ndef rotate_secret_token(vault):\n    return vault.rotate()\n");
+    index.write().unwrap().update_file(&on_disk, &edited);
+    service.sync(&index);
+    embed_all();
+    assert!(
+        service.refresh_graph().is_some(),
+        "no graph over the buffers"
+    );
+    let open = service.footprint().0;
+    assert!(
+        open.slots > fresh.0.slots + 100 && open.graph > 100,
+        "{open:?}"
+    );
+
+    for path in buffers.iter().chain([&on_disk]) {
+        index.write().unwrap().close_file(path);
+    }
+    service.sync(&index);
+    // The disk's text of the file edited in its buffer is embedded again.
+    embed_all();
+    assert_eq!(service.footprint(), fresh);
+    assert_eq!(service.stats().files, 1);
+    assert_eq!(
+        service.search(&index, "save config", 5, None).hits[0]
+            .chunk
+            .symbol
+            .as_deref(),
+        Some("save_config")
+    );
+    // After the renumbering, a chunk added is found by its words and its vector.
+    let late = dir.path().join("late.py");
+    index
+        .write()
+        .unwrap()
+        .update_file(&late, "def zebra_quokka(x):\n    return walrus(x)\n");
+    service.sync(&index);
+    embed_all();
+    let answer = service.search(&index, "zebra quokka walrus", 5, None);
+    assert!(answer.vectors);
+    assert_eq!(*answer.hits[0].chunk.path, *late);
+    assert!(answer.hits[0].lexical_rank.is_some() && answer.hits[0].vector_rank.is_some());
+}
+
+/// A vector that arrives for a text no chunk has any more (its buffer closed while the
+/// model embedded it) is not kept: no prune would come for it.
+#[test]
+fn a_vector_for_a_text_gone_meanwhile_is_not_kept() {
+    let mut sem = index_of(&[("/ws/a.py", "def alpha(x):\n    return x\n")]);
+    sem.use_embedder(Words.id());
+    let pending = sem.pending(usize::MAX);
+    assert_eq!(pending.len(), 1);
+    sem.remove_file(Path::new("/ws/a.py"));
+    sem.prune_vectors();
+    let (id, text) = &pending[0];
+    sem.set_vector(*id, text, Words.embed(&[text]).remove(0));
+    assert_eq!(sem.footprint(), Footprint::default());
 }

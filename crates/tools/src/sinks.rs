@@ -170,13 +170,10 @@ fn check_unchanged(plan: &Plan) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// Each file the plan touched, read and parsed outside the index's lock.
 fn reindex(index: &RwLock<Index>, plan: &Plan) {
-    let Ok(mut index) = index.write() else {
-        tracing::warn!("index lock poisoned; not re-indexing edited files");
-        return;
-    };
     for p in touched(plan) {
-        index.refresh_file(&p);
+        agentls_index::refresh_path(index, &p);
     }
 }
 

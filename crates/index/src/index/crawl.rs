@@ -92,7 +92,7 @@ impl Index {
                     Crawled::Parsed(parsed) => {
                         stats.files += 1;
                         stats.lines += u64::from(parsed.lines);
-                        self.insert(parsed);
+                        drop(self.insert(parsed));
                     }
                     Crawled::Skipped => stats.skipped += 1,
                     Crawled::Generated => stats.generated += 1,

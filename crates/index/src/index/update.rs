@@ -4,14 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentls_text::{ReadLimits, read_text_file};
 use lasso::Spur;
 use rustc_hash::FxHashMap;
 use tree_sitter::{InputEdit, Tree};
 
 use super::{DefRec, FileEntry, FileId, Index, LiveTree, Parsed, REVISION, RefRec, count_lines};
 use crate::Language;
-use crate::generated::looks_generated;
 use crate::plain::{PlainFile, is_plain};
 use crate::tags;
 
@@ -108,54 +106,35 @@ impl Index {
     /// Re-reads `path` from disk and re-indexes it, or removes it if it is gone or no
     /// longer readable as text. A path with a live buffer is left alone (the buffer wins).
     /// This is what file-watcher and `didChangeWatchedFiles` events call.
+    /// This holds the index while it reads and parses; [`crate::refresh_path`] does not.
     pub fn refresh_file(&mut self, path: &Path) {
         if is_plain(path) {
             self.refresh_plain(path);
             return;
         }
-        if self
-            .ids
-            .get(path)
-            .is_some_and(|id| self.live.contains_key(id))
-        {
-            return;
-        }
-        let Some(lang) = Language::from_path(path) else {
-            return;
-        };
-        let limits = ReadLimits {
-            max_bytes: self.options.max_file_bytes,
-        };
-        match read_text_file(path, &limits) {
-            Ok(text) if self.options.skip_generated && self.generated(&text) => {
-                self.remove_file(path);
-            }
-            Ok(text) => {
-                if let Some(parsed) = parse_file(path.to_owned(), lang, &text) {
-                    self.insert(parsed);
-                }
-            }
-            Err(err) => {
-                tracing::debug!(%err, "index: refresh dropped file");
-                self.remove_file(path);
-            }
+        if let Some(pending) = self.prepare_refresh(path) {
+            drop(self.commit_refresh(pending.read()));
         }
     }
 
-    /// Whether `text` (read from disk) counts as generated under the options.
-    fn generated(&self, text: &str) -> bool {
-        text.len() as u64 > self.options.generated_bytes || looks_generated(text)
-    }
-
-    /// The buffer of `path` was closed: drop its tree and index the disk version again.
+    /// The buffer of `path` was closed: drop its tree and index the disk version again
+    /// ([`crate::close_path`] reads the disk's version outside the lock).
     pub fn close_file(&mut self, path: &Path) {
-        if let Some(id) = self.ids.get(path) {
-            self.live.remove(id);
-        }
+        drop(self.drop_live(path));
+        self.refresh_file(path);
+    }
+
+    /// Forgets the live buffer of `path` (its tree and text), not yet its symbols: what
+    /// a close does before the disk's version is read. Returns the tree, to drop after
+    /// letting the lock go.
+    pub(super) fn drop_live(&mut self, path: &Path) -> Replaced {
         if let Some(f) = self.plain.get_mut(path) {
             f.live = None;
         }
-        self.refresh_file(path);
+        Replaced {
+            _entry: None,
+            _live: self.ids.get(path).and_then(|id| self.live.remove(id)),
+        }
     }
 
     /// Forgets `path`. Returns whether it was indexed (or followed, for a text file
@@ -185,8 +164,9 @@ impl Index {
         true
     }
 
-    /// Adds a parsed file from disk (no live buffer), interning its names here.
-    pub(super) fn insert(&mut self, parsed: Parsed) {
+    /// Adds a parsed file from disk (no live buffer), interning its names here; returns
+    /// what it replaced.
+    pub(super) fn insert(&mut self, parsed: Parsed) -> Replaced {
         let Parsed {
             path,
             lang,
@@ -220,7 +200,7 @@ impl Index {
             refs,
             old: None,
         };
-        drop(self.install(path, lang, lines, records, None));
+        self.install(path, lang, lines, records, None)
     }
 
     /// Puts a file's records in place of its old ones (moving only the postings of names
