@@ -13,9 +13,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentls_agent::{HeadlessOptions, SessionConfig, Status, ToolSet};
+use agentls_agent::Status;
+use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
 use agentls_local::{DEMO_TASK, LocalProvider, catalog_entry, default_data_dir, installed_path};
-use agentls_model::{CancellationToken, ModelsConfig};
+use agentls_model::CancellationToken;
 
 /// The coder model's weights (`AGENTLS_TEST_GGUF_CODER`, else the fetched catalog
 /// copy), or None after saying (under CI: failing) that `test` has none to run on.
@@ -88,24 +89,35 @@ async fn the_demo_task_lands_its_edit_and_the_stubs_tests_pass() {
             dir.path().join("prefix"),
         )))
         .with_solver(agentls_model::Solver::Pipeline);
-    let options = HeadlessOptions {
-        workspace: ws.clone(),
-        task: DEMO_TASK.into(),
-        model: None,
-        models: ModelsConfig::default(),
-        provider: Some(Arc::new(provider)),
-        tools: ToolSet::default(),
-        // As the demo runs it: the harness runs the tests if the model does not.
-        session: SessionConfig {
-            final_check: agentls_agent::final_check::detect(&ws),
-            ..SessionConfig::default()
+    // Through the session host, as `agentls demo` runs it: no configuration, nothing
+    // recorded or saved; the harness runs the tests if the model does not.
+    let host = Host::new(
+        agentls_host::config::Config::default(),
+        HostOptions {
+            front_end: "demo",
+            record_stats: false,
+            save_sessions: false,
+            embedders: None,
         },
+    );
+    let spec = Spec {
+        workspace: ws.clone(),
+        provider: Some(Arc::new(provider)),
+        final_check: Some(true),
         trajectory_dir: Some(dir.path().join("traj")),
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: Default::default(),
+        ..Spec::default()
     };
-    let outcome = agentls_agent::run_headless(options, |_| {}).await.unwrap();
+    let mut session = host.open(spec, Adapters::default()).await.unwrap();
+    let op = Op::Prompt {
+        text: DEMO_TASK.to_owned(),
+        user_text: None,
+    };
+    let outcome = session
+        .submit(op, |_: &agentls_agent::Event| {})
+        .await
+        .unwrap()
+        .expect("the turn ends with an outcome")
+        .outcome;
     // The stub's tests decide, run as a user would.
     let util = std::fs::read_to_string(ws.join("src/util.rs")).unwrap();
     assert!(!util.contains("todo!()"), "{util}");

@@ -12,7 +12,8 @@ mod common;
 
 use std::path::PathBuf;
 
-use agentls_agent::{Budget, HeadlessOptions, SessionConfig, Status, ToolSet};
+use agentls_agent::Status;
+use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
 use agentls_local::configured::loaded_engines;
 use agentls_local::{catalog_entry, default_data_dir, installed_path};
 use agentls_model::{
@@ -36,16 +37,20 @@ fn smollm2(test: &str) -> Option<PathBuf> {
     path
 }
 
-fn config(path: &std::path::Path) -> ModelsConfig {
+/// Four local models on the same weights, as a config file's `[models]` tables.
+fn models_toml(path: &std::path::Path) -> String {
     agentls_local::register();
     let path = path.display();
-    ModelsConfig::from_toml(&format!(
+    format!(
         "[models.small]\nwire = \"local\"\npath = \"{path}\"\n\n\
          [models.same]\nwire = \"local\"\npath = \"{path}\"\nprofile = {{ max_output = 4 }}\n\n\
          [models.brief]\nwire = \"local\"\npath = \"{path}\"\nprofile = {{ max_output = 48 }}\n\n\
          [models.short]\nwire = \"local\"\npath = \"{path}\"\ncontext = 1024\nthreads = 1\n"
-    ))
-    .unwrap()
+    )
+}
+
+fn config(path: &std::path::Path) -> ModelsConfig {
+    ModelsConfig::from_toml(&models_toml(path)).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -108,37 +113,46 @@ async fn a_headless_run_reaches_the_configured_local_model() {
     };
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("notes.txt"), "The answer is 42.\n").unwrap();
-    let options = HeadlessOptions {
+    // Through the session host, as `agentls run` drives it, on the configured models.
+    let mut config = agentls_host::config::Config::default();
+    let file: toml::Table = toml::from_str(&models_toml(&path)).unwrap();
+    config.models = serde_json::to_value(&file["models"]).unwrap();
+    let host = Host::new(
+        config,
+        HostOptions {
+            front_end: "run",
+            record_stats: false,
+            save_sessions: false,
+            embedders: None,
+        },
+    );
+    let spec = Spec {
         workspace: ws.path().to_path_buf(),
-        task: "What does notes.txt say?".into(),
         // A short answer per step: SmolLM2 may ramble to its limit.
         model: Some("brief".into()),
-        models: config(&path),
-        provider: None,
-        tools: ToolSet::default(),
-        session: SessionConfig {
-            budget: Budget {
-                max_steps: 2,
-                ..Budget::default()
-            },
-            ..SessionConfig::default()
-        },
+        max_steps: Some(2),
         trajectory_dir: Some(ws.path().join(".trajectory")),
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: Default::default(),
+        ..Spec::default()
+    };
+    let mut session = host.open(spec, Adapters::default()).await.unwrap();
+    let op = Op::Prompt {
+        text: "What does notes.txt say?".into(),
+        user_text: None,
     };
     let mut started_on = None;
-    let outcome = agentls_agent::run_headless(options, |ev| {
-        if let Some(line) = agentls_agent::headless::render_event(ev) {
-            eprintln!("{line}");
-        }
-        if let agentls_agent::Event::Status { model, .. } = ev {
-            started_on = Some(model.clone());
-        }
-    })
-    .await
-    .unwrap();
+    let outcome = session
+        .submit(op, |ev: &agentls_agent::Event| {
+            if let Some(line) = agentls_agent::headless::render_event(ev) {
+                eprintln!("{line}");
+            }
+            if let agentls_agent::Event::Status { model, .. } = ev {
+                started_on = Some(model.clone());
+            }
+        })
+        .await
+        .unwrap()
+        .expect("the turn ends with an outcome")
+        .outcome;
     assert_eq!(started_on.as_deref(), Some("brief"));
     assert!(
         !matches!(outcome.status, Status::ProviderError { .. }),
