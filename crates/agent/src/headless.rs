@@ -101,6 +101,27 @@ pub struct HeadlessOptions {
     pub verify: crate::VerifyConfig,
 }
 
+impl HeadlessOptions {
+    /// A run of `task` in `workspace` with everything else at its default: the first
+    /// configured model, the standard tools, the default session, no approver. Callers
+    /// set the fields they need.
+    pub fn new(workspace: impl Into<PathBuf>, task: impl Into<String>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            task: task.into(),
+            model: None,
+            models: ModelsConfig::default(),
+            provider: None,
+            tools: ToolSet::default(),
+            session: SessionConfig::default(),
+            trajectory_dir: None,
+            cancel: CancellationToken::new(),
+            approver: None,
+            verify: crate::VerifyConfig::default(),
+        }
+    }
+}
+
 impl std::fmt::Debug for HeadlessOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HeadlessOptions")

@@ -5,8 +5,8 @@
 
 mod common;
 
-use agentls_agent::{Event, HeadlessOptions, SessionConfig, Status, ToolSet, run_headless};
-use agentls_model::{CancellationToken, ModelProfile, ModelsConfig, WireFormat};
+use agentls_agent::{Event, HeadlessOptions, Status, ToolSet, run_headless};
+use agentls_model::{ModelProfile, ModelsConfig, WireFormat};
 use agentls_testkit::model_server::{ModelServer, Turn};
 use common::{call, provider, workspace};
 use serde_json::{Value, json};
@@ -30,23 +30,13 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
         json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
     ));
     server.push_turn(Turn::text("Fixed."));
-    let options = HeadlessOptions {
-        workspace: ws.path().to_path_buf(),
-        task: "Fix add.".into(),
-        model: None,
-        models: ModelsConfig::default(),
-        provider: Some(provider(
-            &server,
-            WireFormat::OpenaiResponses,
-            ModelProfile::default(),
-        )),
-        tools: ToolSet::default(),
-        session: SessionConfig::default(),
-        trajectory_dir: Some(logs.path().to_path_buf()),
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: Default::default(),
-    };
+    let mut options = HeadlessOptions::new(ws.path().to_path_buf(), "Fix add.");
+    options.provider = Some(provider(
+        &server,
+        WireFormat::OpenaiResponses,
+        ModelProfile::default(),
+    ));
+    options.trajectory_dir = Some(logs.path().to_path_buf());
     let mut events = Vec::new();
     let outcome = run_headless(options, |ev| events.push(ev.clone()))
         .await
@@ -107,19 +97,7 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
 
 #[tokio::test]
 async fn a_missing_workspace_is_an_error_not_a_panic() {
-    let options = HeadlessOptions {
-        workspace: "/definitely/not/here".into(),
-        task: "x".into(),
-        model: None,
-        models: ModelsConfig::default(),
-        provider: None,
-        tools: ToolSet::default(),
-        session: SessionConfig::default(),
-        trajectory_dir: None,
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: Default::default(),
-    };
+    let options = HeadlessOptions::new("/definitely/not/here", "x");
     let err = run_headless(options, |_| {}).await.unwrap_err();
     assert!(err.to_string().contains("not a directory"), "{err}");
 }
@@ -141,23 +119,13 @@ async fn a_trajectory_replays_its_tool_calls_with_the_same_outcomes() {
         json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
     ));
     server.push_turn(Turn::text("Fixed."));
-    let options = HeadlessOptions {
-        workspace: ws.path().to_path_buf(),
-        task: "Fix add.".into(),
-        model: None,
-        models: ModelsConfig::default(),
-        provider: Some(provider(
-            &server,
-            WireFormat::OpenaiChat,
-            ModelProfile::default(),
-        )),
-        tools: ToolSet::default(),
-        session: SessionConfig::default(),
-        trajectory_dir: Some(logs.path().to_path_buf()),
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: Default::default(),
-    };
+    let mut options = HeadlessOptions::new(ws.path().to_path_buf(), "Fix add.");
+    options.provider = Some(provider(
+        &server,
+        WireFormat::OpenaiChat,
+        ModelProfile::default(),
+    ));
+    options.trajectory_dir = Some(logs.path().to_path_buf());
     let outcome = run_headless(options, |_| {}).await.unwrap();
     // Replay on a fresh copy of the original workspace.
     let fresh = workspace();
@@ -204,19 +172,9 @@ async fn long_run(main: &ModelServer, cheap: &ModelServer, models: ModelsConfig)
     for _ in 0..30 {
         cheap.push_turn(Turn::text("Goal: read. Next steps: SUMMARY-BY-CHEAP"));
     }
-    let options = HeadlessOptions {
-        workspace: ws.path().to_path_buf(),
-        task: "Read small.txt many times.".into(),
-        model: Some("main".into()),
-        models,
-        provider: None,
-        tools: ToolSet::default(),
-        session: SessionConfig::default(),
-        trajectory_dir: None,
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: Default::default(),
-    };
+    let mut options = HeadlessOptions::new(ws.path().to_path_buf(), "Read small.txt many times.");
+    options.model = Some("main".into());
+    options.models = models;
     run_headless(options, |_| {}).await.unwrap().status
 }
 

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agentls_agent::solve::{SolveConfig, SolveReport};
-use agentls_agent::{BuildHooks, HeadlessOptions, SessionConfig, Status, ToolSet};
-use agentls_model::{CancellationToken, ModelProfile, ModelsConfig, Solver, WireFormat};
+use agentls_agent::{BuildHooks, HeadlessOptions, SessionConfig, Status};
+use agentls_model::{CancellationToken, ModelProfile, Solver, WireFormat};
 use agentls_testkit::model_server::{ModelServer, Turn};
 use agentls_text::DocUri;
 use agentls_tools::{EditSink, ToolError};
@@ -134,25 +134,18 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
         solver: Solver::Pipeline,
         ..ModelProfile::default()
     };
-    let options = HeadlessOptions {
-        workspace: root.clone(),
-        task: "calc.add returns the wrong result; calc.sub is right. Fix it.".into(),
-        model: None,
-        models: ModelsConfig::default(),
-        provider: Some(provider(&server, WireFormat::OpenaiChat, profile)),
-        tools: ToolSet::default(),
-        session: SessionConfig {
-            solve: SolveConfig {
-                samples: 3,
-                report: Some(tap.clone()),
-                ..SolveConfig::default()
-            },
-            ..SessionConfig::default()
+    let mut options = HeadlessOptions::new(
+        root.clone(),
+        "calc.add returns the wrong result; calc.sub is right. Fix it.",
+    );
+    options.provider = Some(provider(&server, WireFormat::OpenaiChat, profile));
+    options.session = SessionConfig {
+        solve: SolveConfig {
+            samples: 3,
+            report: Some(tap.clone()),
+            ..SolveConfig::default()
         },
-        trajectory_dir: None,
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: Default::default(),
+        ..SessionConfig::default()
     };
     let hooks = BuildHooks {
         context: Some(ctx),
@@ -275,26 +268,16 @@ async fn a_stub_is_filled_in_the_middle_when_a_completer_is_given() {
         solver: Solver::Pipeline,
         ..ModelProfile::default()
     };
-    let options = HeadlessOptions {
-        workspace: root.clone(),
-        task: "Implement add in calc.py.".into(),
-        model: None,
-        models: ModelsConfig::default(),
-        provider: Some(provider(&server, WireFormat::OpenaiChat, profile)),
-        tools: ToolSet::default(),
-        session: SessionConfig {
-            solve: SolveConfig {
-                samples: 2,
-                report: Some(tap.clone()),
-                completer: Some(fim.clone()),
-                ..SolveConfig::default()
-            },
-            ..SessionConfig::default()
+    let mut options = HeadlessOptions::new(root.clone(), "Implement add in calc.py.");
+    options.provider = Some(provider(&server, WireFormat::OpenaiChat, profile));
+    options.session = SessionConfig {
+        solve: SolveConfig {
+            samples: 2,
+            report: Some(tap.clone()),
+            completer: Some(fim.clone()),
+            ..SolveConfig::default()
         },
-        trajectory_dir: None,
-        cancel: CancellationToken::new(),
-        approver: None,
-        verify: Default::default(),
+        ..SessionConfig::default()
     };
     let hooks = BuildHooks {
         context: Some(ctx),

@@ -1129,9 +1129,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.expected, "compute(1);");
-        assert_eq!(c.request.prefix, "    let x = ");
+        // One line before the cursor's, and the cursor's line up to it.
+        assert_eq!(c.request.prefix, "fn f() {\n    let x = ");
         assert_eq!(c.request.suffix, "\n    x\n");
-        assert_eq!(c.before.prefix, "    let x =");
+        assert_eq!(c.before.prefix, "fn f() {\n    let x =");
         assert_eq!(c.before.suffix, c.request.suffix);
         assert_eq!(c.id, format!("p/src/lib.rs@{at}"));
     }
