@@ -11,6 +11,7 @@ mod agent_lsp;
 mod apply_edit;
 mod cli;
 mod completion;
+mod docs_commands;
 mod edit_cli;
 mod eval_cli;
 mod eval_hidden;
