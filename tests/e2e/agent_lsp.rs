@@ -898,10 +898,11 @@ fn titles_at(f: &mut Fixture, range: [u32; 4]) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn helix_gets_the_completion_as_one_completion_item() {
     let settings = json!({ "completion": { "completion_items": true, "model": "fixture" } });
-    let text = "pub fn add(a: i32, b: i32) -> i32 {\n    let s = \n}\n";
+    // The cursor on the body's blank line: a block may follow.
+    let text = "pub fn add(a: i32, b: i32) -> i32 {\n    \n}\n";
     let mut f = setup(helix_caps(), settings, text).await;
     f.model
-        .push_turn(Turn::text("a + b;\n    s\n}\n\nfn more() {}\n"));
+        .push_turn(Turn::text("let s = a + b;\n    s\n}\n\nfn more() {}\n"));
     let answer = f
         .editor
         .client
@@ -909,7 +910,7 @@ async fn helix_gets_the_completion_as_one_completion_item() {
             "textDocument/completion",
             json!({
                 "textDocument": { "uri": f.uri },
-                "position": { "line": 1, "character": 12 },
+                "position": { "line": 1, "character": 4 },
                 "context": { "triggerKind": 1 }
             }),
         )
@@ -918,12 +919,12 @@ async fn helix_gets_the_completion_as_one_completion_item() {
     let items = answer["items"].as_array().unwrap();
     assert_eq!(items.len(), 1, "{answer:#}");
     let item = &items[0];
-    let at = json!({ "line": 1, "character": 12 });
+    let at = json!({ "line": 1, "character": 4 });
     assert_eq!(
         item["textEdit"],
-        json!({ "range": { "start": at, "end": at }, "newText": "a + b;\n    s" })
+        json!({ "range": { "start": at, "end": at }, "newText": "let s = a + b;\n    s" })
     );
-    assert_eq!(item["label"], "a + b; … (+1 lines)");
+    assert_eq!(item["label"], "let s = a + b; … (+1 lines)");
     assert_eq!(item["insertTextFormat"], 1);
     // The fixture's legacy completions endpoint was asked, with the buffer around
     // the cursor.

@@ -99,20 +99,21 @@ pub struct StopRules {
     /// The rest of the cursor's line after the cursor, trimmed: the completion's
     /// first line must not end by repeating it.
     rest_of_line: String,
-    /// Most lines to keep.
+    /// Most lines to keep once the first line opens a block.
     max_lines: usize,
+    /// The cursor's line before the cursor, trimmed: code there means the user is
+    /// finishing that line, and only a first line that opens a block may go on.
+    before: String,
 }
 
 impl StopRules {
     /// Rules for a completion between `prefix` and `suffix`, at most `max_lines`
-    /// lines long; one line when the cursor follows code on its line that does not
-    /// open a block (`let x = |`, `foo(|)`: the user is finishing that line; after
-    /// `{`, `:` or `=>`, or on a blank line, a block may follow).
+    /// lines long; one line when the cursor follows code on its line and that line,
+    /// completed, does not open a block (`let x = |`, `foo(|)`: the user is finishing
+    /// that line; `fn f(a: i32, |` completed as `b: i32) {`, or a blank line, may go on).
     pub fn new(prefix: &str, suffix: &str, max_lines: usize) -> Self {
         let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
-        let before = prefix[line_start..].trim();
-        let opens_block = before.is_empty() || ["{", ":", "=>"].iter().any(|o| before.ends_with(o));
-        let max_lines = if opens_block { max_lines } else { 1 };
+        let before = prefix[line_start..].trim().to_string();
         let block_indent = indent_of(&prefix[line_start..]);
         let rest_of_line = suffix.split('\n').next().unwrap_or("").trim().to_string();
         let suffix_line = suffix
@@ -127,6 +128,18 @@ impl StopRules {
             suffix_line,
             rest_of_line,
             max_lines: max_lines.max(1),
+            before,
+        }
+    }
+
+    /// Most lines for a completion whose first line is `first`.
+    fn line_budget(&self, first: &str) -> usize {
+        let line = format!("{}{}", self.before, first.trim_end());
+        let opens_block = ["{", ":", "=>", "(", "["].iter().any(|o| line.ends_with(o));
+        if self.before.is_empty() || opens_block {
+            self.max_lines
+        } else {
+            1
         }
     }
 
@@ -155,6 +168,8 @@ impl StopRules {
     fn judge(&self, text: &str, at_end: bool) -> Option<usize> {
         let mut offset = 0usize;
         let mut seen_content = false;
+        let first = text.split('\n').next().unwrap_or("");
+        let max_lines = self.line_budget(first);
         for (index, line) in text.split_inclusive('\n').enumerate() {
             let complete = line.ends_with('\n') || at_end;
             let body = line.trim_end_matches(['\n', '\r']);
@@ -164,7 +179,7 @@ impl StopRules {
             // Rules a line's start decides, judged as soon as it shows: a line past
             // the budget, or code indented less than the block.
             if index > 0 {
-                if index >= self.max_lines {
+                if index >= max_lines {
                     return Some(cut_here);
                 }
                 if !trimmed.is_empty() && indent_of(body) < self.block_indent {
@@ -245,6 +260,17 @@ mod tests {
             rules.finish("\n    let x = 1;\n    x\n}"),
             "\n    let x = 1;\n    x"
         );
+    }
+
+    #[test]
+    fn a_first_line_that_opens_a_block_may_go_on() {
+        let rules = StopRules::new("pub fn mul(a: i32, ", "\n", 8);
+        assert_eq!(
+            rules.finish("b: i32) -> i32 {\n    a * b\n}\n"),
+            "b: i32) -> i32 {\n    a * b\n}"
+        );
+        let rules = StopRules::new("    let s = ", "\n}\n", 8);
+        assert_eq!(rules.finish("a + b;\n    s\n"), "a + b;");
     }
 
     #[test]
