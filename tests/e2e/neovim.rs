@@ -2,14 +2,10 @@
 //! action of the server and the agent's edit lands in its buffer through Neovim's own
 //! `workspace/applyEdit`, `$/progress` and `didChange` handling.
 
-use std::collections::HashMap;
-use std::process::Stdio;
-use std::time::Duration;
-
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::json;
 
-use crate::support::{agent_workspace, bin};
+use crate::support::{agent_workspace, run_nvim_script};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn neovim_runs_the_implement_action_and_the_edit_lands_in_its_buffer() {
@@ -29,42 +25,7 @@ async fn neovim_runs_the_implement_action_and_the_edit_lands_in_its_buffer() {
         &model.url(),
         "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n",
     );
-    let out = dir.path().join("out.txt");
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/nvim/code_action.lua");
-    let child = tokio::process::Command::new("nvim")
-        .args(["--headless", "--clean", "-u", "NONE", "-c"])
-        .arg(format!("luafile {}", script.display()))
-        .env("WS", &root)
-        .env("OUT", &out)
-        .env("AGENTLS_BIN", bin())
-        .env("AGENTLS_CONFIG", &config)
-        .env("AGENTLS_EMBEDDER", "none")
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let output = tokio::time::timeout(Duration::from_secs(90), child.wait_with_output())
-        .await
-        .expect("nvim did not finish in 90 s")
-        .unwrap();
-    let results: HashMap<String, String> = std::fs::read_to_string(&out)
-        .unwrap_or_else(|e| {
-            panic!(
-                "nvim wrote no results ({e}); stderr: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        })
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-    eprintln!("nvim results: {results:?}");
+    let results = run_nvim_script("code_action.lua", dir.path(), &root, &config, &[], 90).await;
     assert_eq!(results.get("error"), None, "{results:?}");
     assert!(results.contains_key("action"), "{results:?}");
     assert_eq!(results["action"], "Agent: implement `add`");

@@ -6,15 +6,10 @@
 //! clears it; without ghost text `<Tab>` is a tab. The script: tests/e2e/nvim/complete.lua.
 //! CI installs Neovim; there its absence fails the test.
 
-use std::collections::HashMap;
-use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
-
 use agentls_testkit::model_server::{ModelServer, Turn};
 
 use crate::neovim_typing::nvim_available;
-use crate::support::{agent_workspace, bin};
+use crate::support::{agent_workspace, run_nvim_script};
 
 const LIB_RS: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
 /// What the fixture model completes `pub fn mul(a: i32, ` with.
@@ -40,45 +35,7 @@ async fn the_plugin_shows_ghost_text_and_tab_accepts_it() {
     let mut cfg = std::fs::read_to_string(&config).unwrap();
     cfg.push_str("\n[completion]\nmodel = \"fixture\"\ndebounce_ms = 300\n");
     std::fs::write(&config, cfg).unwrap();
-    let out = dir.path().join("out.txt");
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let child = tokio::process::Command::new("nvim")
-        .args(["--headless", "--clean", "-u", "NONE", "-c"])
-        .arg(format!(
-            "luafile {}",
-            here.join("../tests/e2e/nvim/complete.lua").display()
-        ))
-        .env("WS", &root)
-        .env("OUT", &out)
-        .env("PLUGIN", here.join("../editor-clients/neovim"))
-        .env("AGENTLS_BIN", bin())
-        .env("AGENTLS_CONFIG", &config)
-        .env("AGENTLS_EMBEDDER", "none")
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .expect("nvim did not finish in 120 s")
-        .unwrap();
-    let results: HashMap<String, String> = std::fs::read_to_string(&out)
-        .unwrap_or_else(|e| {
-            panic!(
-                "nvim wrote no results ({e}); stderr: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        })
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-    eprintln!("nvim results: {results:#?}");
+    let results = run_nvim_script("complete.lua", dir.path(), &root, &config, &[], 120).await;
     assert_eq!(results.get("error"), None, "{results:#?}");
     // Neovim 0.11: the plugin's own extmarks, not vim.lsp.inline_completion.
     assert_eq!(results["builtin"], "false");

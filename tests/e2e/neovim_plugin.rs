@@ -5,14 +5,12 @@
 //! absence fails the test.
 
 use std::collections::HashMap;
-use std::process::Stdio;
-use std::time::Duration;
 
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::json;
 
 use crate::neovim_typing::nvim_available;
-use crate::support::{agent_workspace, bin, tool_results};
+use crate::support::{agent_workspace, run_nvim_script, tool_results};
 
 const STUB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n";
 
@@ -32,7 +30,6 @@ async fn the_plugin_chats_reviews_cancels_and_forwards_diagnostics() {
     )
     .unwrap();
     let (results, chat) = run_plugin_script(dir.path(), &root, &config).await;
-    eprintln!("nvim results: {results:#?}");
     assert_eq!(results.get("error"), None, "{results:#?}");
     // Exact edits: versioned documentChanges, no debounce, the agent extension.
     assert_eq!(results["document_changes"], "true");
@@ -100,47 +97,10 @@ async fn run_plugin_script(
     root: &Path,
     config: &Path,
 ) -> (HashMap<String, String>, std::path::PathBuf) {
-    let out = dir.join("out.txt");
     let chat = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/neovim-e2e/chat.txt");
     std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let child = tokio::process::Command::new("nvim")
-        .args(["--headless", "--clean", "-u", "NONE", "-c"])
-        .arg(format!(
-            "luafile {}",
-            here.join("../tests/e2e/nvim/plugin.lua").display()
-        ))
-        .env("WS", root)
-        .env("OUT", &out)
-        .env("CHAT", &chat)
-        .env("PLUGIN", here.join("../editor-clients/neovim"))
-        .env("AGENTLS_BIN", bin())
-        .env("AGENTLS_CONFIG", config)
-        .env("AGENTLS_EMBEDDER", "none")
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let output = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
-        .await
-        .expect("nvim did not finish in 150 s")
-        .unwrap();
-    let results: HashMap<String, String> = std::fs::read_to_string(&out)
-        .unwrap_or_else(|e| {
-            panic!(
-                "nvim wrote no results ({e}); stderr: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        })
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let env = [("CHAT", chat.as_os_str())];
+    let results = run_nvim_script("plugin.lua", dir, root, config, &env, 150).await;
     (results, chat)
 }
 

@@ -209,3 +209,62 @@ pub fn python_module(module: &str, package: &str) -> bool {
     }
     ok
 }
+
+/// Runs `tests/e2e/nvim/SCRIPT` in a headless Neovim against the built binary, as the
+/// plugin scenarios do: the workspace `ws` and the config file in `AGENTLS_CONFIG`,
+/// the plugin's folder in `PLUGIN`, words-only search, Neovim's data, state and cache
+/// under `dir`, plus `env`. The script writes `key=value` lines to `$OUT`; those are
+/// returned. Panics when Neovim runs past `secs` or writes nothing.
+pub async fn run_nvim_script(
+    script: &str,
+    dir: &Path,
+    ws: &Path,
+    config: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+    secs: u64,
+) -> std::collections::HashMap<String, String> {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = dir.join("out.txt");
+    let mut command = tokio::process::Command::new("nvim");
+    command
+        .args(["--headless", "--clean", "-u", "NONE", "-c"])
+        .arg(format!(
+            "luafile {}",
+            here.join("../tests/e2e/nvim").join(script).display()
+        ))
+        .env("WS", ws)
+        .env("OUT", &out)
+        .env("PLUGIN", here.join("../editor-clients/neovim"))
+        .env("AGENTLS_BIN", bin())
+        .env("AGENTLS_CONFIG", config)
+        .env("AGENTLS_EMBEDDER", "none")
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let child = command.spawn().unwrap();
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(secs),
+        child.wait_with_output(),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("nvim did not finish in {secs} s"))
+    .unwrap();
+    let results = std::fs::read_to_string(&out)
+        .unwrap_or_else(|e| {
+            panic!(
+                "nvim wrote no results ({e}); stderr: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    eprintln!("nvim results: {results:#?}");
+    results
+}

@@ -256,10 +256,8 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     let host = Host::new(
         config,
         HostOptions {
-            front_end: "eval",
-            record_stats: false,
-            save_sessions: false,
             embedders: embedder.map(|now| agentls_host::embedding::Tiers { now, later: None }),
+            ..HostOptions::unrecorded("eval")
         },
     );
     let attempts = args.attempts.max(1);

@@ -241,18 +241,11 @@ impl Config {
                 .models()?
                 .completer(name, self.completion.stream, options, env)
                 .map_err(|e| e.message),
-            None => agentls_model::local::completer(&agentls_model::LocalModelSpec {
-                name: DEFAULT_COMPLETION_MODEL.to_owned(),
-                source: agentls_model::LocalSource::Catalog(DEFAULT_COMPLETION_MODEL.to_owned()),
-                threads: None,
-                context: None,
-                flash_attention: None,
-                kv_cache: None,
-                // Ghost text never starts a 491 MB download by itself: the agent's
-                // first use (or `agentls model fetch`) brings the weights.
-                fetch: false,
-                overrides: agentls_model::ProfileOverrides::default(),
-            })
+            // Ghost text never starts a 491 MB download by itself (`catalog` does not
+            // fetch): the agent's first use (or `agentls model fetch`) brings the weights.
+            None => agentls_model::local::completer(&agentls_model::LocalModelSpec::catalog(
+                DEFAULT_COMPLETION_MODEL,
+            ))
             .map_err(|e| e.message),
         }
     }

@@ -44,6 +44,17 @@ impl Default for HostOptions {
 }
 
 impl HostOptions {
+    /// A front end whose turns are measurements or a show, not a user's work
+    /// (`eval`, `demo`): nothing recorded, nothing saved, no embedding models.
+    pub fn unrecorded(front_end: &'static str) -> Self {
+        Self {
+            front_end,
+            record_stats: false,
+            save_sessions: false,
+            embedders: None,
+        }
+    }
+
     /// A front end the user works in (`run`, `acp`): turns recorded, sessions saved,
     /// semantic search by `[semantic]`'s models (with the whole model, the static
     /// vectors first and the whole model taking over), loaded once.

@@ -8,6 +8,7 @@
 //! `query.rs` (everything that reads: symbols, references, outlines, revisions, sizes).
 
 mod crawl;
+mod locks;
 mod names;
 mod query;
 mod refresh;

@@ -113,16 +113,7 @@ pub fn completion_plan(spec: &LocalModelSpec) -> Result<CompletionPlan, ModelErr
 /// [`completion_plan`] for the default catalog model ([`DEFAULT_MODEL`]), in words:
 /// `agentls doctor`'s line.
 pub fn default_completion_plan() -> String {
-    let spec = LocalModelSpec {
-        name: DEFAULT_MODEL.into(),
-        source: LocalSource::Catalog(DEFAULT_MODEL.into()),
-        threads: None,
-        context: None,
-        flash_attention: None,
-        kv_cache: None,
-        fetch: false,
-        overrides: agentls_model::ProfileOverrides::default(),
-    };
+    let spec = LocalModelSpec::catalog(DEFAULT_MODEL);
     match completion_plan(&spec) {
         Ok(plan) => format!("{DEFAULT_MODEL}: {plan}"),
         Err(e) => e.message,

@@ -93,12 +93,7 @@ async fn the_demo_task_lands_its_edit_and_the_stubs_tests_pass() {
     // recorded or saved; the harness runs the tests if the model does not.
     let host = Host::new(
         agentls_host::config::Config::default(),
-        HostOptions {
-            front_end: "demo",
-            record_stats: false,
-            save_sessions: false,
-            embedders: None,
-        },
+        HostOptions::unrecorded("demo"),
     );
     let spec = Spec {
         workspace: ws.clone(),

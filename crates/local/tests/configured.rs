@@ -117,15 +117,7 @@ async fn a_headless_run_reaches_the_configured_local_model() {
     let mut config = agentls_host::config::Config::default();
     let file: toml::Table = toml::from_str(&models_toml(&path)).unwrap();
     config.models = serde_json::to_value(&file["models"]).unwrap();
-    let host = Host::new(
-        config,
-        HostOptions {
-            front_end: "run",
-            record_stats: false,
-            save_sessions: false,
-            embedders: None,
-        },
-    );
+    let host = Host::new(config, HostOptions::unrecorded("run"));
     let spec = Spec {
         workspace: ws.path().to_path_buf(),
         // A short answer per step: SmolLM2 may ramble to its limit.

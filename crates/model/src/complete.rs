@@ -134,8 +134,15 @@ impl StopRules {
 
     /// Most lines for a completion whose first line is `first`.
     fn line_budget(&self, first: &str) -> usize {
-        let line = format!("{}{}", self.before, first.trim_end());
-        let opens_block = ["{", ":", "=>", "(", "["].iter().any(|o| line.ends_with(o));
+        // The completed line's end: the first line's, or the cursor line's when the
+        // first line adds nothing (judged per token: no allocation).
+        let first = first.trim_end();
+        let end = if first.is_empty() {
+            self.before.as_str()
+        } else {
+            first
+        };
+        let opens_block = ["{", ":", "=>", "(", "["].iter().any(|o| end.ends_with(o));
         if self.before.is_empty() || opens_block {
             self.max_lines
         } else {

@@ -358,23 +358,11 @@ impl ModelsConfig {
         mut options: ClientOptions,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Arc<dyn Provider>, ModelError> {
-        let m = self.models.get(name).ok_or_else(|| {
-            let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
-            ModelError::new(
-                ErrorClass::InvalidArguments,
-                format!("unknown model {name:?}; configured: {known:?}"),
-            )
-        })?;
-        m.check(name)?;
+        let m = self.checked(name)?;
         if !m.wire.is_http() {
             return local::provider(&m.local_spec(name)?);
         }
-        if let Some(secs) = m.first_byte_timeout_secs {
-            options.first_byte_timeout = Duration::from_secs(secs);
-        }
-        if let Some(secs) = m.idle_timeout_secs {
-            options.idle_timeout = Duration::from_secs(secs);
-        }
+        m.apply_timeouts(&mut options);
         if let Some(n) = m.max_retries {
             options.retry.max_retries = n;
         }
@@ -391,6 +379,34 @@ impl ModelsConfig {
 }
 
 impl ModelsConfig {
+    /// The configured model `name`, checked ([`ModelConfig::check`]), or an error
+    /// naming the configured ones.
+    fn checked(&self, name: &str) -> Result<&ModelConfig, ModelError> {
+        let m = self.models.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
+            ModelError::new(
+                ErrorClass::InvalidArguments,
+                format!("unknown model {name:?}; configured: {known:?}"),
+            )
+        })?;
+        m.check(name)?;
+        Ok(m)
+    }
+}
+
+impl ModelConfig {
+    /// The model's own timeouts over `options`.
+    fn apply_timeouts(&self, options: &mut ClientOptions) {
+        if let Some(secs) = self.first_byte_timeout_secs {
+            options.first_byte_timeout = Duration::from_secs(secs);
+        }
+        if let Some(secs) = self.idle_timeout_secs {
+            options.idle_timeout = Duration::from_secs(secs);
+        }
+    }
+}
+
+impl ModelsConfig {
     /// A fill-in-the-middle completer for a configured model: the embedded engine's
     /// for a `local` model (blocking while it loads, the first time), an
     /// [`HttpCompleter`] on the OpenAI-compatible `/completions` endpoint for an
@@ -403,14 +419,7 @@ impl ModelsConfig {
         mut options: ClientOptions,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Arc<dyn Completer>, ModelError> {
-        let m = self.models.get(name).ok_or_else(|| {
-            let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
-            ModelError::new(
-                ErrorClass::InvalidArguments,
-                format!("unknown model {name:?}; configured: {known:?}"),
-            )
-        })?;
-        m.check(name)?;
+        let m = self.checked(name)?;
         match m.wire {
             WireFormat::Local => return local::completer(&m.local_spec(name)?),
             WireFormat::Anthropic => {
@@ -424,12 +433,7 @@ impl ModelsConfig {
             }
             WireFormat::OpenaiChat | WireFormat::OpenaiResponses => {}
         }
-        if let Some(secs) = m.first_byte_timeout_secs {
-            options.first_byte_timeout = Duration::from_secs(secs);
-        }
-        if let Some(secs) = m.idle_timeout_secs {
-            options.idle_timeout = Duration::from_secs(secs);
-        }
+        m.apply_timeouts(&mut options);
         let spec = CompleterSpec {
             name: name.to_owned(),
             base_url: m.base_url.clone().unwrap_or_default(),

@@ -74,6 +74,23 @@ pub struct LocalModelSpec {
     pub fetch: bool,
 }
 
+impl LocalModelSpec {
+    /// A catalog model (`qwen2.5-coder-0.5b`) with every setting at its default and
+    /// no fetch on first use.
+    pub fn catalog(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            source: LocalSource::Catalog(name.to_owned()),
+            threads: None,
+            context: None,
+            flash_attention: None,
+            kv_cache: None,
+            overrides: ProfileOverrides::default(),
+            fetch: false,
+        }
+    }
+}
+
 /// How a local model's attention (KV) cache stores keys and values: `kv_cache` in a
 /// `[models.NAME]` table. Quantised entries take half (`q8_0`) or about a third
 /// (`q4_0`) of the memory of `f16`, with a small loss of precision; llama.cpp

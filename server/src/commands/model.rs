@@ -253,12 +253,7 @@ mod with_local {
         // No configuration: the demo runs on the model it fetched, recording nothing.
         let host = Host::new(
             agentls_host::config::Config::default(),
-            HostOptions {
-                front_end: "demo",
-                record_stats: false,
-                save_sessions: false,
-                embedders: None,
-            },
+            HostOptions::unrecorded("demo"),
         );
         let spec = Spec {
             workspace: workspace.clone(),

@@ -5,11 +5,12 @@
 //! on disk again between the read and the swap is read again, under the lock.
 
 use std::path::{Path, PathBuf};
-use std::sync::{PoisonError, RwLock};
+use std::sync::RwLock;
 use std::time::SystemTime;
 
 use agentls_text::{ReadLimits, read_text_file};
 
+use super::locks::{read, write};
 use super::update::{Replaced, parse_file};
 use super::{Index, Parsed};
 use crate::Language;
@@ -75,7 +76,7 @@ impl PendingRefresh {
             }
             Ok(text) => {
                 #[cfg(test)]
-                hook::during_read(&self.path);
+                DURING_READ.fire(&self.path);
                 match parse_file(self.path.clone(), self.lang, &text) {
                     Some(parsed) => Outcome::Parsed(parsed),
                     None => Outcome::Keep,
@@ -141,33 +142,25 @@ impl Index {
     }
 }
 
-fn read_lock(index: &RwLock<Index>) -> std::sync::RwLockReadGuard<'_, Index> {
-    index.read().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn write_lock(index: &RwLock<Index>) -> std::sync::RwLockWriteGuard<'_, Index> {
-    index.write().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// [`Index::refresh_file`] with `index`'s write lock held only to swap the result in:
 /// readers go on answering while the file is read and parsed.
 pub fn refresh_path(index: &RwLock<Index>, path: &Path) {
     if is_plain(path) {
-        write_lock(index).refresh_file(path);
+        write(index).refresh_file(path);
         return;
     }
-    let Some(pending) = read_lock(index).prepare_refresh(path) else {
+    let Some(pending) = read(index).prepare_refresh(path) else {
         return;
     };
     let read = pending.read();
     // The guard goes at the end of this statement; what the commit replaced, after it.
-    let replaced = write_lock(index).commit_refresh(read);
+    let replaced = write(index).commit_refresh(read);
     drop(replaced);
 }
 
 /// [`Index::close_file`] with the disk's version read and parsed outside the lock.
 pub fn close_path(index: &RwLock<Index>, path: &Path) {
-    let replaced = write_lock(index).drop_live(path);
+    let replaced = write(index).drop_live(path);
     drop(replaced);
     refresh_path(index, path);
 }
@@ -176,9 +169,9 @@ pub fn close_path(index: &RwLock<Index>, path: &Path) {
 pub fn apply_events(index: &RwLock<Index>, events: &[FileEvent]) {
     for event in events {
         match event {
-            FileEvent::Removed(_) => write_lock(index).apply_event(event),
+            FileEvent::Removed(_) => write(index).apply_event(event),
             FileEvent::Changed(path) => {
-                if read_lock(index).wants_refresh(path) {
+                if read(index).wants_refresh(path) {
                     refresh_path(index, path);
                 }
             }
@@ -186,33 +179,9 @@ pub fn apply_events(index: &RwLock<Index>, events: &[FileEvent]) {
     }
 }
 
-/// A hook tests use to run code while a disk read is under way, with no lock held.
+/// Runs while a disk read has its text and holds no lock.
 #[cfg(test)]
-pub(crate) mod hook {
-    use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
-
-    type Hook = Box<dyn Fn() + Send>;
-
-    static DURING_READ: Mutex<Vec<(PathBuf, Hook)>> = Mutex::new(Vec::new());
-
-    /// Runs `f` once the next read of `path` has its text (once).
-    pub(crate) fn on_read(path: &Path, f: impl Fn() + Send + 'static) {
-        if let Ok(mut hooks) = DURING_READ.lock() {
-            hooks.push((path.to_owned(), Box::new(f)));
-        }
-    }
-
-    pub(super) fn during_read(path: &Path) {
-        let hook = DURING_READ.lock().ok().and_then(|mut hooks| {
-            let i = hooks.iter().position(|(p, _)| p == path)?;
-            Some(hooks.swap_remove(i).1)
-        });
-        if let Some(f) = hook {
-            f();
-        }
-    }
-}
+pub(crate) static DURING_READ: super::locks::PathHooks = super::locks::PathHooks::new();
 
 #[cfg(test)]
 mod tests {
@@ -229,12 +198,12 @@ mod tests {
         std::fs::write(&path, "def before():\n    pass\n").unwrap();
         let index = Arc::new(RwLock::new(Index::default()));
         refresh_path(&index, &path);
-        assert_eq!(read_lock(&index).definitions("before").len(), 1);
+        assert_eq!(read(&index).definitions("before").len(), 1);
         std::fs::write(&path, "def after():\n    pass\n").unwrap();
         let (started_tx, started) = mpsc::channel();
         let (go, go_rx) = mpsc::channel::<()>();
         let go_rx = std::sync::Mutex::new(go_rx);
-        hook::on_read(&path, move || {
+        DURING_READ.on(&path, move || {
             let _ = started_tx.send(());
             let _ = go_rx.lock().map(|rx| rx.recv());
         });
@@ -252,7 +221,7 @@ mod tests {
         assert!(index.try_write().is_ok(), "the refresh held the write lock");
         go.send(()).unwrap();
         refresher.join().unwrap();
-        let index = read_lock(&index);
+        let index = read(&index);
         assert!(index.definitions("before").is_empty());
         assert_eq!(index.definitions("after").len(), 1);
     }
@@ -289,11 +258,11 @@ mod tests {
         std::fs::write(&saved, "def on_disk():\n    pass\n").unwrap();
         let unsaved = dir.path().join("unsaved.py");
         let index = RwLock::new(Index::default());
-        assert!(write_lock(&index).update_file(&saved, "def typed():\n    pass\n"));
-        assert!(write_lock(&index).update_file(&unsaved, "def draft():\n    pass\n"));
+        assert!(write(&index).update_file(&saved, "def typed():\n    pass\n"));
+        assert!(write(&index).update_file(&unsaved, "def draft():\n    pass\n"));
         close_path(&index, &saved);
         close_path(&index, &unsaved);
-        let index = read_lock(&index);
+        let index = read(&index);
         assert!(!index.is_live(&saved));
         assert_eq!(index.definitions("on_disk").len(), 1);
         assert!(index.definitions("typed").is_empty());

@@ -12,12 +12,13 @@
 //! makes it [`Commit::Stale`].
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, RwLock};
 
 use lasso::{Rodeo, Spur};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 use tree_sitter::Tree;
 
+use super::locks::{read, write};
 use super::update::{OldNames, Records, Replaced, affected_range, diff_edit, distinct};
 use super::{DefRec, Index, LiveTree, RefRec, count_lines};
 use crate::Language;
@@ -325,7 +326,7 @@ impl PendingParse {
     /// changed), else from scratch. Holds no lock. `None` if the parser gave up.
     pub fn parse(self) -> Option<ParsedBuffer> {
         #[cfg(test)]
-        hook::during_parse(&self.path);
+        DURING_PARSE.fire(&self.path);
         let PendingParse {
             path,
             lang,
@@ -391,41 +392,9 @@ pub fn update_buffer(index: &RwLock<Index>, path: &Path, text: Arc<str>, version
     matches!(commit, Commit::Applied(_))
 }
 
-fn read(index: &RwLock<Index>) -> std::sync::RwLockReadGuard<'_, Index> {
-    index.read().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn write(index: &RwLock<Index>) -> std::sync::RwLockWriteGuard<'_, Index> {
-    index.write().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A hook tests use to run code while a parse is under way, with no lock held by it.
+/// Runs when a parse starts, holding no lock.
 #[cfg(test)]
-pub(crate) mod hook {
-    use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
-
-    type Hook = Box<dyn Fn() + Send>;
-
-    static DURING_PARSE: Mutex<Vec<(PathBuf, Hook)>> = Mutex::new(Vec::new());
-
-    /// Runs `f` when a parse of `path` starts (once).
-    pub(crate) fn on_parse(path: &Path, f: impl Fn() + Send + 'static) {
-        if let Ok(mut hooks) = DURING_PARSE.lock() {
-            hooks.push((path.to_owned(), Box::new(f)));
-        }
-    }
-
-    pub(super) fn during_parse(path: &Path) {
-        let hook = DURING_PARSE.lock().ok().and_then(|mut hooks| {
-            let i = hooks.iter().position(|(p, _)| p == path)?;
-            Some(hooks.swap_remove(i).1)
-        });
-        if let Some(f) = hook {
-            f();
-        }
-    }
-}
+pub(crate) static DURING_PARSE: super::locks::PathHooks = super::locks::PathHooks::new();
 
 #[cfg(test)]
 mod tests {
@@ -455,7 +424,7 @@ mod tests {
         let (go, go_rx) = mpsc::channel::<()>();
         let go_rx = std::sync::Mutex::new(go_rx);
         // The parse stops at its start until the reader below is done.
-        hook::on_parse(path, move || {
+        DURING_PARSE.on(path, move || {
             let _ = started_tx.send(());
             let _ = go_rx.lock().map(|rx| rx.recv());
         });
