@@ -529,9 +529,10 @@ impl LspEditSink {
                 repair,
                 intended,
                 applied,
+                typed_into,
             } => {
                 tracing::warn!(
-                    %path, ?applied, ?intended,
+                    %path, ?applied, ?intended, ?typed_into,
                     "the editor applied an edit at stale positions; repairing it"
                 );
                 if depth >= MAX_REPAIRS {
@@ -542,7 +543,8 @@ impl LspEditSink {
                     return Followed::Failed(why);
                 }
                 let latest = journal.latest().clone();
-                let new_text = apply_edits(&latest, &repair).to_string();
+                let repaired = apply_edits(&latest, &repair);
+                let new_text = repaired.to_string();
                 let version = self.state.store.snapshot(uri).map(|s| s.version);
                 let fix = TextChange {
                     path: sent.path.clone(),
@@ -551,7 +553,11 @@ impl LspEditSink {
                     edits: repair,
                     new_text,
                 };
-                match Box::pin(self.resend(uri, fix, depth + 1)).await {
+                let resent = Box::pin(self.resend(uri, fix, depth + 1)).await;
+                if resent.is_ok() && !typed_into.is_empty() {
+                    self.tell_typed_into(&path, &repaired, &typed_into).await;
+                }
+                match resent {
                     Ok(()) => match intended {
                         Some(edits) => {
                             let new_text = apply_edits(&before, &edits).to_string();
@@ -576,18 +582,27 @@ impl LspEditSink {
                     }
                 }
             }
-            Verdict::Tangled { applied } => {
-                let lines: Vec<u32> = applied
-                    .iter()
-                    .map(|e| to_position(&before, e.range.start, self.state.encoding()).line + 1)
-                    .collect();
-                let why = format!(
-                    "{path}: the editor applied the edit at stale positions (line {lines:?}) and the user has typed into it since; it was left as the user has it: read the file and fix it up"
-                );
-                self.state.journals.pause(uri, why.clone());
-                Followed::Failed(why)
-            }
         }
+    }
+
+    /// Tells the user where keys they typed into a misplaced edit were kept: their place
+    /// among the text the repair restored is a guess they should check.
+    async fn tell_typed_into(&self, path: &str, repaired: &ropey::Rope, typed_into: &[usize]) {
+        let lines: Vec<String> = typed_into
+            .iter()
+            .map(|&at| {
+                let line = to_position(repaired, at, self.state.encoding()).line + 1;
+                line.to_string()
+            })
+            .collect();
+        let message = format!(
+            "agentls: your editor applied an agent edit at stale positions in {path} while you typed, and you typed into it; the edit was moved where it was meant and your keys were kept, but check where they stand (line {})",
+            lines.join(", ")
+        );
+        tracing::warn!(%path, ?lines, "the user typed into a misplaced edit");
+        self.client
+            .show_message(lsp::MessageType::WARNING, message)
+            .await;
     }
 
     /// Sends a repair (edits on the text the client last reported) and follows it.

@@ -202,7 +202,7 @@ pub enum Verdict {
     },
     /// It landed at stale positions. `repair` (edits on the latest text) moves it where
     /// it was meant, or takes it out when the user had meanwhile changed the text it was
-    /// meant for (`intended` is then `None`), without touching the user's text.
+    /// meant for (`intended` is then `None`), keeping every char the user typed.
     Misplaced {
         /// Edits on [`Journal::latest`].
         repair: Vec<TextEdit>,
@@ -211,12 +211,10 @@ pub enum Verdict {
         intended: Option<Vec<TextEdit>>,
         /// The literal application, on `state(at)`, for the report.
         applied: Vec<TextEdit>,
-    },
-    /// It landed at stale positions and the user has since typed into what a repair
-    /// would change: no repair keeps all of the user's text.
-    Tangled {
-        /// The literal application, on `state(at)`.
-        applied: Vec<TextEdit>,
+        /// Where (char offsets of the repaired text) the user typed into the misplaced
+        /// text before the repair: the keys are kept, but their place among the text the
+        /// repair restores is a guess the user should check.
+        typed_into: Vec<usize>,
     },
 }
 
@@ -244,14 +242,168 @@ pub fn judge(
     };
     let after = journal.state(end);
     let repair = diff(&after.to_string(), &fixed.to_string());
-    match map_through(&repair, journal.changes(end, journal.len())) {
-        Ok(repair) => Verdict::Misplaced {
-            repair,
-            intended,
-            applied,
-        },
-        Err(_) => Verdict::Tangled { applied },
+    let (repair, typed_into) = carry_through(
+        after.len_chars(),
+        &repair,
+        journal.changes(end, journal.len()),
+    );
+    Verdict::Misplaced {
+        repair,
+        intended,
+        applied,
+        typed_into,
     }
+}
+
+/// A stretch of the text as a repair sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stretch {
+    /// Chars the repair keeps: the user's. `guessed` when they were typed where their
+    /// place among the repair's text cannot be known.
+    Kept { len: usize, guessed: bool },
+    /// `old` chars (the misplaced edit's) the repair replaces by `new`.
+    Swap { old: usize, new: String },
+}
+
+impl Stretch {
+    fn len_mut(&mut self) -> &mut usize {
+        match self {
+            Stretch::Kept { len, .. } | Stretch::Swap { old: len, .. } => len,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Stretch::Kept { len, .. } => *len == 0,
+            Stretch::Swap { old, new } => *old == 0 && new.is_empty(),
+        }
+    }
+}
+
+/// Moves `repair` (sorted, non-overlapping edits on a text of `len` chars) through the
+/// user's later `changes`, which may fall inside the text it replaces: the user typed
+/// into the misplaced edit before its repair could be sent. Every char the user typed
+/// is kept, every char they deleted stays deleted, and the text the repair restores is
+/// never deleted on the strength of a change made where the user could not see it. A
+/// key typed inside the replaced text, or where the repair inserts, goes before the
+/// restored text; those places (char offsets into the repaired text) are returned as
+/// guesses. Where no change touches the repair, this is [`map_through`].
+fn carry_through<'a>(
+    len: usize,
+    repair: &[TextEdit],
+    changes: impl IntoIterator<Item = &'a TextEdit>,
+) -> (Vec<TextEdit>, Vec<usize>) {
+    let kept = |len| Stretch::Kept {
+        len,
+        guessed: false,
+    };
+    let mut stretches = Vec::with_capacity(repair.len() * 2 + 1);
+    let mut pos = 0;
+    for e in repair {
+        if e.range.start > pos {
+            stretches.push(kept(e.range.start - pos));
+        }
+        stretches.push(Stretch::Swap {
+            old: e.range.len(),
+            new: e.new_text.clone(),
+        });
+        pos = e.range.end.max(pos);
+    }
+    if len > pos {
+        stretches.push(kept(len - pos));
+    }
+    stretches.retain(|s| !s.is_empty());
+    for c in changes {
+        delete_from(&mut stretches, c.range.clone());
+        let n = c.new_text.chars().count();
+        if n > 0 {
+            insert_into(&mut stretches, c.range.start, n);
+        }
+    }
+    let mut edits: Vec<TextEdit> = Vec::new();
+    let mut typed_into = Vec::new();
+    let (mut pos, mut out_pos) = (0, 0);
+    for s in &stretches {
+        match s {
+            Stretch::Kept { len, guessed } => {
+                if *guessed {
+                    typed_into.push(out_pos);
+                }
+                pos += len;
+                out_pos += len;
+            }
+            Stretch::Swap { old, new } => {
+                match edits.last_mut() {
+                    // Two swaps meet where the user deleted the chars between them.
+                    Some(last) if last.range.end == pos => {
+                        last.range.end += old;
+                        last.new_text.push_str(new);
+                    }
+                    _ => edits.push(TextEdit::new(pos..pos + old, new.clone())),
+                }
+                pos += old;
+                out_pos += new.chars().count();
+            }
+        }
+    }
+    (edits, typed_into)
+}
+
+/// Takes the chars `range` out of the text `stretches` describe.
+fn delete_from(stretches: &mut Vec<Stretch>, range: std::ops::Range<usize>) {
+    if range.is_empty() {
+        return;
+    }
+    let mut pos = 0;
+    for s in stretches.iter_mut() {
+        let len = s.len_mut();
+        let (start, end) = (pos, pos + *len);
+        *len -= end.min(range.end).saturating_sub(start.max(range.start));
+        pos = end;
+    }
+    stretches.retain(|s| !s.is_empty());
+}
+
+/// Inserts `n` typed chars at `at`.
+fn insert_into(stretches: &mut Vec<Stretch>, at: usize, n: usize) {
+    let mut pos = 0;
+    for i in 0..stretches.len() {
+        let len = *stretches[i].len_mut();
+        if at == pos {
+            // Between two stretches: beside a kept one the place is certain; where the
+            // repair inserts text, the typed chars go before it, a guess.
+            let guessed = matches!(&stretches[i], Stretch::Swap { old: 0, .. });
+            stretches.insert(i, Stretch::Kept { len: n, guessed });
+            return;
+        }
+        if at < pos + len {
+            match &mut stretches[i] {
+                Stretch::Kept { len, .. } => *len += n,
+                Stretch::Swap { old, new } => {
+                    let (head, tail) = (at - pos, *old - (at - pos));
+                    let new = std::mem::take(new);
+                    let parts = [
+                        Stretch::Swap {
+                            old: head,
+                            new: String::new(),
+                        },
+                        Stretch::Kept {
+                            len: n,
+                            guessed: true,
+                        },
+                        Stretch::Swap { old: tail, new },
+                    ];
+                    stretches.splice(i..=i, parts.into_iter().filter(|s| !s.is_empty()));
+                }
+            }
+            return;
+        }
+        pos += len;
+    }
+    stretches.push(Stretch::Kept {
+        len: n,
+        guessed: false,
+    });
 }
 
 /// Whether two edit lists on `text` make the same text.
@@ -364,6 +516,50 @@ mod tests {
     }
 
     #[test]
+    fn a_key_typed_into_the_misplaced_text_is_kept_and_reported() {
+        let base = "fn a() {\n    todo!()\n}\n";
+        let edits = vec![TextEdit::new(13..20, "one")];
+        let (mut j, _) = run(base, &edits, &[TextEdit::new(0..0, "// x\n")]);
+        // The edit replaced `() {` with `one` on the wrong line; the user types right
+        // after that `1` before the repair can be sent.
+        assert_eq!(j.latest().to_string(), "// x\nfn aone\n    todo!()\n}\n");
+        j.push(TextEdit::new(10..10, "Z"));
+        let Sighting::Applied { at, end } = sight(&j, &edits, ENC) else {
+            panic!()
+        };
+        let Verdict::Misplaced {
+            repair, typed_into, ..
+        } = judge(&j, &edits, at, end, ENC)
+        else {
+            panic!()
+        };
+        let fixed = apply_edits(j.latest(), &repair).to_string();
+        assert_eq!(fixed, "// x\nfn aZ() {\n    one\n}\n");
+        assert_eq!(typed_into, vec![9]);
+    }
+
+    #[test]
+    fn a_key_typed_right_after_the_misplaced_text_stays_before_the_next_line() {
+        let base = "fn a() {\n    todo!()\n}\n";
+        let edits = vec![TextEdit::new(13..20, "1")];
+        let (mut j, _) = run(base, &edits, &[TextEdit::new(0..0, "// x\n")]);
+        j.push(TextEdit::new(10..10, "Z"));
+        let Sighting::Applied { at, end } = sight(&j, &edits, ENC) else {
+            panic!()
+        };
+        let Verdict::Misplaced {
+            repair, typed_into, ..
+        } = judge(&j, &edits, at, end, ENC)
+        else {
+            panic!()
+        };
+        // Beside the user's own newline the key's place is certain.
+        let fixed = apply_edits(j.latest(), &repair).to_string();
+        assert_eq!(fixed, "// x\nfn a() {Z\n    1\n}\n");
+        assert!(typed_into.is_empty());
+    }
+
+    #[test]
     fn an_edit_applied_piece_by_piece_is_seen_from_its_start() {
         // A repair: two text edits the client applies last first, so the state between
         // them already holds the second; applying it "again" there changes nothing.
@@ -463,7 +659,7 @@ mod tests {
                     // the state after it.
                     prop_assert_eq!(apply_edits(j.state(at), &landed), j.state(end).clone());
                 }
-                Verdict::Misplaced { repair, intended, .. } => {
+                Verdict::Misplaced { repair, intended, typed_into, .. } => {
                     let fixed = apply_edits(j.latest(), &repair);
                     // The expected text: the user's changes before, the edit where it
                     // was meant (if anywhere), the user's changes after, mapped on.
@@ -476,20 +672,36 @@ mod tests {
                         prop_assert_eq!(mapped.as_ref(), Some(i));
                         prop_assert!(i.iter().zip(&edits).all(|(a, b)| a.new_text == b.new_text));
                     }
+                    let want_len = want.len_chars();
                     // Move the user's later changes onto the repaired text one by one,
                     // the repair moving along with them: an independent transform.
                     let mut fix = diff(&j.state(end).to_string(), &want.to_string());
+                    let mut crossed = false;
                     for c in &user_after {
                         let mut desc = fix.clone();
                         desc.sort_by_key(|e| std::cmp::Reverse(e.range.start));
-                        let moved = map_through(std::slice::from_ref(c), &desc);
-                        prop_assert!(moved.is_ok(), "user change {:?} crosses the repair", c);
-                        want = apply_edits(&want, &moved.unwrap_or_default());
+                        let Ok(moved) = map_through(std::slice::from_ref(c), &desc) else {
+                            crossed = true;
+                            break;
+                        };
+                        want = apply_edits(&want, &moved);
                         fix = map_through(&fix, std::slice::from_ref(c)).unwrap_or_default();
                     }
-                    prop_assert_eq!(fixed.to_string(), want.to_string());
+                    if crossed {
+                        // The user typed into the misplaced text: every key is kept
+                        // (the later changes are insertions of `w` and newlines, which
+                        // no other text holds) and nothing else of theirs is lost.
+                        let typed: usize =
+                            user_after.iter().map(|c| c.new_text.chars().count()).sum();
+                        let ws = |t: &str| t.chars().filter(|&c| c == 'w').count();
+                        let typed_ws: usize = user_after.iter().map(|c| ws(&c.new_text)).sum();
+                        prop_assert_eq!(fixed.len_chars(), want_len + typed);
+                        prop_assert_eq!(ws(&fixed.to_string()), typed_ws);
+                    } else {
+                        prop_assert!(typed_into.is_empty(), "a guess where none was needed");
+                        prop_assert_eq!(fixed.to_string(), want.to_string());
+                    }
                 }
-                Verdict::Tangled { .. } => {}
             }
         }
     }
