@@ -469,7 +469,12 @@ impl LspEditSink {
                 return Followed::Failed(why);
             }
             // The buffer moved without the edit: if it stays quiet, the editor skipped it.
-            let wake = if journal.is_empty() {
+            // Only a versioned edit can be skipped; an unversioned one the editor said it
+            // applied is in a change still on its way (a loaded machine can hold it back
+            // past any quiet spell), so it is waited for until the deadline.
+            let versioned =
+                self.state.client_caps().document_changes && sent.version.is_some_and(|v| v > 0);
+            let wake = if journal.is_empty() || !versioned {
                 deadline
             } else {
                 let last = self
@@ -480,17 +485,8 @@ impl LspEditSink {
                     .max(answered);
                 let skipped_at = last + DROPPED_AFTER;
                 if skipped_at <= now {
-                    let versioned = self.state.client_caps().document_changes
-                        && sent.version.is_some_and(|v| v > 0);
-                    if versioned {
-                        tracing::info!(%path, "the editor skipped a stale edit");
-                        return Followed::Dropped(sent);
-                    }
-                    let why = format!(
-                        "the editor said it applied the edit, but the changes it reported for {path} do not contain it; whether and where it landed is unknown: read the file"
-                    );
-                    self.state.journals.pause(uri, why.clone());
-                    return Followed::Failed(why);
+                    tracing::info!(%path, "the editor skipped a stale edit");
+                    return Followed::Dropped(sent);
                 }
                 skipped_at.min(deadline)
             };

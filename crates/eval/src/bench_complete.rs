@@ -638,6 +638,17 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
     let load_before = load_average();
     let mut results = Vec::with_capacity(cases.len());
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    // A whole run takes many minutes: on a terminal, a bar on stderr says how far it is.
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(cases.len() as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} cases · {elapsed} (~{eta} left)",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     for (i, c) in cases.iter().enumerate() {
         let rules = StopRules::new(&c.request.prefix, &c.request.suffix, options.max_lines);
         let rules_before = StopRules::new(&c.before.prefix, &c.before.suffix, options.max_lines);
@@ -690,6 +701,7 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
             (run_ours()?, r)
         };
         tracing::debug!(case = %c.id, ours = ?o.text, reference = ?r.text, expected = ?c.expected, "case");
+        bar.inc(1);
         results.push(CaseResult {
             id: c.id.clone(),
             lang: c.lang.clone(),
@@ -698,6 +710,7 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
             reference: r,
         });
     }
+    bar.finish_and_clear();
     let header = format!(
         "agentls bench complete: model {model} ({}), threads {}, cores {}, {} cases, windows {} lines before / {} after, max {} tokens; load average {load_before} before, {} after; reference: llama.cpp's infill path called directly (its tokenizer, FIM ids, greedy sampler, prefix cache)",
         path.file_name()
