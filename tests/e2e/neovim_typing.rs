@@ -6,13 +6,12 @@
 //! server's view of the buffer equals Neovim's.
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::time::Duration;
 
 use agentls_testkit::model_server::{ModelServer, Turn};
 use serde_json::json;
 
-use crate::support::{agent_workspace, bin, tool_results};
+use crate::support::{agent_workspace, run_nvim_script, tool_results};
 
 const STUB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    todo!()\n}\n";
 
@@ -92,44 +91,10 @@ async fn nvim(
     env: &[(&str, &str)],
 ) -> (HashMap<String, String>, tempfile::TempDir) {
     let (dir, root, config) = agent_workspace(&model.url(), STUB);
-    let out = dir.path().join("out.txt");
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/nvim/typing.lua");
-    let child = tokio::process::Command::new("nvim")
-        .args(["--headless", "--clean", "-u", "NONE", "-c"])
-        .arg(format!("luafile {}", script.display()))
-        .env("WS", &root)
-        .env("OUT", &out)
-        .env("SETUP", setup)
-        .env("SCENARIO", scenario)
-        .env("AGENTLS_BIN", bin())
-        .env("AGENTLS_CONFIG", &config)
-        .env("AGENTLS_EMBEDDER", "none")
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .expect("nvim did not finish in 120 s")
-        .unwrap();
-    let results: HashMap<String, String> = std::fs::read_to_string(&out)
-        .unwrap_or_else(|e| {
-            panic!(
-                "nvim wrote no results ({e}); stderr: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        })
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let mut all: Vec<(&str, &std::ffi::OsStr)> =
+        vec![("SETUP", setup.as_ref()), ("SCENARIO", scenario.as_ref())];
+    all.extend(env.iter().map(|&(k, v)| (k, v.as_ref())));
+    let results = run_nvim_script("typing.lua", dir.path(), &root, &config, &all, 120).await;
     eprintln!("nvim ({setup}, {scenario}): {results:?}");
     assert_eq!(results.get("error"), None, "{results:?}");
     assert_eq!(results["finished"], "true", "{results:?}");

@@ -515,14 +515,21 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_key_typed_into_the_misplaced_text_is_kept_and_reported() {
-        let base = "fn a() {\n    todo!()\n}\n";
-        let edits = vec![TextEdit::new(13..20, "one")];
-        let (mut j, _) = run(base, &edits, &[TextEdit::new(0..0, "// x\n")]);
-        // The edit replaced `() {` with `one` on the wrong line; the user types right
-        // after that `1` before the repair can be sent.
-        assert_eq!(j.latest().to_string(), "// x\nfn aone\n    todo!()\n}\n");
+    /// `fn a() {…}` with `todo!()` replaced by `new_text`, applied one line too high
+    /// (the user added a line on top), then `Z` typed at char 10 before the repair: the
+    /// repaired text and the places reported as guesses.
+    fn typed_after_a_stale_edit(new_text: &str) -> (String, Vec<usize>) {
+        let edits = vec![TextEdit::new(13..20, new_text)];
+        let (mut j, _) = run(
+            "fn a() {\n    todo!()\n}\n",
+            &edits,
+            &[TextEdit::new(0..0, "// x\n")],
+        );
+        // The edit replaced `() {` on the wrong line.
+        assert_eq!(
+            j.latest().to_string(),
+            format!("// x\nfn a{new_text}\n    todo!()\n}}\n")
+        );
         j.push(TextEdit::new(10..10, "Z"));
         let Sighting::Applied { at, end } = sight(&j, &edits, ENC) else {
             panic!()
@@ -533,28 +540,22 @@ mod tests {
         else {
             panic!()
         };
-        let fixed = apply_edits(j.latest(), &repair).to_string();
+        (apply_edits(j.latest(), &repair).to_string(), typed_into)
+    }
+
+    #[test]
+    fn a_key_typed_into_the_misplaced_text_is_kept_and_reported() {
+        // `Z` lands inside the misplaced `one`.
+        let (fixed, typed_into) = typed_after_a_stale_edit("one");
         assert_eq!(fixed, "// x\nfn aZ() {\n    one\n}\n");
         assert_eq!(typed_into, vec![9]);
     }
 
     #[test]
     fn a_key_typed_right_after_the_misplaced_text_stays_before_the_next_line() {
-        let base = "fn a() {\n    todo!()\n}\n";
-        let edits = vec![TextEdit::new(13..20, "1")];
-        let (mut j, _) = run(base, &edits, &[TextEdit::new(0..0, "// x\n")]);
-        j.push(TextEdit::new(10..10, "Z"));
-        let Sighting::Applied { at, end } = sight(&j, &edits, ENC) else {
-            panic!()
-        };
-        let Verdict::Misplaced {
-            repair, typed_into, ..
-        } = judge(&j, &edits, at, end, ENC)
-        else {
-            panic!()
-        };
-        // Beside the user's own newline the key's place is certain.
-        let fixed = apply_edits(j.latest(), &repair).to_string();
+        // `Z` lands right after the misplaced `1`: beside the user's own newline the
+        // key's place is certain.
+        let (fixed, typed_into) = typed_after_a_stale_edit("1");
         assert_eq!(fixed, "// x\nfn a() {Z\n    1\n}\n");
         assert!(typed_into.is_empty());
     }

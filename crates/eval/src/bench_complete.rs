@@ -638,17 +638,8 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
     let load_before = load_average();
     let mut results = Vec::with_capacity(cases.len());
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    // A whole run takes many minutes: on a terminal, a bar on stderr says how far it is.
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(cases.len() as u64),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} cases · {elapsed} (~{eta} left)",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    // A whole run takes many minutes: on a terminal, a bar says how far it is.
+    let bar = crate::suite::progress_bar(cases.len(), "cases");
     for (i, c) in cases.iter().enumerate() {
         let rules = StopRules::new(&c.request.prefix, &c.request.suffix, options.max_lines);
         let rules_before = StopRules::new(&c.before.prefix, &c.before.suffix, options.max_lines);

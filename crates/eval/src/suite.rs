@@ -283,16 +283,7 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         .collect();
     let several = model_names.len() > 1;
     // On a terminal, a bar on stderr: attempts done, passed, elapsed and left.
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(plan.len() as u64),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} attempts · {msg} · {elapsed} (~{eta} left)",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(plan.len(), "attempts · {msg}");
     bar.set_message("0 passed");
     let runs = plan
         .iter()
@@ -518,4 +509,20 @@ mod tests {
         assert_eq!(names(shard(all(), 3, 3)), ["c"]);
         assert_eq!(names(shard(all(), 1, 1)).len(), 5);
     }
+}
+
+/// A bar on stderr (drawn only on a terminal) for `len` steps: `{bar} {pos}/{len} `,
+/// then `what`, then the time spent and left.
+pub fn progress_bar(len: usize, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(len as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{bar:30}} {{pos}}/{{len}} {what} · {{elapsed}} (~{{eta}} left)"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
 }

@@ -323,18 +323,12 @@ impl Provider for Configured {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentls_model::ProfileOverrides;
 
     fn spec(source: LocalSource) -> LocalModelSpec {
         LocalModelSpec {
             name: "small".into(),
             source,
-            threads: None,
-            context: None,
-            flash_attention: None,
-            kv_cache: None,
-            overrides: ProfileOverrides::default(),
-            fetch: false,
+            ..LocalModelSpec::catalog("small")
         }
     }
 
