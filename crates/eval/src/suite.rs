@@ -487,6 +487,22 @@ fn tail(text: &str, max: usize) -> String {
     chars[chars.len().saturating_sub(max)..].iter().collect()
 }
 
+/// A bar on stderr (drawn only on a terminal) for `len` steps: `{bar} {pos}/{len} `,
+/// then `what`, then the time spent and left.
+pub fn progress_bar(len: usize, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(len as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{bar:30}} {{pos}}/{{len}} {what} · {{elapsed}} (~{{eta}} left)"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,20 +525,4 @@ mod tests {
         assert_eq!(names(shard(all(), 3, 3)), ["c"]);
         assert_eq!(names(shard(all(), 1, 1)).len(), 5);
     }
-}
-
-/// A bar on stderr (drawn only on a terminal) for `len` steps: `{bar} {pos}/{len} `,
-/// then `what`, then the time spent and left.
-pub fn progress_bar(len: usize, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(len as u64),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{{bar:30}} {{pos}}/{{len}} {what} · {{elapsed}} (~{{eta}} left)"
-        ))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar
 }
