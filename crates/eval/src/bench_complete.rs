@@ -26,7 +26,11 @@
 //! makes it, the call from its thread) and llama.cpp called directly
 //! ([`FimReference`]: its tokenizer, FIM ids and greedy sampler, the KV cache kept to
 //! the longest common prefix as its server's `cache_prompt` does), in alternating
-//! order, with the same windows, budget and `StopRules`. Reported per side:
+//! order, with the same windows, budget and `StopRules`. The prompts differ in one
+//! way: the reference reads Qwen's own layout (prefix, suffix, middle), agentls puts
+//! the cursor's line after the middle token and heals its last token (see
+//! `agentls_local::fim`), so a keystroke re-reads a token or two, not the suffix
+//! window; the texts may then differ, and accuracy is compared. Reported per side:
 //! exact match and first-line match, p50/p95 time to the first and to the last token
 //! (from the request), and the ratios.
 //!

@@ -2,10 +2,11 @@
 //! llama.cpp's own infill path driven directly. Its own tokenizer, its own FIM
 //! token ids (`llama_vocab_fim_pre/suf/mid/rep/sep`), its greedy sampler and its
 //! end-of-generation set; the prompt laid out as llama.cpp's server lays out an
-//! infill request (repository and file tokens first, then prefix, suffix, middle) and
+//! infill request whose whole prefix comes as `input_prefix` (repository and file
+//! tokens first, then prefix, suffix, middle: Qwen's own FIM layout, the most accurate
+//! way to ask llama.cpp; agentls lays the cursor's line out otherwise, see `fim`) and
 //! the KV cache kept up to the longest common prefix with the previous prompt, as its
-//! server does with `cache_prompt`. Text is cut with the same [`StopRules`], so the
-//! two differ only by the layer of ours between the request and llama.cpp.
+//! server does with `cache_prompt`. Text is cut with the same [`StopRules`].
 //!
 //! [`LocalCompleter`]: crate::LocalCompleter
 

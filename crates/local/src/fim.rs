@@ -7,20 +7,23 @@
 //! <|repo_name|>workspace\n                      (when there is context and the
 //! <|file_sep|>other/path\n<chunk text>\n         vocabulary has repository tokens)
 //! <|file_sep|>src/lib.rs\n
-//! <|fim_prefix|>prefix<|fim_suffix|>suffix<|fim_middle|>
+//! <|fim_prefix|>lines before the cursor's<|fim_suffix|>suffix<|fim_middle|>cursor line
 //! ```
 //!
-//! Context chunks come first and the prefix before the suffix, so from one keystroke
-//! to the next the engine's KV cache (kept up to the longest common prefix with the
-//! previous prompt) holds the chunks and the prefix up to the cursor: a keystroke
-//! re-reads the last prefix tokens and the suffix window.
+//! Context chunks come first, then the prefix's whole lines and the suffix; the cursor's
+//! line up to the cursor comes after `<|fim_middle|>`, as the start of the answer
+//! ([`split_cursor_line`], llama.cpp's infill `prompt`). From one keystroke to the next
+//! the engine's KV cache (kept up to the longest common prefix with the previous
+//! prompt) holds everything but the line's last tokens: a keystroke on the line
+//! re-reads those alone, not the suffix window.
 //!
-//! Decoding is greedy; it stops at any special token (`<|endoftext|>`, `<|fim_pad|>`,
-//! `<|file_sep|>`…), when [`StopRules::cut`] fires (checked after every token), or at
-//! `max_tokens`; the text returned is [`StopRules::finish`]'s. Cancellation is checked
-//! before every token and between prompt batches, and ends with a `UserAborted`
-//! error. Each completion runs on a thread that ends with it; requests take the
-//! engine in turn, and a superseded one, already cancelled, costs nothing.
+//! Decoding is greedy, with token healing at the cursor ([`heal_last_token`]); it stops
+//! at any special token (`<|endoftext|>`, `<|fim_pad|>`, `<|file_sep|>`…), when
+//! [`StopRules::cut`] fires (checked after every token), or at `max_tokens`; the text
+//! returned is [`StopRules::finish`]'s. Cancellation is checked before every token and
+//! between prompt batches, and ends with a `UserAborted` error. Each completion runs on
+//! a thread that ends with it; requests take the engine in turn, and a superseded one,
+//! already cancelled, costs nothing.
 //!
 //! **Cost control.** A completer either has its own llama.cpp context over the weights
 //! the agent's engine loaded ([`ContextChoice::Own`]: a KV cache of
@@ -35,7 +38,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
-use agentls_model::complete::{Completer, FimAnswer, FimFuture, FimRequest, FimStop, StopRules};
+use agentls_model::complete::{
+    Completer, FimAnswer, FimFuture, FimRequest, FimStop, StopRules, split_cursor_line,
+};
 use agentls_model::{CancellationToken, ErrorClass, ModelError};
 use tokio::sync::oneshot;
 use tracing::debug;
@@ -129,7 +134,8 @@ pub fn fim_prompt(
             prefix = drop_first_lines(prefix);
             suffix = drop_last_lines(suffix);
         } else {
-            // Two lines that do not fit: keep their ends near the cursor.
+            // Two lines that do not fit: keep their ends near the cursor, in the plain
+            // layout (so rare that the keystroke cache does not matter).
             let keep = context.saturating_sub(room) / 2;
             let p = tokenizer.encode(prefix);
             let s = tokenizer.encode(suffix);
@@ -170,11 +176,13 @@ fn render(
             out.extend(tokenizer.encode(&format!("{path}\n")));
         }
     }
+    let (lines, line) = split_cursor_line(prefix);
     out.push(ids.prefix);
-    out.extend(tokenizer.encode(prefix));
+    out.extend(tokenizer.encode(lines));
     out.push(ids.suffix);
     out.extend(tokenizer.encode(suffix));
     out.push(ids.middle);
+    out.extend(tokenizer.encode(line));
     out
 }
 
@@ -203,6 +211,31 @@ fn drop_last_lines(text: &str) -> &str {
     &text[..at]
 }
 
+/// Token healing: takes the prompt's last token off when it is text (the cursor's line
+/// after `<|fim_middle|>`) and returns its bytes, which the first tokens generated must
+/// then spell again ([`heals`]).
+///
+/// The cursor cuts the text anywhere: in a word (`Pron|`), after an indentation. Read
+/// as it is, the line ends in a token the model never saw end a piece of code there
+/// (twelve spaces alone, where code has eleven and then ` let`), and the model goes on
+/// from that odd split (a thirteenth space). Backed off by one token, the model picks
+/// the natural tokens across the cursor.
+fn heal_last_token(tokenizer: &Tokenizer, prompt: &mut Vec<u32>) -> Vec<u8> {
+    match prompt.last() {
+        Some(&last) if !tokenizer.is_special(last) && prompt.len() > 1 => {
+            prompt.pop();
+            tokenizer.token_bytes(last)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a token of `bytes` may come next while `heal` is still to be spelled: it
+/// spells the start of it, or all of it and more.
+fn heals(bytes: &[u8], heal: &[u8]) -> bool {
+    !bytes.is_empty() && (bytes.starts_with(heal) || heal.starts_with(bytes))
+}
+
 /// When a completion's tokens came, from the moment it was asked for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FimTiming {
@@ -227,13 +260,14 @@ pub fn run_fim(
         return Err(ModelError::aborted());
     }
     let max_new = (req.max_tokens.max(1) as usize).min(engine.info.context_length / 2);
-    let prompt = fim_prompt(
+    let mut prompt = fim_prompt(
         &engine.tokenizer,
         ids,
         req,
         engine.info.context_length,
         max_new,
     );
+    let mut heal = heal_last_token(&engine.tokenizer, &mut prompt);
     RUNS.fetch_add(1, Ordering::Relaxed);
     engine.set_interrupt(Some(cancel.clone()));
     let read = engine.prefill(&prompt);
@@ -254,7 +288,15 @@ pub fn run_fim(
         if tokens as usize >= max_new {
             break FimStop::Budget;
         }
-        let Some(token) = sampler.sample(&logits) else {
+        let choice = if heal.is_empty() {
+            sampler.sample(&logits)
+        } else {
+            let tokenizer = &engine.tokenizer;
+            sampler.sample_constrained(&logits, &mut |t| {
+                !tokenizer.is_special(t) && heals(&tokenizer.token_bytes(t), &heal)
+            })
+        };
+        let Some(token) = choice else {
             return Err(ModelError::new(
                 ErrorClass::ProviderError,
                 "local model: no token to choose (non-finite logits)",
@@ -265,7 +307,12 @@ pub fn run_fim(
         if engine.tokenizer.is_special(token) || engine.info.end_ids.contains(&token) {
             break FimStop::EndOfText;
         }
-        text.push_str(&utf8.push(&engine.tokenizer.token_bytes(token)));
+        let mut bytes = engine.tokenizer.token_bytes(token);
+        // The healed bytes were the user's, not the answer's.
+        let healed = heal.len().min(bytes.len());
+        heal.drain(..healed);
+        bytes.drain(..healed);
+        text.push_str(&utf8.push(&bytes));
         if rules.cut(&text).is_some() {
             break FimStop::Rule;
         }
@@ -613,6 +660,18 @@ mod tests {
         let info = "MemTotal:       24000000 kB\nMemAvailable:   1024 kB\n";
         assert_eq!(parse_mem_available(info), Some(1024 * 1024));
         assert_eq!(parse_mem_available("MemTotal: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn a_healing_token_spells_the_cut_token_first() {
+        let heal = b"            ";
+        // Eleven spaces, then a word with its space: the natural split.
+        assert!(heals(b"           ", heal));
+        assert!(heals(b"            let", heal));
+        assert!(!heals(b" let", heal));
+        assert!(!heals(b"", heal));
+        assert!(heals(b"oun", b"o"));
+        assert!(!heals(b"x", b"o"));
     }
 
     #[test]

@@ -104,9 +104,9 @@ async fn a_function_body_is_completed_and_a_keystroke_rereads_little() {
     assert_ne!(first.stop, FimStop::Budget, "{first:?}");
     assert_eq!(completion_runs(), runs + 1);
 
-    // One more character typed: the context, the file's path and the prefix up to
-    // it come from the KV cache; what is read again is the prefix's last token or
-    // two and the (short) suffix window.
+    // One more character typed: the context, the file's path, the prefix's lines and
+    // the suffix come from the KV cache (the cursor's line follows the middle token);
+    // what is read again is the line's last token or two.
     let typed = format!("{prefix}w");
     let rules = StopRules::new(&typed, SUFFIX, 8);
     let second = completer
@@ -119,7 +119,7 @@ async fn a_function_body_is_completed_and_a_keystroke_rereads_little() {
         .unwrap();
     let reread = second.prompt_tokens - second.cached_tokens;
     assert!(
-        second.cached_tokens > 0 && reread <= 30,
+        second.cached_tokens > 0 && reread <= 3,
         "{reread} of {} prompt tokens read again: {second:?}",
         second.prompt_tokens
     );
@@ -208,7 +208,10 @@ fn cancellation_stops_a_completion() {
     let (answer, timing) = completer
         .complete_timed(&request(short, "\n", 16), &rules, CancellationToken::new())
         .unwrap();
-    assert_eq!(answer.text, "x * 2", "{answer:?}");
+    assert!(
+        matches!(answer.text.as_str(), "x * 2" | "2 * x"),
+        "{answer:?}"
+    );
     assert!(timing.first_token.is_some_and(|t| t <= timing.last_token));
 }
 
@@ -241,7 +244,10 @@ fn a_completer_sharing_a_busy_engine_gives_way() {
     let (answer, _) = completer
         .complete_timed(&req, &rules, CancellationToken::new())
         .unwrap();
-    assert_eq!(answer.text, "x * 2", "{answer:?}");
+    assert!(
+        matches!(answer.text.as_str(), "x * 2" | "2 * x"),
+        "{answer:?}"
+    );
     assert_eq!(completion_runs(), runs + 1);
 }
 

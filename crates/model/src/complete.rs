@@ -34,6 +34,19 @@ pub struct FimRequest {
     pub max_tokens: u32,
 }
 
+/// A FIM prefix split at the start of the cursor's line: the whole lines before it,
+/// and the cursor's line up to the cursor.
+///
+/// Prompts put the second part after the middle token, as llama.cpp's infill does with
+/// its `prompt` field (what llama.vim sends there): a keystroke on the line then
+/// changes only the prompt's last tokens, so the KV cache keeps everything before them
+/// (the prefix lines, the suffix) and the keystroke re-reads a token or two instead of
+/// the whole suffix window.
+pub fn split_cursor_line(prefix: &str) -> (&str, &str) {
+    let at = prefix.rfind('\n').map_or(0, |i| i + 1);
+    prefix.split_at(at)
+}
+
 /// A piece of another file given to the model as context.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContextChunk {
@@ -222,6 +235,16 @@ fn indent_of(line: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prefix_splits_at_the_start_of_the_cursor_line() {
+        assert_eq!(
+            split_cursor_line("fn f() {\n    let a = fo"),
+            ("fn f() {\n", "    let a = fo")
+        );
+        assert_eq!(split_cursor_line("x = "), ("", "x = "));
+        assert_eq!(split_cursor_line("a\n"), ("a\n", ""));
+    }
 
     #[test]
     fn a_blank_line_ends_the_completion() {
