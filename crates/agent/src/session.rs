@@ -565,11 +565,17 @@ impl Session {
             status: SessionStatus::Running,
             model: self.provider.name().to_owned(),
         });
+        // Four fifths of the wall-time budget: the rest is the tool loop's, should the
+        // pipeline choose nothing.
+        let mut solve = self.config.solve.clone();
+        if solve.deadline.is_none() {
+            solve.deadline = start.checked_add(self.config.budget.max_wall.mul_f32(0.8));
+        }
         let solved = crate::solve::solve_small(
             &self.provider,
             &self.ctx,
             task,
-            &self.config.solve,
+            &solve,
             self.events.as_ref(),
         )
         .await?;

@@ -238,60 +238,24 @@ impl agentls_model::Completer for FakeFim {
 /// the file: here it passes the tests, lands, and the chat model is never asked.
 #[tokio::test]
 async fn a_stub_is_filled_in_the_middle_when_a_completer_is_given() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 is missing under CI"
-        );
-        eprintln!("SKIPPED: python3 is not installed");
-        return;
-    }
     const STUB: &str = "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    raise NotImplementedError\n";
-    let server = ModelServer::start().await.unwrap();
-    server.push_turn(Turn::text(WRONG));
-    let ws = tempfile::tempdir().unwrap();
-    let root = ws.path().canonicalize().unwrap();
-    std::fs::create_dir(root.join("tests")).unwrap();
-    std::fs::write(root.join("calc.py"), STUB).unwrap();
-    std::fs::write(root.join("tests/test_calc.py"), TESTS).unwrap();
-    let ctx = agentls_agent::workspace_context(&root, &Default::default(), true).await;
     let fim = Arc::new(FakeFim {
         body: "return a + b\n",
         seen: Mutex::default(),
     });
-    let tap: Arc<Mutex<Option<SolveReport>>> = Arc::default();
-    let profile = ModelProfile {
-        solver: Solver::Pipeline,
-        ..ModelProfile::default()
+    let solve = SolveConfig {
+        samples: 2,
+        completer: Some(fim.clone()),
+        ..SolveConfig::default()
     };
-    let mut options = HeadlessOptions::new(root.clone(), "Implement add in calc.py.");
-    options.provider = Some(provider(&server, WireFormat::OpenaiChat, profile));
-    options.session = SessionConfig {
-        solve: SolveConfig {
-            samples: 2,
-            report: Some(tap.clone()),
-            completer: Some(fim.clone()),
-            ..SolveConfig::default()
-        },
-        ..SessionConfig::default()
+    let files = [("calc.py", STUB), ("tests/test_calc.py", TESTS)];
+    let Some((status, report, _, server, ws)) =
+        run_python(&files, "Implement add in calc.py.", &[WRONG], solve).await
+    else {
+        return;
     };
-    let hooks = BuildHooks {
-        context: Some(ctx),
-        ..BuildHooks::default()
-    };
-    let outcome = agentls_agent::run_headless_with(options, hooks, |_| {})
-        .await
-        .unwrap();
-    let report = tap.lock().unwrap().clone().expect("the pipeline ran");
-    assert!(
-        matches!(outcome.status, Status::Done { .. }),
-        "{:?}",
-        outcome.status
-    );
+    let root = ws.path();
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
     assert_eq!(report.chosen, Some(0), "{report:#?}");
     assert!(report.candidates[0].fim, "{report:#?}");
     assert_eq!(report.candidates.len(), 1, "{report:#?}");
@@ -312,4 +276,162 @@ async fn a_stub_is_filled_in_the_middle_when_a_completer_is_given() {
         std::fs::read_to_string(root.join("calc.py")).unwrap(),
         "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n"
     );
+}
+
+/// Counts the plans that reach the editor and the files each one changes.
+struct Plans {
+    inner: Arc<dyn EditSink>,
+    files: Arc<Mutex<Vec<usize>>>,
+}
+
+#[async_trait]
+impl EditSink for Plans {
+    async fn apply(&self, tool: &str, plan: agentls_edit::Plan) -> Result<(), ToolError> {
+        self.files.lock().unwrap().push(plan.changes.len());
+        self.inner.apply(tool, plan).await
+    }
+}
+
+/// Runs `task` through the pipeline (`solve`) over the Python workspace `files`, the
+/// model answering `turns`: the outcome, the report, the files of each plan that
+/// landed, the model's server and the workspace. `None` when python3 is missing
+/// (outside CI).
+async fn run_python(
+    files: &[(&str, &str)],
+    task: &str,
+    turns: &[&str],
+    solve: SolveConfig,
+) -> Option<(
+    Status,
+    SolveReport,
+    Vec<usize>,
+    ModelServer,
+    tempfile::TempDir,
+)> {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 is missing under CI"
+        );
+        eprintln!("SKIPPED: python3 is not installed");
+        return None;
+    }
+    let server = ModelServer::start().await.unwrap();
+    for t in turns {
+        server.push_turn(Turn::text(*t));
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().canonicalize().unwrap();
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let mut ctx = agentls_agent::workspace_context(&root, &Default::default(), true).await;
+    let plans = Arc::new(Mutex::new(Vec::new()));
+    ctx.edits = Arc::new(Plans {
+        inner: ctx.edits.clone(),
+        files: plans.clone(),
+    });
+    let tap: Arc<Mutex<Option<SolveReport>>> = Arc::default();
+    let profile = ModelProfile {
+        solver: Solver::Pipeline,
+        ..ModelProfile::default()
+    };
+    let mut options = HeadlessOptions::new(root.clone(), task);
+    options.provider = Some(provider(&server, WireFormat::OpenaiChat, profile));
+    options.session = SessionConfig {
+        solve: SolveConfig {
+            report: Some(tap.clone()),
+            ..solve
+        },
+        ..SessionConfig::default()
+    };
+    let hooks = BuildHooks {
+        context: Some(ctx),
+        ..BuildHooks::default()
+    };
+    let outcome = agentls_agent::run_headless_with(options, hooks, |_| {})
+        .await
+        .unwrap();
+    let Some(report) = tap.lock().unwrap().clone() else {
+        panic!("the pipeline left no report");
+    };
+    let plans = plans.lock().unwrap().clone();
+    Some((outcome.status, report, plans, server, ws))
+}
+
+const ITEM: &str = "class StockItem:\n    \"\"\"One StockItem on a shelf.\"\"\"\n\n    def __init__(self, name, count):\n        self.name = name\n        self.count = count\n\n\nclass StockItemError(Exception):\n    pass\n\n\ndef stock_item_count(items):\n    return sum(i.count for i in items)\n";
+const SHELF: &str = "from inventory.item import StockItem, StockItemError\n\n\ndef restock(item: StockItem, n):\n    if n < 0:\n        raise StockItemError(item.name)\n    return StockItem(item.name, item.count + n)\n";
+const INVENTORY_TESTS: &str = "import unittest\n\nfrom inventory.item import StockItem, stock_item_count\nfrom inventory.shelf import restock\n\n\nclass T(unittest.TestCase):\n    def test_restock(self):\n        self.assertEqual(restock(StockItem(\"a\", 1), 2).count, 3)\n\n    def test_count(self):\n        self.assertEqual(stock_item_count([StockItem(\"a\", 1), StockItem(\"b\", 2)]), 3)\n";
+
+/// A rename needs no model: every use in every file (code, tests, docstrings, the
+/// camel-case names built on it) changes, the tests still pass, and it lands as one
+/// plan of three files; `stock_item_count` keeps its name.
+#[tokio::test]
+async fn a_rename_spans_files_and_lands_as_one_plan_without_the_model() {
+    let files = [
+        ("inventory/__init__.py", ""),
+        ("inventory/item.py", ITEM),
+        ("inventory/shelf.py", SHELF),
+        ("tests/__init__.py", ""),
+        ("tests/test_inventory.py", INVENTORY_TESTS),
+    ];
+    let Some((status, report, plans, server, ws)) = run_python(
+        &files,
+        "Rename the class StockItem to Product throughout the inventory package and its tests.",
+        &[],
+        SolveConfig::default(),
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert_eq!(plans, vec![3], "one plan of three files");
+    assert!(server.requests().is_empty(), "the model was asked");
+    let root = ws.path();
+    let item = std::fs::read_to_string(root.join("inventory/item.py")).unwrap();
+    assert_eq!(item, ITEM.replace("StockItem", "Product"));
+    assert!(item.contains("def stock_item_count"), "{item}");
+    let tests = std::fs::read_to_string(root.join("tests/test_inventory.py")).unwrap();
+    assert_eq!(tests, INVENTORY_TESTS.replace("StockItem", "Product"));
+    let shelf = std::fs::read_to_string(root.join("inventory/shelf.py")).unwrap();
+    assert!(shelf.contains("raise ProductError(item.name)"), "{shelf}");
+}
+
+/// A rename onto a name already taken breaks a passing test: it is not landed, the
+/// files stay as they were, and the tool loop takes the task.
+#[tokio::test]
+async fn a_rename_that_breaks_a_passing_test_is_not_landed() {
+    const SHAPES: &str =
+        "class Widget:\n    kind = \"widget\"\n\n\nclass Gadget:\n    kind = \"gadget\"\n";
+    const SHAPE_TESTS: &str = "import unittest\n\nfrom shapes import Gadget, Widget\n\n\nclass T(unittest.TestCase):\n    def test_kinds(self):\n        self.assertEqual(Gadget.kind, \"gadget\")\n        self.assertEqual(Widget.kind, \"widget\")\n";
+    let files = [("shapes.py", SHAPES), ("tests/test_shapes.py", SHAPE_TESTS)];
+    let Some((status, report, plans, server, ws)) = run_python(
+        &files,
+        "Rename the class Widget to Gadget.",
+        &["I will not change anything."],
+        SolveConfig::default(),
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(!report.landed, "{report:#?}");
+    assert_eq!(report.chosen, None, "{report:#?}");
+    assert!(!report.candidates[0].passes, "{report:#?}");
+    assert!(plans.is_empty(), "{plans:?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("shapes.py")).unwrap(),
+        SHAPES
+    );
+    // The loop took over and asked the model.
+    assert_eq!(server.remaining_turns(), 0);
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
 }

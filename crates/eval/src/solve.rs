@@ -65,6 +65,9 @@ where
         let ws = scratch.path().join("ws");
         copy(repo, &ws)?;
         std::fs::write(ws.join(&c.path), text)?;
+        for (path, text) in &c.also {
+            std::fs::write(ws.join(path), text)?;
+        }
         if check(ws).await? {
             return Ok(Some(true));
         }

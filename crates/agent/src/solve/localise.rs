@@ -12,9 +12,19 @@ use agentls_text::ReadLimits;
 /// never whole.
 pub const WHOLE_FILE_CHARS: usize = 6_000;
 
-/// Tasks the pipeline does not take: they change names or signatures across files,
-/// which one function's rewrite cannot do.
-const LOOP_WORDS: &[&str] = &["rename", "signature", "parameter", "flag", "--", "option"];
+/// Words of tasks the pipeline does not take: they change names or signatures across
+/// files, or add command-line flags, which one function's rewrite cannot do.
+const LOOP_WORDS: &[&str] = &[
+    "rename",
+    "renamed",
+    "signature",
+    "parameter",
+    "parameters",
+    "flag",
+    "flags",
+    "option",
+    "options",
+];
 
 /// What a candidate replaces.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,11 +104,64 @@ pub fn task_words(task: &str) -> Vec<String> {
     words
 }
 
+/// The files and folders the task forbids changing ("Do not change slug.py", "without
+/// changing src/", "do not change anything under src/"): paths as written, a folder
+/// ending in `/`. Never targets.
+pub fn protected(task: &str) -> Vec<String> {
+    const FORBID: &[&str] = &[
+        "not change",
+        "without changing",
+        "not modify",
+        "without modifying",
+        "not touch",
+        "not edit",
+    ];
+    let lower = task.to_ascii_lowercase();
+    let mut out = Vec::new();
+    for phrase in FORBID {
+        for (at, _) in lower.match_indices(phrase) {
+            let rest = &task[at + phrase.len()..];
+            let path = rest.split_whitespace().take(4).find_map(|w| {
+                let w = w.trim_matches(|c: char| "`'\"(),;:!?".contains(c));
+                let w = w.strip_suffix('.').unwrap_or(w);
+                let file = w.rsplit('/').next().unwrap_or(w);
+                let looks = w.ends_with('/')
+                    || file.rsplit_once('.').is_some_and(|(stem, ext)| {
+                        !stem.is_empty() && (1..=4).contains(&ext.len())
+                    });
+                looks.then(|| w.trim_start_matches("./").to_owned())
+            });
+            out.extend(path);
+        }
+    }
+    out
+}
+
+/// Whether `rel` (below the root) is one of the `protected` paths or under one.
+pub fn is_protected(rel: &Path, protected: &[String]) -> bool {
+    protected.iter().any(|p| match p.strip_suffix('/') {
+        Some(dir) => rel.starts_with(dir),
+        None => rel == Path::new(p),
+    })
+}
+
 /// Whether the task's shape is one the pipeline takes (not a rename, a new flag, a
 /// signature change across callers).
 pub fn pipeline_shape(task: &str) -> bool {
-    let lower = task.to_ascii_lowercase();
-    !LOOP_WORDS.iter().any(|w| lower.contains(w))
+    // A command quoted to run (`node --test test/`) names no flag to add.
+    let prose: String = task
+        .split('`')
+        .enumerate()
+        .filter(|(i, part)| i % 2 == 0 || !part.contains(' '))
+        .map(|(_, part)| part)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let lower = prose.to_ascii_lowercase();
+    let words = lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    let flag = lower
+        .match_indices("--")
+        .any(|(i, _)| lower[i + 2..].starts_with(|c: char| c.is_ascii_alphabetic()));
+    !flag && !words.into_iter().any(|w| LOOP_WORDS.contains(&w))
 }
 
 /// The targets for `task` in the indexed workspace at `root`, best first; empty when
@@ -112,9 +175,11 @@ pub fn localise(
 ) -> Vec<Target> {
     let words = task_words(task);
     let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let protected = protected(task);
     let mut sources: Vec<PathBuf> = index
         .paths()
         .filter(|p| !is_test_file(root, p) && Language::from_path(p).is_some())
+        .filter(|p| !is_protected(p.strip_prefix(root).unwrap_or(p), &protected))
         .map(|p| p.to_path_buf())
         .collect();
     sources.sort();
@@ -157,7 +222,22 @@ pub fn localise(
     }
     scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     let Some((_, best, _, _)) = scored.first().cloned() else {
-        return single_file(root, &sources, store, limits);
+        // No function named: the one source file the task names, else the only one.
+        let named: Vec<PathBuf> = sources
+            .iter()
+            .filter(|p| {
+                p.file_stem()
+                    .is_some_and(|s| lower.contains(&s.to_string_lossy().to_ascii_lowercase()))
+            })
+            .cloned()
+            .collect();
+        let why = if named.len() == 1 {
+            "the task names it"
+        } else {
+            "it is the workspace's only source file"
+        };
+        let pool = if named.len() == 1 { &named } else { &sources };
+        return single_file(root, pool, store, limits, why);
     };
     let path = best.path.to_path_buf();
     let Ok(src) = store.read(&path, limits) else {
@@ -201,12 +281,13 @@ pub fn localise(
         .collect()
 }
 
-/// The workspace's one short source file, when it has only one.
+/// The one short source file of `sources`, when there is only one, whole.
 fn single_file(
     root: &Path,
     sources: &[PathBuf],
     store: &agentls_text::DocumentStore,
     limits: &ReadLimits,
+    why: &str,
 ) -> Vec<Target> {
     let [path] = sources else {
         return Vec::new();
@@ -231,7 +312,7 @@ fn single_file(
         language,
         text,
         scope: Scope::File,
-        why: format!("{shown} is the workspace's only source file"),
+        why: format!("{shown}: {why}"),
     }]
 }
 
@@ -277,7 +358,29 @@ mod tests {
     fn renames_and_flags_go_to_the_loop() {
         assert!(!pipeline_shape("Rename the class Foo to Bar everywhere."));
         assert!(!pipeline_shape("Add a --verbose flag to the CLI."));
+        assert!(!pipeline_shape("Add --since HH:MM to logstat.py."));
         assert!(pipeline_shape("calc.add returns the wrong result. Fix it."));
+        assert!(pipeline_shape(
+            "Implement render in template.js (run `node --test test/`)."
+        ));
+        // Words that merely contain one of the loop's words.
+        assert!(pipeline_shape(
+            "Fix the flagged optionality check in reflag."
+        ));
+    }
+
+    #[test]
+    fn files_the_task_forbids_changing_are_never_targets() {
+        let p = protected(
+            "slug.py has no tests. Write tests in tests/test_slug.py. Do not change slug.py.",
+        );
+        assert_eq!(p, vec!["slug.py"]);
+        let p = protected("Do not change anything under src/ (tests there would not count).");
+        assert_eq!(p, vec!["src/"]);
+        assert!(is_protected(Path::new("src/calendar.rs"), &p));
+        assert!(!is_protected(Path::new("tests/calendar.rs"), &p));
+        assert!(protected("Fix the cause in query.js without changing the test.").is_empty());
+        assert!(protected("calc.add is wrong. Fix it.").is_empty());
     }
 
     #[test]

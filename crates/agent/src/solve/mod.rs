@@ -19,9 +19,11 @@
 //! localisation finds anything; otherwise, or when no candidate is verified, the tool
 //! loop runs as before.
 
+pub mod agreement;
 pub mod generate;
 pub mod localise;
 pub mod pick;
+pub mod rename;
 pub mod verify;
 
 use std::path::Path;
@@ -40,8 +42,13 @@ use verify::{Verdict, Verifier};
 /// How the pipeline samples (`SessionConfig::solve`).
 #[derive(Clone, Debug)]
 pub struct SolveConfig {
-    /// Candidates per target (the first greedy), before the repair round.
+    /// Candidates per target (the first greedy), before the repair round; with a
+    /// `deadline`, the least: sampling goes on while time is left for one more and
+    /// the repair round, up to [`MORE_SAMPLES`] times as many.
     pub samples: usize,
+    /// When the pipeline should be done: the session sets it from its wall-time
+    /// budget, so a small model spends the time it has on more samples.
+    pub deadline: Option<Instant>,
     /// Temperature of every candidate but the first.
     pub temperature: f32,
     /// Seed of the first sampled candidate; the others count up from it. `agentls
@@ -55,10 +62,43 @@ pub struct SolveConfig {
     pub completer: Option<Arc<dyn Completer>>,
 }
 
+/// With a deadline, a target gets at most this many times `samples` candidates.
+pub const MORE_SAMPLES: usize = 4;
+
+impl SolveConfig {
+    /// Hands `report` to whoever asked for it (`report`).
+    fn tap(&self, report: &SolveReport) {
+        if let Some(tap) = &self.report
+            && let Ok(mut slot) = tap.lock()
+        {
+            *slot = Some(report.clone());
+        }
+    }
+
+    /// Whether candidate `i` (0-based) of a target is asked for, `started` being when
+    /// the target's first was: always below `samples`; past it, while the deadline
+    /// leaves time for this one and the two of the repair round, at the pace so far.
+    fn another(&self, i: usize, started: Instant) -> bool {
+        let least = self.samples.max(1);
+        if i < least {
+            return true;
+        }
+        let Some(deadline) = self.deadline else {
+            return false;
+        };
+        if i >= least * MORE_SAMPLES {
+            return false;
+        }
+        let each = started.elapsed() / u32::try_from(i).unwrap_or(u32::MAX);
+        Instant::now() + each * 3 < deadline
+    }
+}
+
 impl Default for SolveConfig {
     fn default() -> Self {
         Self {
             samples: 6,
+            deadline: None,
             temperature: 0.8,
             seed: 1,
             report: None,
@@ -82,6 +122,10 @@ pub struct CandidateReport {
     pub fim: bool,
     /// The file's new text; `None` when the answer changed nothing or had no code.
     pub text: Option<String>,
+    /// The other files the candidate changes, `(path below the root, new text)`: a
+    /// rename spans files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<(String, String)>,
     /// What the checks said, for people.
     pub verdict: String,
     /// It parses and compiles.
@@ -101,6 +145,9 @@ pub struct SolveReport {
     pub baseline: String,
     /// Every candidate, in order.
     pub candidates: Vec<CandidateReport>,
+    /// The model's assertions that told candidates apart, when it was asked for them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<String>,
     /// The chosen candidate's index.
     pub chosen: Option<usize>,
     /// Why it was chosen (or why none was).
@@ -141,7 +188,8 @@ pub struct Solved {
 
 /// Whether a session on `provider` takes the pipeline for `task` first.
 pub fn applies(provider: &dyn Provider, task: &str) -> bool {
-    provider.profile().uses_pipeline() && localise::pipeline_shape(task)
+    provider.profile().uses_pipeline()
+        && (localise::pipeline_shape(task) || !rename::asked(task).is_empty())
 }
 
 /// Progress out through the session's event stream, as one `solve` tool call.
@@ -155,6 +203,37 @@ impl Progress<'_> {
         if let Some(tx) = self.events {
             let _ = tx.send(ev);
         }
+    }
+
+    fn start(&self, arguments: serde_json::Value) {
+        self.send(Event::ToolStarted {
+            id: self.id.clone(),
+            name: "solve".into(),
+            arguments,
+        });
+    }
+
+    /// The last line (the tally, and what landed or why nothing did) and the end of
+    /// the `solve` call.
+    fn finish(&self, report: &SolveReport, landed: bool, started: Instant) {
+        let summary = if landed {
+            format!(
+                "{}; landed candidate {}",
+                report.tally(),
+                report.chosen.map_or(0, |i| i + 1)
+            )
+        } else {
+            format!("{}; nothing chosen: {}", report.tally(), report.reason)
+        };
+        self.line(summary.clone());
+        self.send(Event::ToolFinished {
+            id: self.id.clone(),
+            name: "solve".into(),
+            summary,
+            error: None,
+            failed: !landed,
+            ms: started.elapsed().as_millis() as u64,
+        });
     }
 
     fn line(&self, text: String) {
@@ -176,6 +255,12 @@ pub async fn solve_small(
     config: &SolveConfig,
     events: Option<&EventSender>,
 ) -> Option<Solved> {
+    if let Some(done) = rename::solve(ctx, task, config, events).await {
+        return Some(done);
+    }
+    if !localise::pipeline_shape(task) {
+        return None;
+    }
     let started = Instant::now();
     let targets = {
         let (root, index, store, limits) = (
@@ -207,11 +292,7 @@ pub async fn solve_small(
         .iter()
         .map(|t| format!("{}: {}", t.shown(&ctx.root), t.why))
         .collect();
-    progress.send(Event::ToolStarted {
-        id: progress.id.clone(),
-        name: "solve".into(),
-        arguments: json!({ "targets": shown, "samples": config.samples }),
-    });
+    progress.start(json!({ "targets": shown, "samples": config.samples }));
     let checks = {
         let root = ctx.root.clone();
         tokio::task::spawn_blocking(move || verify::detect(&root))
@@ -231,6 +312,7 @@ pub async fn solve_small(
             ..SolveReport::default()
         },
         texts: Vec::new(),
+        numbers: Vec::new(),
         verdicts: Vec::new(),
         answers: Vec::new(),
         calls: 0,
@@ -249,28 +331,8 @@ pub async fn solve_small(
         }
     }
     let report = run.report.clone();
-    let summary = match &answer {
-        Some(_) => format!(
-            "{}; landed candidate {}",
-            report.tally(),
-            report.chosen.map_or(0, |i| i + 1)
-        ),
-        None => format!("{}; nothing chosen: {}", report.tally(), report.reason),
-    };
-    progress.line(summary.clone());
-    progress.send(Event::ToolFinished {
-        id: progress.id.clone(),
-        name: "solve".into(),
-        summary,
-        error: None,
-        failed: answer.is_none(),
-        ms: started.elapsed().as_millis() as u64,
-    });
-    if let Some(tap) = &config.report
-        && let Ok(mut slot) = tap.lock()
-    {
-        *slot = Some(report.clone());
-    }
+    progress.finish(&report, answer.is_some(), started);
+    config.tap(&report);
     Some(Solved {
         report,
         answer,
@@ -290,6 +352,9 @@ struct Run<'a> {
     report: SolveReport,
     /// The current target's candidate texts, verdicts and raw answers, by index.
     texts: Vec<String>,
+    /// Each text's index in the report's candidates (an answer with no change has
+    /// no text).
+    numbers: Vec<usize>,
     verdicts: Vec<Verdict>,
     answers: Vec<String>,
     calls: u32,
@@ -320,14 +385,16 @@ impl Run<'_> {
         let req = generate::request(root, task, target, tests);
         let first = self.report.candidates.len();
         self.texts.clear();
+        self.numbers.clear();
         self.verdicts.clear();
         self.answers.clear();
         let mut choice = None;
         if self.fim(target, &baseline, first).await {
             choice = pick::pick(&baseline, &self.verdicts, &self.texts);
         }
-        for i in 0..self.config.samples.max(1) {
-            if choice.is_some() {
+        let sampling = Instant::now();
+        for i in 0.. {
+            if choice.is_some() || !self.config.another(i, sampling) {
                 break;
             }
             let sampled = generate::sampled(&req, i, self.config.temperature, self.config.seed);
@@ -341,6 +408,9 @@ impl Run<'_> {
             if self.ctx.cancel.is_cancelled() {
                 return None;
             }
+        }
+        if choice.is_none() && !pick::something_fails(&baseline) {
+            choice = self.agreement(task, target, &baseline).await;
         }
         if choice.is_none() {
             choice = pick::pick(&baseline, &self.verdicts, &self.texts);
@@ -356,7 +426,7 @@ impl Run<'_> {
             };
             return None;
         };
-        let chosen = first + choice.index();
+        let chosen = self.numbers[choice.index()];
         self.report.chosen = Some(chosen);
         self.report.reason = match &choice {
             pick::Choice::Green(_) => format!(
@@ -369,6 +439,13 @@ impl Run<'_> {
                     chosen + 1
                 )
             }
+            pick::Choice::Agreed {
+                size, passed, of, ..
+            } => format!(
+                "nothing failed before; candidate {} and {} other(s) pass the same {passed} of the model's {of} assertions that the code as it was fails, the best agreement",
+                chosen + 1,
+                size - 1
+            ),
         };
         let text = self.texts[choice.index()].clone();
         match land(self.ctx, target, text).await {
@@ -438,16 +515,86 @@ impl Run<'_> {
         .await
     }
 
-    /// Asks for one candidate, verifies it and records it; whether it turns a failing
-    /// check green (sampling can stop).
-    async fn candidate(
+    /// Tells apart candidates that pass every check by the model's own assertions
+    /// about the function ([`agreement`]); `None` when it cannot (not a function, a
+    /// language without assertion scripts, fewer than two different safe candidates,
+    /// no assertion, or none passed).
+    async fn agreement(
         &mut self,
-        req: &ChatRequest,
+        task: &str,
         target: &Target,
         baseline: &Verdict,
-        first: usize,
-        repair: bool,
-    ) -> bool {
+    ) -> Option<pick::Choice> {
+        let localise::Scope::Function { name, .. } = &target.scope else {
+            return None;
+        };
+        let safe = pick::safe(baseline, &self.verdicts);
+        let mut distinct: Vec<usize> = Vec::new();
+        for &i in &safe {
+            if !distinct.iter().any(|&j| self.texts[j] == self.texts[i]) {
+                distinct.push(i);
+            }
+        }
+        if !agreement::supported(target.language) || distinct.len() < 2 {
+            return None;
+        }
+        let shown = target.shown(&self.ctx.root);
+        let req = agreement::request(task, target, &shown, name);
+        let answer = self.ask(&req).await;
+        let asserts = agreement::assertions(target.language, &generate::code_of(&answer), name);
+        let command = agreement::command(target.language, &shown, &asserts)?;
+        self.report.assertions.clone_from(&asserts);
+        let verifier = self.verifier;
+        let run = async |text: &str| {
+            let laid = [(target.path.as_path(), text)];
+            verifier
+                .run(&command, &laid)
+                .await
+                .and_then(|r| agreement::outcomes(&r.tail))
+                .unwrap_or_default()
+        };
+        // What the code as it was passes says nothing about the change.
+        let before = run(&target.text).await;
+        let mut ran: Vec<(usize, Vec<bool>)> = Vec::new();
+        for &i in &distinct {
+            if self.ctx.cancel.is_cancelled() {
+                return None;
+            }
+            let outcome = run(&self.texts[i]).await;
+            ran.push((i, agreement::beyond(&outcome, &before)));
+        }
+        // Equal texts pass the same assertions: every safe candidate counts.
+        let results: Vec<(usize, Vec<bool>)> = safe
+            .iter()
+            .filter_map(|&i| {
+                let (_, outcome) = ran.iter().find(|(j, _)| self.texts[*j] == self.texts[i])?;
+                Some((i, outcome.clone()))
+            })
+            .collect();
+        let chosen = agreement::choose(&results);
+        self.progress.line(match chosen {
+            Some((i, size, passed)) => format!(
+                "assertions: the model wrote {}; candidate {} and {} other(s) pass {passed} the code as it was fails",
+                asserts.len(),
+                self.numbers[i] + 1,
+                size - 1
+            ),
+            None => format!(
+                "assertions: the model wrote {}; no candidate passes one the code as it was fails",
+                asserts.len()
+            ),
+        });
+        let (index, size, passed) = chosen?;
+        Some(pick::Choice::Agreed {
+            index,
+            size,
+            passed,
+            of: asserts.len(),
+        })
+    }
+
+    /// One model call, counted; its text (empty when the model failed).
+    async fn ask(&mut self, req: &ChatRequest) -> String {
         let t0 = Instant::now();
         let stream = self.provider.stream(req, self.ctx.cancel.clone());
         let answer = match agentls_model::collect(stream).await {
@@ -464,6 +611,20 @@ impl Run<'_> {
         };
         self.calls += 1;
         self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
+        answer
+    }
+
+    /// Asks for one candidate, verifies it and records it; whether it turns a failing
+    /// check green (sampling can stop).
+    async fn candidate(
+        &mut self,
+        req: &ChatRequest,
+        target: &Target,
+        baseline: &Verdict,
+        first: usize,
+        repair: bool,
+    ) -> bool {
+        let answer = self.ask(req).await;
         let temperature = req.sampling.temperature.unwrap_or(0.0);
         let seed = req.sampling.seed.filter(|_| temperature > 0.0);
         let new = generate::splice(target, &generate::code_of(&answer));
@@ -501,7 +662,11 @@ impl Run<'_> {
             what,
         } = c;
         let n = self.report.candidates.len() - first + 1;
-        let total = self.config.samples.max(1);
+        // Past `samples`, only the deadline knows how many more.
+        let count = match self.config.samples.max(1) {
+            total if n <= total => format!("{n}/{total}"),
+            _ => n.to_string(),
+        };
         let verdict = match &new {
             None => None,
             // The same text twice is checked once.
@@ -527,6 +692,7 @@ impl Run<'_> {
             repair,
             fim: what == "fill-in-the-middle",
             text: new.clone(),
+            also: Vec::new(),
             verdict: phrase.clone(),
             builds: verdict.as_ref().is_some_and(Verdict::builds),
             passes: verdict
@@ -534,12 +700,13 @@ impl Run<'_> {
                 .is_some_and(|v| v.builds() && v.tests.as_ref().is_none_or(|t| t.ok)),
         });
         if let (Some(text), Some(verdict)) = (new, verdict) {
+            self.numbers.push(self.report.candidates.len() - 1);
             self.texts.push(text);
             self.verdicts.push(verdict);
             self.answers.push(answer);
         }
         self.progress.line(format!(
-            "{what} {n}/{total}: {phrase} — {}",
+            "{what} {count}: {phrase} — {}",
             self.report.tally()
         ));
         green
@@ -631,12 +798,55 @@ fn test_files(
 /// session's edit sink (planned against the live buffer, merged with what the user
 /// typed since the pipeline read it, or refused).
 async fn land(ctx: &ToolContext, target: &Target, text: String) -> Result<String, String> {
-    // The pipeline read the file: what it read is the base of the write.
-    ctx.reads.remember(&target.path, target.text.clone());
-    let args = json!({ "path": target.shown(&ctx.root), "content": text });
+    land_files(ctx, vec![(target.path.clone(), target.text.clone(), text)]).await
+}
+
+/// Lands new texts of several files, `(absolute path, text read, new text)`, as one
+/// `write_file` of them all: one plan, one edit.
+async fn land_files(
+    ctx: &ToolContext,
+    files: Vec<(std::path::PathBuf, String, String)>,
+) -> Result<String, String> {
+    let mut writes = Vec::with_capacity(files.len());
+    for (path, read, text) in files {
+        // The pipeline read the file: what it read is the base of the write.
+        ctx.reads.remember(&path, read);
+        let shown = path
+            .strip_prefix(&ctx.root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        writes.push(json!({ "path": shown, "content": text }));
+    }
+    let args = serde_json::Value::Array(writes);
     agentls_tools::WriteFile
         .call(ctx, args)
         .await
         .map(|out| out.summary)
         .map_err(|e| e.message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn more_samples_only_while_the_deadline_leaves_time() {
+        // Six candidates took a minute: ten seconds each.
+        let started = Instant::now().checked_sub(Duration::from_secs(60)).unwrap();
+        let mut c = SolveConfig {
+            samples: 6,
+            ..SolveConfig::default()
+        };
+        assert!(c.another(5, started));
+        assert!(!c.another(6, started), "no deadline: `samples` exactly");
+        // Room for one more and the repair round (30 s), up to four times `samples`.
+        c.deadline = Some(Instant::now() + Duration::from_secs(100));
+        assert!(c.another(6, started));
+        assert!(!c.another(6 * MORE_SAMPLES, started));
+        c.deadline = Some(Instant::now() + Duration::from_secs(20));
+        assert!(!c.another(6, started));
+        assert!(c.another(0, started), "the least is always asked for");
+    }
 }

@@ -20,13 +20,27 @@ pub enum Choice {
         /// How many safe candidates there were.
         of: usize,
     },
+    /// Nothing failed before; the model's own assertions about the function split the
+    /// candidates ([`super::agreement`]), and this one's group scored best.
+    Agreed {
+        /// The chosen candidate.
+        index: usize,
+        /// How many candidates pass the same assertions.
+        size: usize,
+        /// How many assertions they pass.
+        passed: usize,
+        /// How many assertions there were.
+        of: usize,
+    },
 }
 
 impl Choice {
     /// The chosen candidate's index.
     pub fn index(&self) -> usize {
         match self {
-            Choice::Green(i) | Choice::Majority { index: i, .. } => *i,
+            Choice::Green(i)
+            | Choice::Majority { index: i, .. }
+            | Choice::Agreed { index: i, .. } => *i,
         }
     }
 }
@@ -39,6 +53,13 @@ pub fn something_fails(baseline: &Verdict) -> bool {
 /// Whether `v` passes every check that ran.
 fn all_green(v: &Verdict) -> bool {
     v.builds() && v.tests.as_ref().is_none_or(|t| t.ok)
+}
+
+/// The candidates that pass every check and break nothing: those a choice may take.
+pub fn safe(baseline: &Verdict, verdicts: &[Verdict]) -> Vec<usize> {
+    (0..verdicts.len())
+        .filter(|&i| all_green(&verdicts[i]) && !breaks(baseline, &verdicts[i]))
+        .collect()
 }
 
 /// Whether `v` fails a check `baseline` passed (or fails more tests than it).
@@ -71,9 +92,7 @@ pub fn pick(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> Optio
     if something_fails(baseline) {
         return None;
     }
-    let safe: Vec<usize> = (0..verdicts.len())
-        .filter(|&i| all_green(&verdicts[i]) && !breaks(baseline, &verdicts[i]))
-        .collect();
+    let safe = safe(baseline, verdicts);
     let key = |i: usize| -> String {
         texts[i]
             .lines()

@@ -119,6 +119,26 @@ fn compile_command(lang: Language, rel: &str) -> Option<String> {
     }
 }
 
+/// The command that imports a Python file as its module (below the root), where its
+/// name is one: `py_compile` passes `def f(x: List[int])` without the import of
+/// `List`, loading it does not. An endless loop at import is cut after 10 s.
+fn load_command(lang: Language, rel: &str) -> Option<String> {
+    if lang != Language::Python {
+        return None;
+    }
+    let module = rel.strip_suffix(".py")?.replace('/', ".");
+    let module = module.strip_suffix(".__init__").unwrap_or(&module);
+    if !module
+        .split('.')
+        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return None;
+    }
+    Some(format!(
+        "python3 -B -c 'import importlib, signal, sys; signal.alarm(10); sys.path.insert(0, \".\"); importlib.import_module(\"{module}\")' < /dev/null"
+    ))
+}
+
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
@@ -270,6 +290,8 @@ pub struct Verifier {
     checks: Checks,
     /// The editor's other buffers, laid under each candidate.
     buffers: Vec<DirtyBuffer>,
+    /// Whether each file as it was loads ([`load_command`]), once asked.
+    loads: tokio::sync::Mutex<Vec<(PathBuf, bool)>>,
     env: Vec<(String, String)>,
     cancel: agentls_model::CancellationToken,
 }
@@ -313,6 +335,7 @@ impl Verifier {
             sandbox,
             checks,
             buffers,
+            loads: tokio::sync::Mutex::default(),
             env,
             cancel,
         }
@@ -340,7 +363,7 @@ impl Verifier {
             .display()
             .to_string();
         if let Some(cmd) = compile_command(lang, &rel)
-            && let Some(ran) = self.run(&cmd, path, text).await
+            && let Some(ran) = self.run(&cmd, &[(path, text)]).await
         {
             verdict.compiles = Some(ran.ok);
             if !ran.ok {
@@ -348,23 +371,68 @@ impl Verifier {
                 return verdict;
             }
         }
+        // A file that does not load fails it only if the file as it was loads (a
+        // script may need its arguments to load at all).
+        if let Some(cmd) = load_command(lang, &rel)
+            && let Some(ran) = self.run(&cmd, &[(path, text)]).await
+            && !ran.ok
+            && self.loaded(path, &cmd).await
+        {
+            verdict.compiles = Some(false);
+            verdict.tests = Some(ran);
+            return verdict;
+        }
         if let Some(cmd) = &self.checks.tests {
-            verdict.tests = self.run(cmd, path, text).await;
+            verdict.tests = self.run(cmd, &[(path, text)]).await;
         }
         verdict
     }
 
-    /// Runs `command` in the sandbox with `text` as `path`'s content; `None` when
-    /// there is no sandbox or it could not run.
-    async fn run(&self, command: &str, path: &Path, text: &str) -> Option<Ran> {
+    /// Whether `path` as it was loads with `command`, asked once.
+    async fn loaded(&self, path: &Path, command: &str) -> bool {
+        let mut loads = self.loads.lock().await;
+        if let Some((_, ok)) = loads.iter().find(|(p, _)| p == path) {
+            return *ok;
+        }
+        let ok = self.run(command, &[]).await.is_some_and(|r| r.ok);
+        loads.push((path.to_path_buf(), ok));
+        ok
+    }
+
+    /// Checks a change of several files at once (`(absolute path, new text)`): each
+    /// file's syntax where its language is known, then the project's tests with all of
+    /// them laid over the workspace.
+    pub async fn verify_files(&self, files: &[(&Path, &str)]) -> Verdict {
+        let syntax_errors = files
+            .iter()
+            .filter_map(|(path, text)| {
+                Language::from_path(path).map(|l| agentls_index::syntax_errors(l, text).len())
+            })
+            .sum();
+        let mut verdict = Verdict {
+            syntax_errors,
+            compiles: None,
+            tests: None,
+        };
+        if syntax_errors == 0
+            && let Some(cmd) = &self.checks.tests
+        {
+            verdict.tests = self.run(cmd, files).await;
+        }
+        verdict
+    }
+
+    /// Runs `command` in the sandbox with `files` (`(path, text)`) laid over the
+    /// workspace; `None` when there is no sandbox or it could not run.
+    pub(super) async fn run(&self, command: &str, files: &[(&Path, &str)]) -> Option<Ran> {
         let sandbox = self.sandbox.as_ref()?;
         let mut buffers: Vec<DirtyBuffer> = self
             .buffers
             .iter()
-            .filter(|b| b.path != path)
+            .filter(|b| !files.iter().any(|(p, _)| b.path.as_path() == *p))
             .cloned()
             .collect();
-        buffers.push(DirtyBuffer::new(path, text));
+        buffers.extend(files.iter().map(|(p, t)| DirtyBuffer::new(*p, *t)));
         let mut req = RunRequest::shell(command.to_owned())
             .buffers(buffers)
             .limits(Limits {
@@ -400,6 +468,44 @@ fn tail(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_files_load_as_their_module() {
+        let cmd = load_command(Language::Python, "pkg/mod.py").unwrap();
+        assert!(cmd.contains("import_module(\"pkg.mod\")"), "{cmd}");
+        let cmd = load_command(Language::Python, "pkg/__init__.py").unwrap();
+        assert!(cmd.contains("import_module(\"pkg\")"), "{cmd}");
+        assert_eq!(load_command(Language::Python, "my-script.py"), None);
+        assert_eq!(load_command(Language::Rust, "src/lib.rs"), None);
+        if std::process::Command::new("python3")
+            .arg("--version")
+            .output()
+            .is_ok()
+        {
+            let dir = tempfile::tempdir().unwrap();
+            let load = |text: &str| {
+                std::fs::write(dir.path().join("seq.py"), text).unwrap();
+                std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(load_command(Language::Python, "seq.py").unwrap())
+                    .current_dir(dir.path())
+                    .status()
+                    .unwrap()
+                    .success()
+            };
+            assert!(load(
+                "def dedupe(items):\n    return list(dict.fromkeys(items))\n"
+            ));
+            assert!(!load(
+                "def dedupe(items: List[int]) -> List[int]:\n    return items\n"
+            ));
+        } else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "python3 is missing under CI"
+            );
+        }
+    }
 
     #[test]
     fn counts_are_read_from_each_runner() {
