@@ -20,230 +20,37 @@
 //! loop runs as before.
 
 pub mod agreement;
+mod config;
 pub mod generate;
+mod land;
 pub mod localise;
 pub mod pick;
+mod progress;
 pub mod rename;
+mod report;
 pub mod verify;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
-use agentls_model::{ChatRequest, Completer, Provider, Usage};
-use agentls_tools::{Tool, ToolContext};
-use serde::Serialize;
+use agentls_model::{ChatRequest, Provider, Usage};
+use agentls_tools::ToolContext;
 use serde_json::json;
 
-use crate::event::{Event, EventSender};
+use crate::event::EventSender;
+use land::land;
 use localise::Target;
+use progress::Progress;
 use verify::{Verdict, Verifier};
 
-/// How the pipeline samples (`SessionConfig::solve`).
-#[derive(Clone, Debug)]
-pub struct SolveConfig {
-    /// Candidates per target (the first greedy), before the repair round; with a
-    /// `deadline`, the least: sampling goes on while time is left for one more and
-    /// the repair round, up to [`MORE_SAMPLES`] times as many.
-    pub samples: usize,
-    /// When the pipeline should be done: the session sets it from its wall-time
-    /// budget, so a small model spends the time it has on more samples.
-    pub deadline: Option<Instant>,
-    /// Temperature of every candidate but the first.
-    pub temperature: f32,
-    /// Seed of the first sampled candidate; the others count up from it. `agentls
-    /// eval --attempts k` gives each attempt its own.
-    pub seed: u64,
-    /// Receives the report of each pipeline run (eval reads coverage from it).
-    pub report: Option<Arc<Mutex<Option<SolveReport>>>>,
-    /// A fill-in-the-middle completer: a stub's first candidate is then its body
-    /// written as the middle of the file ([`generate::fim_request`]), before the
-    /// whole-function samples. `None` (the default): whole functions only.
-    pub completer: Option<Arc<dyn Completer>>,
-}
-
-/// With a deadline, a target gets at most this many times `samples` candidates.
-pub const MORE_SAMPLES: usize = 4;
-
-impl SolveConfig {
-    /// Hands `report` to whoever asked for it (`report`).
-    fn tap(&self, report: &SolveReport) {
-        if let Some(tap) = &self.report
-            && let Ok(mut slot) = tap.lock()
-        {
-            *slot = Some(report.clone());
-        }
-    }
-
-    /// Whether candidate `i` (0-based) of a target is asked for, `started` being when
-    /// the target's first was: always below `samples`; past it, while the deadline
-    /// leaves time for this one and the two of the repair round, at the pace so far.
-    fn another(&self, i: usize, started: Instant) -> bool {
-        let least = self.samples.max(1);
-        if i < least {
-            return true;
-        }
-        let Some(deadline) = self.deadline else {
-            return false;
-        };
-        if i >= least * MORE_SAMPLES {
-            return false;
-        }
-        let each = started.elapsed() / u32::try_from(i).unwrap_or(u32::MAX);
-        Instant::now() + each * 3 < deadline
-    }
-}
-
-impl Default for SolveConfig {
-    fn default() -> Self {
-        Self {
-            samples: 6,
-            deadline: None,
-            temperature: 0.8,
-            seed: 1,
-            report: None,
-            completer: None,
-        }
-    }
-}
-
-/// One candidate as the report keeps it.
-#[derive(Clone, Debug, Serialize)]
-pub struct CandidateReport {
-    /// The file it changes, below the root.
-    pub path: String,
-    /// Its sampling: temperature and seed (`None` for greedy).
-    pub temperature: f32,
-    /// The seed it was sampled with.
-    pub seed: Option<u64>,
-    /// From the repair round.
-    pub repair: bool,
-    /// Written as the middle of the file (fill-in-the-middle), not as a whole function.
-    pub fim: bool,
-    /// The file's new text; `None` when the answer changed nothing or had no code.
-    pub text: Option<String>,
-    /// The other files the candidate changes, `(path below the root, new text)`: a
-    /// rename spans files.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub also: Vec<(String, String)>,
-    /// What the checks said, for people.
-    pub verdict: String,
-    /// It parses and compiles.
-    pub builds: bool,
-    /// Every check that ran passed.
-    pub passes: bool,
-}
-
-/// What a pipeline run did: its targets, every candidate, the pick and why.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct SolveReport {
-    /// Where it looked, and why there.
-    pub targets: Vec<String>,
-    /// The project's test command, if it found one.
-    pub tests: Option<String>,
-    /// What the checks said of the workspace as it was.
-    pub baseline: String,
-    /// Every candidate, in order.
-    pub candidates: Vec<CandidateReport>,
-    /// The model's assertions that told candidates apart, when it was asked for them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub assertions: Vec<String>,
-    /// The chosen candidate's index.
-    pub chosen: Option<usize>,
-    /// Why it was chosen (or why none was).
-    pub reason: String,
-    /// Whether the chosen change landed.
-    pub landed: bool,
-}
-
-impl SolveReport {
-    /// "4/8 candidates compile, 2 pass the tests".
-    pub fn tally(&self) -> String {
-        let n = self.candidates.len();
-        let builds = self.candidates.iter().filter(|c| c.builds).count();
-        let passes = self.candidates.iter().filter(|c| c.passes).count();
-        let what = if self.tests.is_some() {
-            "pass the tests"
-        } else {
-            "pass every check"
-        };
-        format!("{builds}/{n} candidates compile, {passes} {what}")
-    }
-}
-
-/// What [`solve_small`] hands back to the session.
-#[derive(Debug)]
-pub struct Solved {
-    /// The report.
-    pub report: SolveReport,
-    /// The answer for the user (what changed and why), when a change landed.
-    pub answer: Option<String>,
-    /// Model calls made.
-    pub calls: u32,
-    /// Their tokens.
-    pub usage: Usage,
-    /// Time waiting for the model, in ms.
-    pub model_ms: f64,
-}
+pub use config::{MORE_SAMPLES, SolveConfig};
+pub use report::{CandidateReport, SolveReport, Solved};
 
 /// Whether a session on `provider` takes the pipeline for `task` first.
 pub fn applies(provider: &dyn Provider, task: &str) -> bool {
     provider.profile().uses_pipeline()
         && (localise::pipeline_shape(task) || !rename::asked(task).is_empty())
-}
-
-/// Progress out through the session's event stream, as one `solve` tool call.
-struct Progress<'a> {
-    events: Option<&'a EventSender>,
-    id: String,
-}
-
-impl Progress<'_> {
-    fn send(&self, ev: Event) {
-        if let Some(tx) = self.events {
-            let _ = tx.send(ev);
-        }
-    }
-
-    fn start(&self, arguments: serde_json::Value) {
-        self.send(Event::ToolStarted {
-            id: self.id.clone(),
-            name: "solve".into(),
-            arguments,
-        });
-    }
-
-    /// The last line (the tally, and what landed or why nothing did) and the end of
-    /// the `solve` call.
-    fn finish(&self, report: &SolveReport, landed: bool, started: Instant) {
-        let summary = if landed {
-            format!(
-                "{}; landed candidate {}",
-                report.tally(),
-                report.chosen.map_or(0, |i| i + 1)
-            )
-        } else {
-            format!("{}; nothing chosen: {}", report.tally(), report.reason)
-        };
-        self.line(summary.clone());
-        self.send(Event::ToolFinished {
-            id: self.id.clone(),
-            name: "solve".into(),
-            summary,
-            error: None,
-            failed: !landed,
-            ms: started.elapsed().as_millis() as u64,
-        });
-    }
-
-    fn line(&self, text: String) {
-        tracing::info!("solve: {text}");
-        self.send(Event::ToolOutput {
-            id: self.id.clone(),
-            stream: "stdout".into(),
-            text: format!("{text}\n"),
-        });
-    }
 }
 
 /// Solves `task` the pipeline's way; `None` when localisation finds nothing (the
@@ -792,61 +599,4 @@ fn test_files(
         .collect();
     out.sort_by_key(|(_, t)| t.len());
     out
-}
-
-/// Lands `text` as the target file's new content: one `write_file` through the
-/// session's edit sink (planned against the live buffer, merged with what the user
-/// typed since the pipeline read it, or refused).
-async fn land(ctx: &ToolContext, target: &Target, text: String) -> Result<String, String> {
-    land_files(ctx, vec![(target.path.clone(), target.text.clone(), text)]).await
-}
-
-/// Lands new texts of several files, `(absolute path, text read, new text)`, as one
-/// `write_file` of them all: one plan, one edit.
-async fn land_files(
-    ctx: &ToolContext,
-    files: Vec<(std::path::PathBuf, String, String)>,
-) -> Result<String, String> {
-    let mut writes = Vec::with_capacity(files.len());
-    for (path, read, text) in files {
-        // The pipeline read the file: what it read is the base of the write.
-        ctx.reads.remember(&path, read);
-        let shown = path
-            .strip_prefix(&ctx.root)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        writes.push(json!({ "path": shown, "content": text }));
-    }
-    let args = serde_json::Value::Array(writes);
-    agentls_tools::WriteFile
-        .call(ctx, args)
-        .await
-        .map(|out| out.summary)
-        .map_err(|e| e.message)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn more_samples_only_while_the_deadline_leaves_time() {
-        // Six candidates took a minute: ten seconds each.
-        let started = Instant::now().checked_sub(Duration::from_secs(60)).unwrap();
-        let mut c = SolveConfig {
-            samples: 6,
-            ..SolveConfig::default()
-        };
-        assert!(c.another(5, started));
-        assert!(!c.another(6, started), "no deadline: `samples` exactly");
-        // Room for one more and the repair round (30 s), up to four times `samples`.
-        c.deadline = Some(Instant::now() + Duration::from_secs(100));
-        assert!(c.another(6, started));
-        assert!(!c.another(6 * MORE_SAMPLES, started));
-        c.deadline = Some(Instant::now() + Duration::from_secs(20));
-        assert!(!c.another(6, started));
-        assert!(c.another(0, started), "the least is always asked for");
-    }
 }

@@ -10,8 +10,11 @@ use std::time::Instant;
 use agentls_tools::ToolContext;
 use serde_json::json;
 
+use super::config::SolveConfig;
+use super::pick;
+use super::progress::Progress;
+use super::report::{CandidateReport, SolveReport, Solved};
 use super::verify::Verifier;
-use super::{CandidateReport, Progress, SolveConfig, SolveReport, Solved, pick};
 use crate::event::EventSender;
 
 /// One name to change.
@@ -266,7 +269,7 @@ pub(super) async fn solve(
             .into_iter()
             .map(|c| (c.path, c.before, c.after))
             .collect();
-        match super::land_files(ctx, files).await {
+        match super::land::land_files(ctx, files).await {
             Ok(summary) => {
                 report.landed = true;
                 answer = Some(format!(

@@ -1,0 +1,101 @@
+//! How the pipeline samples, and where its report goes (`SessionConfig::solve`).
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use agentls_model::Completer;
+
+use super::report::SolveReport;
+
+/// How the pipeline samples (`SessionConfig::solve`).
+#[derive(Clone, Debug)]
+pub struct SolveConfig {
+    /// Candidates per target (the first greedy), before the repair round; with a
+    /// `deadline`, the least: sampling goes on while time is left for one more and
+    /// the repair round, up to [`MORE_SAMPLES`] times as many.
+    pub samples: usize,
+    /// When the pipeline should be done: the session sets it from its wall-time
+    /// budget, so a small model spends the time it has on more samples.
+    pub deadline: Option<Instant>,
+    /// Temperature of every candidate but the first.
+    pub temperature: f32,
+    /// Seed of the first sampled candidate; the others count up from it. `agentls
+    /// eval --attempts k` gives each attempt its own.
+    pub seed: u64,
+    /// Receives the report of each pipeline run (eval reads coverage from it).
+    pub report: Option<Arc<Mutex<Option<SolveReport>>>>,
+    /// A fill-in-the-middle completer: a stub's first candidate is then its body
+    /// written as the middle of the file ([`generate::fim_request`]), before the
+    /// whole-function samples. `None` (the default): whole functions only.
+    pub completer: Option<Arc<dyn Completer>>,
+}
+
+/// With a deadline, a target gets at most this many times `samples` candidates.
+pub const MORE_SAMPLES: usize = 4;
+
+impl SolveConfig {
+    /// Hands `report` to whoever asked for it (`report`).
+    pub(super) fn tap(&self, report: &SolveReport) {
+        if let Some(tap) = &self.report
+            && let Ok(mut slot) = tap.lock()
+        {
+            *slot = Some(report.clone());
+        }
+    }
+
+    /// Whether candidate `i` (0-based) of a target is asked for, `started` being when
+    /// the target's first was: always below `samples`; past it, while the deadline
+    /// leaves time for this one and the two of the repair round, at the pace so far.
+    pub(super) fn another(&self, i: usize, started: Instant) -> bool {
+        let least = self.samples.max(1);
+        if i < least {
+            return true;
+        }
+        let Some(deadline) = self.deadline else {
+            return false;
+        };
+        if i >= least * MORE_SAMPLES {
+            return false;
+        }
+        let each = started.elapsed() / u32::try_from(i).unwrap_or(u32::MAX);
+        Instant::now() + each * 3 < deadline
+    }
+}
+
+impl Default for SolveConfig {
+    fn default() -> Self {
+        Self {
+            samples: 6,
+            deadline: None,
+            temperature: 0.8,
+            seed: 1,
+            report: None,
+            completer: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn more_samples_only_while_the_deadline_leaves_time() {
+        // Six candidates took a minute: ten seconds each.
+        let started = Instant::now().checked_sub(Duration::from_secs(60)).unwrap();
+        let mut c = SolveConfig {
+            samples: 6,
+            ..SolveConfig::default()
+        };
+        assert!(c.another(5, started));
+        assert!(!c.another(6, started), "no deadline: `samples` exactly");
+        // Room for one more and the repair round (30 s), up to four times `samples`.
+        c.deadline = Some(Instant::now() + Duration::from_secs(100));
+        assert!(c.another(6, started));
+        assert!(!c.another(6 * MORE_SAMPLES, started));
+        c.deadline = Some(Instant::now() + Duration::from_secs(20));
+        assert!(!c.another(6, started));
+        assert!(c.another(0, started), "the least is always asked for");
+    }
+}

@@ -1,0 +1,83 @@
+//! What a pipeline run reports: its targets, every candidate, the pick and why.
+
+use agentls_model::Usage;
+use serde::Serialize;
+
+/// One candidate as the report keeps it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CandidateReport {
+    /// The file it changes, below the root.
+    pub path: String,
+    /// Its sampling: temperature and seed (`None` for greedy).
+    pub temperature: f32,
+    /// The seed it was sampled with.
+    pub seed: Option<u64>,
+    /// From the repair round.
+    pub repair: bool,
+    /// Written as the middle of the file (fill-in-the-middle), not as a whole function.
+    pub fim: bool,
+    /// The file's new text; `None` when the answer changed nothing or had no code.
+    pub text: Option<String>,
+    /// The other files the candidate changes, `(path below the root, new text)`: a
+    /// rename spans files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<(String, String)>,
+    /// What the checks said, for people.
+    pub verdict: String,
+    /// It parses and compiles.
+    pub builds: bool,
+    /// Every check that ran passed.
+    pub passes: bool,
+}
+
+/// What a pipeline run did: its targets, every candidate, the pick and why.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SolveReport {
+    /// Where it looked, and why there.
+    pub targets: Vec<String>,
+    /// The project's test command, if it found one.
+    pub tests: Option<String>,
+    /// What the checks said of the workspace as it was.
+    pub baseline: String,
+    /// Every candidate, in order.
+    pub candidates: Vec<CandidateReport>,
+    /// The model's assertions that told candidates apart, when it was asked for them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<String>,
+    /// The chosen candidate's index.
+    pub chosen: Option<usize>,
+    /// Why it was chosen (or why none was).
+    pub reason: String,
+    /// Whether the chosen change landed.
+    pub landed: bool,
+}
+
+impl SolveReport {
+    /// "4/8 candidates compile, 2 pass the tests".
+    pub fn tally(&self) -> String {
+        let n = self.candidates.len();
+        let builds = self.candidates.iter().filter(|c| c.builds).count();
+        let passes = self.candidates.iter().filter(|c| c.passes).count();
+        let what = if self.tests.is_some() {
+            "pass the tests"
+        } else {
+            "pass every check"
+        };
+        format!("{builds}/{n} candidates compile, {passes} {what}")
+    }
+}
+
+/// What [`solve_small`] hands back to the session.
+#[derive(Debug)]
+pub struct Solved {
+    /// The report.
+    pub report: SolveReport,
+    /// The answer for the user (what changed and why), when a change landed.
+    pub answer: Option<String>,
+    /// Model calls made.
+    pub calls: u32,
+    /// Their tokens.
+    pub usage: Usage,
+    /// Time waiting for the model, in ms.
+    pub model_ms: f64,
+}
