@@ -78,10 +78,7 @@ pub fn command(lang: Language, rel: &str, assertions: &[String]) -> Option<Strin
     let list = serde_json::to_string(assertions).ok()?;
     let script = match lang {
         Language::Python => {
-            let module = rel
-                .strip_suffix(".py")?
-                .trim_start_matches("./")
-                .replace('/', ".");
+            let module = super::verify::python_module(rel)?;
             format!(
                 r#"import importlib, json, signal, sys
 sys.path.insert(0, ".")

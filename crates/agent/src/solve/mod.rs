@@ -91,22 +91,13 @@ pub async fn solve_small(
         tracing::info!("solve: nothing localised; the tool loop takes the task");
         return None;
     }
-    let progress = Progress {
-        events,
-        id: format!("solve-{:x}", fastrand::u32(..)),
-    };
+    let progress = Progress::new(events);
     let shown: Vec<String> = targets
         .iter()
         .map(|t| format!("{}: {}", t.shown(&ctx.root), t.why))
         .collect();
     progress.start(json!({ "targets": shown, "samples": config.samples }));
-    let checks = {
-        let root = ctx.root.clone();
-        tokio::task::spawn_blocking(move || verify::detect(&root))
-            .await
-            .unwrap_or_default()
-    };
-    let verifier = Verifier::new(&ctx.root, checks, ctx.dirty_buffers(), ctx.cancel.clone());
+    let verifier = Verifier::detected(ctx).await;
     let mut run = Run {
         provider,
         ctx,
@@ -502,9 +493,7 @@ impl Run<'_> {
             also: Vec::new(),
             verdict: phrase.clone(),
             builds: verdict.as_ref().is_some_and(Verdict::builds),
-            passes: verdict
-                .as_ref()
-                .is_some_and(|v| v.builds() && v.tests.as_ref().is_none_or(|t| t.ok)),
+            passes: verdict.as_ref().is_some_and(Verdict::passes),
         });
         if let (Some(text), Some(verdict)) = (new, verdict) {
             self.numbers.push(self.report.candidates.len() - 1);

@@ -50,15 +50,10 @@ pub fn something_fails(baseline: &Verdict) -> bool {
     !baseline.builds() || baseline.tests.as_ref().is_some_and(|t| !t.ok)
 }
 
-/// Whether `v` passes every check that ran.
-fn all_green(v: &Verdict) -> bool {
-    v.builds() && v.tests.as_ref().is_none_or(|t| t.ok)
-}
-
 /// The candidates that pass every check and break nothing: those a choice may take.
 pub fn safe(baseline: &Verdict, verdicts: &[Verdict]) -> Vec<usize> {
     (0..verdicts.len())
-        .filter(|&i| all_green(&verdicts[i]) && !breaks(baseline, &verdicts[i]))
+        .filter(|&i| verdicts[i].passes() && !breaks(baseline, &verdicts[i]))
         .collect()
 }
 
@@ -81,7 +76,7 @@ pub fn breaks(baseline: &Verdict, v: &Verdict) -> bool {
 /// Whether candidate `v` is chosen at once: it makes a failing check pass and breaks
 /// nothing.
 pub fn turns_green(baseline: &Verdict, v: &Verdict) -> bool {
-    something_fails(baseline) && all_green(v) && !breaks(baseline, v)
+    something_fails(baseline) && v.passes() && !breaks(baseline, v)
 }
 
 /// The choice among `verdicts` (with the candidates' `texts`), when there is one.

@@ -9,11 +9,19 @@ use super::report::SolveReport;
 
 /// Progress out through the session's event stream, as one `solve` tool call.
 pub(super) struct Progress<'a> {
-    pub(super) events: Option<&'a EventSender>,
-    pub(super) id: String,
+    events: Option<&'a EventSender>,
+    id: String,
 }
 
-impl Progress<'_> {
+impl<'a> Progress<'a> {
+    /// A new `solve` call's progress, sent to `events` when there are any.
+    pub(super) fn new(events: Option<&'a EventSender>) -> Self {
+        Self {
+            events,
+            id: format!("solve-{:x}", fastrand::u32(..)),
+        }
+    }
+
     pub(super) fn send(&self, ev: Event) {
         if let Some(tx) = self.events {
             let _ = tx.send(ev);

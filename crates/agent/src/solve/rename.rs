@@ -212,20 +212,11 @@ pub(super) async fn solve(
         files.len(),
         files.join(", ")
     );
-    let progress = Progress {
-        events,
-        id: format!("solve-{:x}", fastrand::u32(..)),
-    };
+    let progress = Progress::new(events);
     progress.start(json!({ "targets": [target.clone()], "samples": 1 }));
     progress.line(target.clone());
 
-    let checks = {
-        let root = root.clone();
-        tokio::task::spawn_blocking(move || super::verify::detect(&root))
-            .await
-            .unwrap_or_default()
-    };
-    let verifier = Verifier::new(root, checks, ctx.dirty_buffers(), ctx.cancel.clone());
+    let verifier = Verifier::detected(ctx).await;
     let baseline = verifier.verify_files(&[]).await;
     progress.line(format!("the workspace as it is: {}", baseline.phrase()));
     let laid: Vec<(&std::path::Path, &str)> = changes
@@ -253,7 +244,7 @@ pub(super) async fn solve(
         also: texts.collect(),
         verdict: verdict.phrase(),
         builds: verdict.builds(),
-        passes: verdict.builds() && verdict.tests.as_ref().is_none_or(|t| t.ok),
+        passes: verdict.passes(),
     });
     let joined: String = changes.iter().map(|c| c.after.as_str()).collect();
     let choice = pick::pick(&baseline, std::slice::from_ref(&verdict), &[joined]);
@@ -265,16 +256,16 @@ pub(super) async fn solve(
             verdict.phrase(),
             baseline.phrase()
         );
-        let files: Vec<(PathBuf, String, String)> = changes
+        let landing: Vec<(PathBuf, String, String)> = changes
             .into_iter()
             .map(|c| (c.path, c.before, c.after))
             .collect();
-        match super::land::land_files(ctx, files).await {
+        match super::land::land_files(ctx, landing).await {
             Ok(summary) => {
                 report.landed = true;
                 answer = Some(format!(
                     "Renamed {what}: {count} name(s) in {} file(s); {}. {summary}",
-                    report.candidates[0].also.len() + 1,
+                    files.len(),
                     report.reason
                 ));
             }

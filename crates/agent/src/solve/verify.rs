@@ -119,6 +119,23 @@ fn compile_command(lang: Language, rel: &str) -> Option<String> {
     }
 }
 
+/// The dotted module a Python file below the root is imported as (`pkg/mod.py` →
+/// `pkg.mod`, `pkg/__init__.py` → `pkg`); `None` where its path names no module.
+pub fn python_module(rel: &str) -> Option<String> {
+    let module = rel
+        .trim_start_matches("./")
+        .strip_suffix(".py")?
+        .replace('/', ".");
+    let module = module
+        .strip_suffix(".__init__")
+        .unwrap_or(&module)
+        .to_owned();
+    module
+        .split('.')
+        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(module)
+}
+
 /// The command that imports a Python file as its module (below the root), where its
 /// name is one: `py_compile` passes `def f(x: List[int])` without the import of
 /// `List`, loading it does not. An endless loop at import is cut after 10 s.
@@ -126,14 +143,7 @@ fn load_command(lang: Language, rel: &str) -> Option<String> {
     if lang != Language::Python {
         return None;
     }
-    let module = rel.strip_suffix(".py")?.replace('/', ".");
-    let module = module.strip_suffix(".__init__").unwrap_or(&module);
-    if !module
-        .split('.')
-        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    {
-        return None;
-    }
+    let module = python_module(rel)?;
     Some(format!(
         "python3 -B -c 'import importlib, signal, sys; signal.alarm(10); sys.path.insert(0, \".\"); importlib.import_module(\"{module}\")' < /dev/null"
     ))
@@ -192,6 +202,11 @@ impl Verdict {
             Some(r) if looks_like_build_error(&r.tail) => "does not compile".to_owned(),
             Some(_) => "the tests fail".to_owned(),
         }
+    }
+
+    /// Whether it builds and every check that ran passed.
+    pub fn passes(&self) -> bool {
+        self.builds() && self.tests.as_ref().is_none_or(|t| t.ok)
     }
 
     /// Whether it builds: no syntax error, the compile check (if any) passed and the
@@ -339,6 +354,17 @@ impl Verifier {
             env,
             cancel,
         }
+    }
+
+    /// A verifier for the session's workspace, with the checks [`detect`] finds there.
+    pub async fn detected(ctx: &agentls_tools::ToolContext) -> Self {
+        let checks = {
+            let root = ctx.root.clone();
+            tokio::task::spawn_blocking(move || detect(&root))
+                .await
+                .unwrap_or_default()
+        };
+        Self::new(&ctx.root, checks, ctx.dirty_buffers(), ctx.cancel.clone())
     }
 
     /// The checks it runs.
