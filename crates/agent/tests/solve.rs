@@ -435,3 +435,72 @@ async fn a_rename_that_breaks_a_passing_test_is_not_landed() {
     assert_eq!(server.remaining_turns(), 0);
     assert!(matches!(status, Status::Done { .. }), "{status:?}");
 }
+
+const CLAMP: &str = "def clamp(x, lo, hi):\n    \"\"\"x limited to lo..hi; a ValueError when lo > hi.\"\"\"\n    if lo > hi:\n        raise ValueError(\"lo > hi\")\n    return max(lo, min(x, hi))\n";
+
+/// Tests for code that has none: the model's answer gives the calls (its expected
+/// values are wrong, one call names a variable it never set), the code as it is gives
+/// the expected values, and each call's neighbours join in. The file lands, passes,
+/// and fails on a broken `clamp`; `clamp.py` is untouched.
+#[tokio::test]
+async fn tests_written_for_code_pin_what_it_does_and_catch_a_broken_version() {
+    let answer = "```python\nimport unittest\nfrom clamp import clamp\n\nclass T(unittest.TestCase):\n    def test_clamp(self):\n        self.assertEqual(clamp(5, 0, 10), 7)\n        self.assertEqual(clamp(-3, 0, 10), 0)\n        with self.assertRaises(ValueError):\n            clamp(1, 5, 0)\n        self.assertEqual(clamp(x, 0, 1), 0)\n```";
+    let Some((status, report, plans, server, ws)) = run_python(
+        &[("clamp.py", CLAMP)],
+        "clamp.py has no tests. Write unit tests in tests/test_clamp.py that pin down what clamp promises. Do not change clamp.py.",
+        &[answer],
+        SolveConfig {
+            samples: 1,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert_eq!(plans, vec![1], "one plan of one file");
+    // The first answer is the fixture's; with the session's deadline it asks on while
+    // the calls are few (the server has no more answers).
+    assert!(!server.requests().is_empty(), "the model was not asked");
+    let root = ws.path();
+    assert_eq!(
+        std::fs::read_to_string(root.join("clamp.py")).unwrap(),
+        CLAMP
+    );
+    let tests = std::fs::read_to_string(root.join("tests/test_clamp.py")).unwrap();
+    // The code's values, not the model's.
+    assert!(
+        tests.contains("self.assertEqual(clamp(5, 0, 10), 5)"),
+        "{tests}"
+    );
+    assert!(!tests.contains(", 7)"), "{tests}");
+    // A neighbour of a proposed call.
+    assert!(
+        tests.contains("self.assertEqual(clamp(5, 0, 11), 5)"),
+        "{tests}"
+    );
+    assert!(
+        tests.contains("with self.assertRaises(ValueError):\n            clamp(1, 5, 0)"),
+        "{tests}"
+    );
+    assert!(!tests.contains("clamp(x"), "{tests}");
+    let unittest = |dir: &std::path::Path| {
+        std::process::Command::new("python3")
+            .args(["-B", "-m", "unittest", "discover", "-s", "tests", "-q"])
+            .current_dir(dir)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    assert!(unittest(root), "the new tests fail on the code they pin");
+    // A broken clamp (no lower bound) fails them.
+    std::fs::write(
+        root.join("clamp.py"),
+        CLAMP.replace("max(lo, min(x, hi))", "min(x, hi)"),
+    )
+    .unwrap();
+    assert!(!unittest(root), "the new tests pass on a broken clamp");
+}

@@ -70,8 +70,10 @@ impl Supervisor {
                     return;
                 };
                 if let Some(reason) = over_cap(root, &tree, caps) {
-                    kill_tree(root, &tree);
+                    // The reason first: the run's waiter reads it as soon as the kill
+                    // lets the run end, and must not find it missing.
                     let _ = stopped2.set(Stopped { reason });
+                    kill_tree(root, &tree);
                     return;
                 }
             }

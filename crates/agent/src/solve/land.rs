@@ -25,8 +25,11 @@ pub(super) async fn land_files(
 ) -> Result<String, String> {
     let mut writes = Vec::with_capacity(files.len());
     for (path, read, text) in files {
-        // The pipeline read the file: what it read is the base of the write.
-        ctx.reads.remember(&path, read);
+        // The pipeline read the file: what it read is the base of the write. A file
+        // it found missing has no base: if one appeared since, the write is refused.
+        if !read.is_empty() || path.exists() {
+            ctx.reads.remember(&path, read);
+        }
         let shown = path
             .strip_prefix(&ctx.root)
             .unwrap_or(&path)

@@ -223,14 +223,7 @@ pub fn localise(
     scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     let Some((_, best, _, _)) = scored.first().cloned() else {
         // No function named: the one source file the task names, else the only one.
-        let named: Vec<PathBuf> = sources
-            .iter()
-            .filter(|p| {
-                p.file_stem()
-                    .is_some_and(|s| lower.contains(&s.to_string_lossy().to_ascii_lowercase()))
-            })
-            .cloned()
-            .collect();
+        let named = named_files(&sources, &lower);
         let why = if named.len() == 1 {
             "the task names it"
         } else {
@@ -278,6 +271,19 @@ pub fn localise(
                 why: format!("`{}`: {why}", sym.name),
             })
         })
+        .collect()
+}
+
+/// The files of `sources` whose stem is one of the task's `lower`-cased words
+/// (`slug.py` for "… slug.py has no tests").
+pub fn named_files(sources: &[PathBuf], lower: &[String]) -> Vec<PathBuf> {
+    sources
+        .iter()
+        .filter(|p| {
+            p.file_stem()
+                .is_some_and(|s| lower.contains(&s.to_string_lossy().to_ascii_lowercase()))
+        })
+        .cloned()
         .collect()
 }
 

@@ -20,11 +20,14 @@
 //! loop runs as before.
 
 pub mod agreement;
+mod ask;
+pub mod characterise;
 mod config;
 pub mod generate;
 mod land;
 pub mod localise;
 pub mod pick;
+pub mod pinned;
 mod progress;
 pub mod rename;
 mod report;
@@ -39,6 +42,7 @@ use agentls_tools::ToolContext;
 use serde_json::json;
 
 use crate::event::EventSender;
+use ask::ModelUse;
 use land::land;
 use localise::Target;
 use progress::Progress;
@@ -50,7 +54,9 @@ pub use report::{CandidateReport, SolveReport, Solved};
 /// Whether a session on `provider` takes the pipeline for `task` first.
 pub fn applies(provider: &dyn Provider, task: &str) -> bool {
     provider.profile().uses_pipeline()
-        && (localise::pipeline_shape(task) || !rename::asked(task).is_empty())
+        && (localise::pipeline_shape(task)
+            || !rename::asked(task).is_empty()
+            || characterise::asked(task).is_some())
 }
 
 /// Solves `task` the pipeline's way; `None` when localisation finds nothing (the
@@ -63,6 +69,9 @@ pub async fn solve_small(
     events: Option<&EventSender>,
 ) -> Option<Solved> {
     if let Some(done) = rename::solve(ctx, task, config, events).await {
+        return Some(done);
+    }
+    if let Some(done) = characterise::solve(provider, ctx, task, config, events).await {
         return Some(done);
     }
     if !localise::pipeline_shape(task) {
@@ -113,9 +122,7 @@ pub async fn solve_small(
         numbers: Vec::new(),
         verdicts: Vec::new(),
         answers: Vec::new(),
-        calls: 0,
-        usage: Usage::default(),
-        model_ms: 0.0,
+        used: ModelUse::default(),
     };
     let mut answer = None;
     // The best two targets at most: each costs a round of samples.
@@ -134,9 +141,9 @@ pub async fn solve_small(
     Some(Solved {
         report,
         answer,
-        calls: run.calls,
-        usage: run.usage,
-        model_ms: run.model_ms,
+        calls: run.used.calls,
+        usage: run.used.usage,
+        model_ms: run.used.model_ms,
     })
 }
 
@@ -155,9 +162,7 @@ struct Run<'a> {
     numbers: Vec<usize>,
     verdicts: Vec<Verdict>,
     answers: Vec<String>,
-    calls: u32,
-    usage: Usage,
-    model_ms: f64,
+    used: ModelUse,
 }
 
 impl Run<'_> {
@@ -284,9 +289,12 @@ impl Run<'_> {
             .await
         {
             Ok(a) => {
-                self.usage.input += u64::from(a.prompt_tokens);
-                self.usage.cached_input += u64::from(a.cached_tokens);
-                self.usage.output += u64::from(a.tokens);
+                self.used.usage.add(&Usage {
+                    input: u64::from(a.prompt_tokens),
+                    cached_input: u64::from(a.cached_tokens),
+                    output: u64::from(a.tokens),
+                    ..Usage::default()
+                });
                 a.text
             }
             Err(e) => {
@@ -294,8 +302,8 @@ impl Run<'_> {
                 return false;
             }
         };
-        self.calls += 1;
-        self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
+        self.used.calls += 1;
+        self.used.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
         let new = generate::fim_splice(target, &req.prefix, &middle, &req.suffix);
         self.record(
             target,
@@ -393,23 +401,7 @@ impl Run<'_> {
 
     /// One model call, counted; its text (empty when the model failed).
     async fn ask(&mut self, req: &ChatRequest) -> String {
-        let t0 = Instant::now();
-        let stream = self.provider.stream(req, self.ctx.cancel.clone());
-        let answer = match agentls_model::collect(stream).await {
-            Ok(r) => {
-                self.usage.input += r.usage.input;
-                self.usage.cached_input += r.usage.cached_input;
-                self.usage.output += r.usage.output;
-                r.text
-            }
-            Err(e) => {
-                tracing::warn!("solve: the model failed: {}", e.message);
-                String::new()
-            }
-        };
-        self.calls += 1;
-        self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
-        answer
+        self.used.ask(self.provider, req, &self.ctx.cancel).await
     }
 
     /// Asks for one candidate, verifies it and records it; whether it turns a failing

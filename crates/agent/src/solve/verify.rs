@@ -451,6 +451,21 @@ impl Verifier {
     /// Runs `command` in the sandbox with `files` (`(path, text)`) laid over the
     /// workspace; `None` when there is no sandbox or it could not run.
     pub(super) async fn run(&self, command: &str, files: &[(&Path, &str)]) -> Option<Ran> {
+        let (ok, all) = self.output(command, files).await?;
+        Some(Ran {
+            ok,
+            counts: counts(&all),
+            tail: tail(&all, TAIL_CHARS),
+        })
+    }
+
+    /// Like [`Verifier::run`], with whether it succeeded and its whole output
+    /// (stdout, then stderr).
+    pub(super) async fn output(
+        &self,
+        command: &str,
+        files: &[(&Path, &str)],
+    ) -> Option<(bool, String)> {
         let sandbox = self.sandbox.as_ref()?;
         let mut buffers: Vec<DirtyBuffer> = self
             .buffers
@@ -467,14 +482,10 @@ impl Verifier {
             });
         req.env.clone_from(&self.env);
         match sandbox.run(req, &self.cancel).await {
-            Ok(out) => {
-                let all = format!("{}\n{}", out.stdout.to_text(), out.stderr.to_text());
-                Some(Ran {
-                    ok: out.success(),
-                    counts: counts(&all),
-                    tail: tail(&all, TAIL_CHARS),
-                })
-            }
+            Ok(out) => Some((
+                out.success(),
+                format!("{}\n{}", out.stdout.to_text(), out.stderr.to_text()),
+            )),
             Err(e) => {
                 tracing::warn!("solve: check `{command}` did not run: {e}");
                 None
