@@ -88,7 +88,7 @@ pub fn calls(code: &str, functions: &[String]) -> Vec<(String, String)> {
             if !code[open..].starts_with('(') {
                 continue;
             }
-            let Some(end) = call_end(code, open) else {
+            let Some(end) = call_end(code, open, true) else {
                 continue;
             };
             let call = &code[at..end];
@@ -127,8 +127,10 @@ fn outside_quotes(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     })
 }
 
-/// The end (after the `)`) of the call whose `(` is at `open`, across string literals.
-fn call_end(code: &str, open: usize) -> Option<usize> {
+/// The end (after the `)`) of the call whose `(` is at `open`, across string literals;
+/// `None` past a line's end when `one_line` (a harvested call), not otherwise (a
+/// definition's parameters may span lines).
+fn call_end(code: &str, open: usize, one_line: bool) -> Option<usize> {
     let mut depth = 0usize;
     for (i, c) in outside_quotes(&code[open..]) {
         match c {
@@ -139,7 +141,7 @@ fn call_end(code: &str, open: usize) -> Option<usize> {
                     return (c == ')').then_some(open + i + 1);
                 }
             }
-            '\n' => return None,
+            '\n' if one_line => return None,
             _ => {}
         }
     }
@@ -311,7 +313,7 @@ fn parameters(lang: Language, source: &str, function: &str) -> Option<Vec<String
             };
             rest.starts_with('(').then(|| source.len() - rest.len())
         })?;
-    let end = call_end_any(source, at)?;
+    let end = call_end(source, at, false)?;
     let params = &source[at + 1..end - 1];
     let mut depth = 0i32;
     let mut pieces = vec![String::new()];
@@ -374,24 +376,6 @@ pub fn limited(call: &str, defaults: &[(String, i64)]) -> Vec<String> {
         }
     }
     out
-}
-
-/// Like [`call_end`], across lines (a definition's parameters may span several).
-fn call_end_any(code: &str, open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, c) in code[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(open + i + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Calls made of a table-driven test's rows: a line that is one row (`{"79927398713",
@@ -666,12 +650,21 @@ pub(super) async fn solve(
     let mut all = proposed.clone();
     // Round by round (one variant of each call, then another of each, …), so the
     // cap cuts variants of every call alike.
+    // Python's integer-defaulted keywords, read once a function.
+    let defaults: Vec<Vec<(String, i64)>> = layout
+        .functions
+        .iter()
+        .map(|f| match layout.lang {
+            Language::Python => int_defaults(&source, f),
+            _ => Vec::new(),
+        })
+        .collect();
     let variants: Vec<(String, Vec<String>)> = proposed
         .iter()
         .map(|(f, call)| {
             let mut near = neighbours(call);
-            if layout.lang == Language::Python {
-                near.extend(limited(call, &int_defaults(&source, f)));
+            if let Some(k) = layout.functions.iter().position(|g| g == f) {
+                near.extend(limited(call, &defaults[k]));
             }
             (f.clone(), near)
         })
