@@ -83,13 +83,13 @@ pub const CATALOG: &[CatalogEntry] = &[
         ],
         version: "0.2.0",
         size: 1_117_320_768,
-        // Not fetched yet: the size is checked, the digest only when pinned.
-        sha256: "",
+        sha256: QWEN15_SHA256,
     },
 ];
 
 const SMOLLM2_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
 const QWEN05_SHA256: &str = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32";
+const QWEN15_SHA256: &str = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046";
 
 /// The default model for a machine with no API key.
 pub const DEFAULT_MODEL: &str = agentls_model::local::EMBEDDED_DEFAULT;
