@@ -436,6 +436,62 @@ async fn a_rename_that_breaks_a_passing_test_is_not_landed() {
     assert!(matches!(status, Status::Done { .. }), "{status:?}");
 }
 
+const NAMES: &str = "TAKEN = {\"root\", \"admin\"}\n\n\ndef register(name):\n    if not free(name):\n        raise ValueError(\"Bad name\")\n    return name\n\n\ndef free(name):\n    return name not in TAKEN\n\n\ndef check_all(names):\n    return [\"Bad name: %s\" % n for n in names if not free(n)]\n";
+const NAMES_TESTS: &str = "import unittest\n\nfrom accounts.names import check_all, register\n\n\nclass T(unittest.TestCase):\n    def test_register(self):\n        self.assertEqual(register(\"ann\"), \"ann\")\n        with self.assertRaisesRegex(ValueError, \"Bad name\"):\n            register(\"root\")\n\n    def test_check(self):\n        self.assertEqual(check_all([\"x\", \"admin\"]), [\"Bad name: admin\"])\n";
+
+/// A message reworded needs no model: the message with no value takes the one its
+/// `if` tested, the `%` format keeps its verb, the tests' expected messages follow
+/// (the one that names no value takes the test's string the tests agree with), and
+/// it lands as one plan that passes.
+#[tokio::test]
+async fn a_message_is_reworded_everywhere_without_the_model() {
+    let files = [
+        ("accounts/__init__.py", ""),
+        ("accounts/names.py", NAMES),
+        ("tests/__init__.py", ""),
+        ("tests/test_names.py", NAMES_TESTS),
+    ];
+    let Some((status, report, plans, server, ws)) = run_python(
+        &files,
+        "Users find our \"Bad name\" errors unhelpful. Every such message must read exactly `name 'X' is taken`, with the rejected name in place of X. Update the tests.",
+        &[],
+        SolveConfig::default(),
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert_eq!(plans, vec![2], "one plan of two files");
+    assert!(server.requests().is_empty(), "the model was asked");
+    let root = ws.path();
+    let names = std::fs::read_to_string(root.join("accounts/names.py")).unwrap();
+    assert_eq!(
+        names,
+        NAMES
+            .replace("\"Bad name\")", "f\"name '{name}' is taken\")")
+            .replace("\"Bad name: %s\"", "\"name '%s' is taken\"")
+    );
+    let tests = std::fs::read_to_string(root.join("tests/test_names.py")).unwrap();
+    assert_eq!(
+        tests,
+        NAMES_TESTS
+            .replace("\"Bad name\")", "\"name 'root' is taken\")")
+            .replace("\"Bad name: admin\"", "\"name 'admin' is taken\"")
+    );
+    let ran = std::process::Command::new("python3")
+        .args(["-B", "-m", "unittest", "discover", "-s", "tests", "-t", "."])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}
+
 const CLAMP: &str = "def clamp(x, lo, hi):\n    \"\"\"x limited to lo..hi; a ValueError when lo > hi.\"\"\"\n    if lo > hi:\n        raise ValueError(\"lo > hi\")\n    return max(lo, min(x, hi))\n";
 
 /// Tests for code that has none: the model's answer gives the calls (its expected

@@ -159,6 +159,53 @@ impl Language {
     }
 }
 
+/// The byte ranges of `text`'s string literals parsed as `lang` (quotes and prefix
+/// included, a template's substitutions too), outermost only, in document order.
+/// Comments and regular expressions are not strings, which is why this asks the
+/// parser rather than scanning for quotes.
+pub fn string_literals(lang: Language, text: &str) -> Vec<std::ops::Range<usize>> {
+    let kinds: &[&str] = match lang {
+        Language::Python => &["string"],
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            &["string", "template_string"]
+        }
+        Language::Go => &["interpreted_string_literal", "raw_string_literal"],
+        Language::Rust => &["string_literal", "raw_string_literal"],
+        Language::C | Language::Cpp | Language::Java => &["string_literal"],
+    };
+    let Some(tree) = lang.parse(text, None) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    preorder(tree.root_node(), |node| {
+        let literal = kinds.contains(&node.kind());
+        if literal {
+            out.push(node.start_byte()..node.end_byte());
+        }
+        !literal
+    });
+    out
+}
+
+/// Visits `root`'s nodes in document order, parents first; `visit` says whether to go
+/// into a node's children.
+fn preorder(root: tree_sitter::Node<'_>, mut visit: impl FnMut(tree_sitter::Node<'_>) -> bool) {
+    let mut cursor = root.walk();
+    'walk: loop {
+        if visit(cursor.node()) && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+}
+
 /// What kind of syntax problem [`syntax_errors`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyntaxErrorKind {
@@ -191,10 +238,7 @@ pub fn syntax_errors(lang: Language, text: &str) -> Vec<SyntaxError> {
     if !root.has_error() {
         return out;
     }
-    let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
-        let mut descend = node.has_error();
+    preorder(root, |node| {
         if node.is_error() || node.is_missing() {
             let start = node.start_position();
             let kind = if node.is_missing() {
@@ -207,19 +251,9 @@ pub fn syntax_errors(lang: Language, text: &str) -> Vec<SyntaxError> {
                 column: start.column,
                 kind,
             });
-            descend = false;
+            return false;
         }
-        if descend && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'walk;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
+        node.has_error()
+    });
     out
 }

@@ -84,7 +84,7 @@ pub use index::{
     Commit, CrawlStats, DiskRead, Index, IndexOptions, IndexStats, ParsedBuffer, PendingParse,
     PendingRefresh, Replaced, apply_events, close_path, refresh_path, update_buffer,
 };
-pub use language::{Language, SyntaxError, SyntaxErrorKind, syntax_errors};
+pub use language::{Language, SyntaxError, SyntaxErrorKind, string_literals, syntax_errors};
 pub use overlay::{LiveText, Overlay};
 pub use symbol::{OutlineItem, Point, Reference, ReferenceKind, Span, Symbol, SymbolKind};
 pub use tags::check_query;

@@ -988,16 +988,7 @@ mod tests {
     /// way (a fix that adds a test would pin its bug).
     #[test]
     fn every_fixture_task_but_the_test_writing_ones_goes_elsewhere() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tasks");
-        for entry in std::fs::read_dir(&root).unwrap() {
-            let dir = entry.unwrap().path();
-            let toml = std::fs::read_to_string(dir.join("task.toml")).unwrap();
-            let prompt = toml
-                .lines()
-                .find_map(|l| l.strip_prefix("prompt = "))
-                .unwrap();
-            let prompt: String = serde_json::from_str(prompt).unwrap();
-            let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        for (name, prompt) in super::super::fixtures::prompts() {
             assert_eq!(
                 asked(&prompt).is_some(),
                 name.contains("-mutant-"),

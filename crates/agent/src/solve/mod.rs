@@ -23,6 +23,8 @@ pub mod agreement;
 mod ask;
 pub mod characterise;
 mod config;
+#[cfg(test)]
+mod fixtures;
 pub mod generate;
 mod land;
 pub mod localise;
@@ -31,6 +33,7 @@ pub mod pinned;
 mod progress;
 pub mod rename;
 mod report;
+pub mod reword;
 pub mod verify;
 
 use std::path::Path;
@@ -56,6 +59,7 @@ pub fn applies(provider: &dyn Provider, task: &str) -> bool {
     provider.profile().uses_pipeline()
         && (localise::pipeline_shape(task)
             || !rename::asked(task).is_empty()
+            || reword::asked(task).is_some()
             || characterise::asked(task).is_some())
 }
 
@@ -69,6 +73,9 @@ pub async fn solve_small(
     events: Option<&EventSender>,
 ) -> Option<Solved> {
     if let Some(done) = rename::solve(ctx, task, config, events).await {
+        return Some(done);
+    }
+    if let Some(done) = reword::solve(ctx, task, config, events).await {
         return Some(done);
     }
     if let Some(done) = characterise::solve(provider, ctx, task, config, events).await {

@@ -11,9 +11,9 @@ use agentls_tools::ToolContext;
 use serde_json::json;
 
 use super::config::SolveConfig;
-use super::pick;
+use super::land::{FileChange, Made, settle};
 use super::progress::Progress;
-use super::report::{CandidateReport, SolveReport, Solved};
+use super::report::Solved;
 use super::verify::Verifier;
 use crate::event::EventSender;
 
@@ -136,13 +136,6 @@ pub fn apply(text: &str, renames: &[Rename]) -> Option<(String, usize)> {
     (count > 0).then_some((out, count))
 }
 
-/// One file the renames change.
-struct Change {
-    path: PathBuf,
-    before: String,
-    after: String,
-}
-
 /// Carries out the renames `task` asks for over every indexed source file (tests and
 /// comments included), verifies the result in the overlay (syntax, the project's
 /// tests as they were before) and lands it as one edit. `None` when the task asks for
@@ -184,7 +177,7 @@ pub(super) async fn solve(
             let before = src.rope.to_string();
             if let Some((after, n)) = apply(&before, &renames) {
                 count += n;
-                changes.push(Change {
+                changes.push(FileChange {
                     path,
                     before,
                     after,
@@ -226,67 +219,15 @@ pub(super) async fn solve(
     let verdict = verifier.verify_files(&laid).await;
     progress.line(format!("renamed: {}", verdict.phrase()));
 
-    let mut report = SolveReport {
-        targets: vec![target],
+    let made = Made {
+        target,
+        done: format!("Renamed {what}: {count} name(s) in {} file(s)", files.len()),
+        workspace: "the renamed workspace",
         tests: verifier.checks().tests.clone(),
-        baseline: baseline.phrase(),
-        ..SolveReport::default()
+        started,
     };
-    let mut texts = changes.iter().map(|c| (shown(&c.path), c.after.clone()));
-    let (path, text) = texts.next().unwrap_or_default();
-    report.candidates.push(CandidateReport {
-        path,
-        temperature: 0.0,
-        seed: None,
-        repair: false,
-        fim: false,
-        text: Some(text),
-        also: texts.collect(),
-        verdict: verdict.phrase(),
-        builds: verdict.builds(),
-        passes: verdict.passes(),
-    });
-    let joined: String = changes.iter().map(|c| c.after.as_str()).collect();
-    let choice = pick::pick(&baseline, std::slice::from_ref(&verdict), &[joined]);
-    let mut answer = None;
-    if choice.is_some() {
-        report.chosen = Some(0);
-        report.reason = format!(
-            "the renamed workspace {} (before: {})",
-            verdict.phrase(),
-            baseline.phrase()
-        );
-        let landing: Vec<(PathBuf, String, String)> = changes
-            .into_iter()
-            .map(|c| (c.path, c.before, c.after))
-            .collect();
-        match super::land::land_files(ctx, landing).await {
-            Ok(summary) => {
-                report.landed = true;
-                answer = Some(format!(
-                    "Renamed {what}: {count} name(s) in {} file(s); {}. {summary}",
-                    files.len(),
-                    report.reason
-                ));
-            }
-            Err(e) => report.reason = format!("the rename did not land: {e}"),
-        }
-    } else {
-        report.reason = format!(
-            "the renamed workspace {}, where it {} before",
-            verdict.phrase(),
-            baseline.phrase()
-        );
-    }
-    progress.finish(&report, answer.is_some(), started);
-    config.tap(&report);
-    Some(Solved {
-        report,
-        answer,
-        calls: 0,
-        usage: agentls_model::Usage::default(),
-        model_ms: 0.0,
-    })
+    let solved = settle(ctx, config, &progress, made, (&baseline, &verdict), changes).await;
+    Some(solved)
 }
 
 #[cfg(test)]
