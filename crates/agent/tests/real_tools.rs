@@ -123,7 +123,7 @@ async fn compact_model_gets_the_lean_tools_and_fixes_the_crate() {
         json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
     );
     // The embedded models' profile is the lean one.
-    let profile = agentls_model::local::profile(4096);
+    let profile = lean_loop();
     assert!(profile.lean_tools);
     let (server, ws, status) = run_as(profile, fix).await;
     let body = &server.requests()[0].body;
@@ -198,7 +198,7 @@ async fn a_lean_model_is_told_the_files_semantic_search_finds_for_its_task() {
             (system_lists_it, user)
         }
     };
-    let (listed, user) = first_user(agentls_model::local::profile(4096)).await;
+    let (listed, user) = first_user(lean_loop()).await;
     assert!(!listed, "beyond the prompt's list");
     assert!(user.contains(task), "{user}");
     assert!(
@@ -209,6 +209,15 @@ async fn a_lean_model_is_told_the_files_semantic_search_finds_for_its_task() {
     );
     let (_, user) = first_user(ModelProfile::default()).await;
     assert!(!user.contains("Files that may matter"), "{user}");
+}
+
+/// The embedded models' profile (the lean one) held to the tool loop: these tests are
+/// about the loop, which the embedded models otherwise take only after the pipeline.
+fn lean_loop() -> ModelProfile {
+    ModelProfile {
+        solver: agentls_model::Solver::Loop,
+        ..agentls_model::local::profile(4096)
+    }
 }
 
 fn system_of(ctx: &StaticContext, profile: &ModelProfile) -> String {
@@ -245,11 +254,7 @@ async fn a_lean_model_reads_before_it_edits_and_is_held_to_its_workflow() {
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
     let static_ctx = StaticContext::gather(ws.path(), &[]).await;
     let mut s = Session::new(
-        provider(
-            &server,
-            WireFormat::OpenaiChat,
-            agentls_model::local::profile(4096),
-        ),
+        provider(&server, WireFormat::OpenaiChat, lean_loop()),
         tools,
         ctx,
         SessionConfig::default(),

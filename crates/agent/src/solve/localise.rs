@@ -145,6 +145,33 @@ pub fn is_protected(rel: &Path, protected: &[String]) -> bool {
     })
 }
 
+/// Whether `task` asks a question rather than for a change ("What does `add`
+/// return?", "Explain parse"): the pipeline only changes code, and a function a
+/// question names is not one to rewrite, so questions go to the loop.
+pub fn is_question(task: &str) -> bool {
+    // Not "when" or "do": "When a setting is absent, …" and "Do not change …" open
+    // tasks too.
+    const OPENERS: &[&str] = &[
+        "what",
+        "why",
+        "how",
+        "where",
+        "which",
+        "who",
+        "explain",
+        "describe",
+        "summarize",
+        "summarise",
+    ];
+    let task = task.trim();
+    let first = task
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    task.ends_with('?') || OPENERS.contains(&first.as_str())
+}
+
 /// Whether the task's shape is one the pipeline takes (not a rename, a new flag, a
 /// signature change across callers).
 pub fn pipeline_shape(task: &str) -> bool {
@@ -335,6 +362,28 @@ pub fn byte_offset(text: &str, p: agentls_index::Point) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_are_told_from_tasks() {
+        for q in [
+            "What does the function add in calc.py return? Answer in one sentence.",
+            "explain parse_args",
+            "Why is `total` off by one",
+            "Could you look at add?",
+        ] {
+            assert!(is_question(q), "{q}");
+        }
+        for t in [
+            "Fix add in calc.py.",
+            "When the list is empty, total must return 0.",
+            "Do not change slug.py; write tests for it.",
+        ] {
+            assert!(!is_question(t), "{t}");
+        }
+        for (name, prompt) in super::super::fixtures::prompts() {
+            assert!(!is_question(&prompt), "{name}: {prompt}");
+        }
+    }
 
     #[test]
     fn task_words_split_dotted_names() {

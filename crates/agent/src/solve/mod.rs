@@ -57,6 +57,7 @@ pub use report::{CandidateReport, SolveReport, Solved};
 /// Whether a session on `provider` takes the pipeline for `task` first.
 pub fn applies(provider: &dyn Provider, task: &str) -> bool {
     provider.profile().uses_pipeline()
+        && !localise::is_question(task)
         && (localise::pipeline_shape(task)
             || !rename::asked(task).is_empty()
             || reword::asked(task).is_some()
