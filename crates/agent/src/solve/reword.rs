@@ -195,6 +195,20 @@ fn literal(lang: Language, text: &str, range: Range<usize>) -> Option<Lit> {
 }
 
 impl Lit {
+    /// A literal written anew in `lang`: `prefix` (Python's `f`) and `quote`; it
+    /// interpolates as an f-string or a template does, and Go's is a format.
+    fn fresh(lang: Language, prefix: &str, quote: char) -> Lit {
+        Lit {
+            range: 0..0,
+            open: format!("{prefix}{quote}"),
+            close: quote.to_string(),
+            content: 0..0,
+            raw: false,
+            interpolates: prefix == "f" || quote == '`',
+            format: lang == Language::Go,
+        }
+    }
+
     /// `text` written inside this literal: escapes, doubled braces and percents where
     /// the literal gives them meaning. `None` when a raw literal cannot hold it.
     fn escape(&self, lang: Language, text: &str) -> Option<String> {
@@ -462,69 +476,42 @@ fn interpolated(
     string_typed: bool,
 ) -> Option<String> {
     let (head, tail) = reword.new_parts();
-    match lang {
+    // The new literal's prefix and quote, how the value goes in, the message around it.
+    let (prefix, quote, value, head, tail) = match lang {
         Language::Python => {
             let q = if head.contains('"') || tail.contains('"') || expr.contains('"') {
                 '\''
             } else {
                 '"'
             };
-            let lit = Lit {
-                range: 0..0,
-                open: format!("f{q}"),
-                close: q.to_string(),
-                content: 0..0,
-                raw: false,
-                interpolates: true,
-                format: false,
-            };
             if expr.contains(q) || expr.contains('\\') {
                 return None;
             }
-            let (b, h, t) = (
-                lit.escape(lang, before)?,
-                lit.escape(lang, head)?,
-                lit.escape(lang, tail)?,
-            );
-            Some(format!("f{q}{b}{h}{{{expr}}}{t}{q}"))
+            ("f", q, format!("{{{expr}}}"), head, tail)
         }
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
-            let lit = Lit {
-                range: 0..0,
-                open: "`".into(),
-                close: "`".into(),
-                content: 0..0,
-                raw: false,
-                interpolates: true,
-                format: false,
-            };
-            let (b, h, t) = (
-                lit.escape(lang, before)?,
-                lit.escape(lang, head)?,
-                lit.escape(lang, tail)?,
-            );
-            Some(format!("`{b}{h}${{{expr}}}{t}`"))
+            ("", '`', format!("${{{expr}}}"), head, tail)
         }
         Language::Go => {
-            let lit = Lit {
-                range: 0..0,
-                open: "\"".into(),
-                close: "\"".into(),
-                content: 0..0,
-                raw: false,
-                interpolates: false,
-                format: true,
-            };
             let (h, t, verb) = go_verb(head, tail, if string_typed { "%s" } else { "%v" });
-            let (b, h, t) = (
-                lit.escape(lang, before)?,
-                lit.escape(lang, h)?,
-                lit.escape(lang, t)?,
-            );
-            Some(format!("fmt.Sprintf(\"{b}{h}{verb}{t}\", {expr})"))
+            ("", '"', verb.to_owned(), h, t)
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    let lit = Lit::fresh(lang, prefix, quote);
+    let text = format!(
+        "{}{}{}{value}{}{}",
+        lit.open,
+        lit.escape(lang, before)?,
+        lit.escape(lang, head)?,
+        lit.escape(lang, tail)?,
+        lit.close
+    );
+    Some(if lang == Language::Go {
+        format!("fmt.Sprintf({text}, {expr})")
+    } else {
+        text
+    })
 }
 
 /// Go's verb for a value the new message quotes (`"X"`): `%q` quotes a string as the
