@@ -308,6 +308,16 @@ impl Provider for Configured {
         self.engine.constrains_arguments()
     }
 
+    fn score<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+        prefix: &'a str,
+        continuations: &'a [String],
+        cancel: CancellationToken,
+    ) -> Option<agentls_model::ScoreFuture<'a>> {
+        self.engine.score(req, prefix, continuations, cancel)
+    }
+
     fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
         // The engine's own limit is its default profile's; a `max_output` override
         // reaches it through the request.

@@ -123,6 +123,17 @@ pub struct ModelInfo {
 /// The x86 extensions llama.cpp was built with (`GGML_*` in `.cargo/config.toml` or the
 /// build's environment) that this CPU lacks: running it anyway dies of an illegal
 /// instruction, so the backend refuses with what to change instead.
+/// The natural log of the probability `logits` give `token` (log-softmax);
+/// negative infinity for a token outside them.
+fn log_probability(logits: &[f32], token: u32) -> f64 {
+    let Some(&at) = logits.get(token as usize) else {
+        return f64::NEG_INFINITY;
+    };
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f64 = logits.iter().map(|&l| f64::from(l - max).exp()).sum();
+    f64::from(at - max) - sum.ln()
+}
+
 pub(crate) fn missing_cpu_features() -> Vec<&'static str> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -599,6 +610,42 @@ impl Engine {
             return &[];
         }
         self.ctx.get_logits_ith(i as i32)
+    }
+
+    /// The log-likelihood of each of `continuations` after `prompt`: the sum over its
+    /// tokens of the log-probability the model gives each, read from one forward pass
+    /// (a continuation longer than a batch is cut to one). The prompt is read once
+    /// (its cached prefix reused), each continuation dropped from the cache after.
+    pub fn score(
+        &mut self,
+        prompt: &[u32],
+        continuations: &[Vec<u32>],
+    ) -> Result<Vec<f64>, EngineError> {
+        let (first, _) = self.prefill(prompt)?;
+        let base = self.cached.len();
+        let mut out = Vec::with_capacity(continuations.len());
+        for c in continuations {
+            let c = &c[..c.len().min(self.batch_size)];
+            let Some((&head, rest)) = c.split_first() else {
+                out.push(0.0);
+                continue;
+            };
+            if self
+                .interrupt
+                .as_ref()
+                .is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
+            {
+                return Err(EngineError::Interrupted);
+            }
+            let mut sum = log_probability(&first, head);
+            self.eval_in_place(c)?;
+            for (i, &t) in rest.iter().enumerate() {
+                sum += log_probability(self.batch_logits(i), t);
+            }
+            self.truncate(base)?;
+            out.push(sum);
+        }
+        Ok(out)
     }
 
     /// Keeps the first `len` cached tokens and drops the rest from the KV cache.

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use agentls_model::{
     ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Part, Provider, RUNAWAY_STOP,
-    Role, StopReason, StreamEvent, Usage, lenient,
+    Role, ScoreFuture, StopReason, StreamEvent, Usage, lenient,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -189,19 +189,19 @@ impl Provider for LocalProvider {
         self.constrain
     }
 
+    fn score<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+        prefix: &'a str,
+        continuations: &'a [String],
+        cancel: CancellationToken,
+    ) -> Option<ScoreFuture<'a>> {
+        Some(self.score_owned(req, prefix, continuations, cancel))
+    }
+
     fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
         let (tx, rx) = mpsc::channel(256);
-        let job = Job {
-            engine: Arc::clone(&self.engine),
-            req: req.clone(),
-            max_output: self.profile.max_output,
-            constrain: self.constrain,
-            speculate: self.speculate,
-            call_first: self.call_first,
-            prefix_store: self.prefix_store.clone(),
-            cancel,
-            span: info_span!("local_model_call", model = %self.name),
-        };
+        let job = self.job(req, cancel);
         let spawned = std::thread::Builder::new()
             .name("agentls-local".into())
             .spawn(move || job.run(&tx));
@@ -214,6 +214,55 @@ impl Provider for LocalProvider {
             return receiver_stream(rx);
         }
         receiver_stream(rx)
+    }
+}
+
+impl LocalProvider {
+    fn job(&self, req: &ChatRequest, cancel: CancellationToken) -> Job {
+        Job {
+            engine: Arc::clone(&self.engine),
+            req: req.clone(),
+            max_output: self.profile.max_output,
+            constrain: self.constrain,
+            speculate: self.speculate,
+            call_first: self.call_first,
+            prefix_store: self.prefix_store.clone(),
+            cancel,
+            span: info_span!("local_model_call", model = %self.name),
+        }
+    }
+
+    /// [`Provider::score`]'s work, on its own thread (the engine blocks).
+    pub(crate) fn score_owned(
+        &self,
+        req: &ChatRequest,
+        prefix: &str,
+        continuations: &[String],
+        cancel: CancellationToken,
+    ) -> ScoreFuture<'static> {
+        let job = self.job(req, cancel);
+        let (prefix, continuations) = (prefix.to_owned(), continuations.to_vec());
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("agentls-local-score".into())
+            .spawn(move || {
+                let _enter = job.span.clone().entered();
+                let _ = tx.send(job.score(&prefix, &continuations));
+            });
+        Box::pin(async move {
+            spawned.map_err(|e| {
+                ModelError::new(
+                    ErrorClass::UnexpectedEnvironment,
+                    format!("cannot start the local model thread: {e}"),
+                )
+            })?;
+            rx.await.unwrap_or_else(|_| {
+                Err(ModelError::new(
+                    ErrorClass::ProviderError,
+                    "the local model's scoring thread ended without an answer",
+                ))
+            })
+        })
     }
 }
 
@@ -255,8 +304,8 @@ impl Job {
         }
     }
 
-    fn generate(&self, tx: &Tx) -> Result<Result<(), ModelError>, Gone> {
-        let mut engine = match self.engine.lock() {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Engine> {
+        match self.engine.lock() {
             Ok(e) => e,
             // A panic mid-generation leaves a cache we cannot trust.
             Err(poisoned) => {
@@ -264,7 +313,29 @@ impl Job {
                 e.reset();
                 e
             }
-        };
+        }
+    }
+
+    /// The log-likelihood of each continuation after the prompt and `prefix`.
+    fn score(&self, prefix: &str, continuations: &[String]) -> Result<Vec<f64>, ModelError> {
+        let mut engine = self.lock();
+        if self.cancel.is_cancelled() {
+            return Err(ModelError::aborted());
+        }
+        let mut prompt = self.prompt(&engine)?.tokens;
+        prompt.extend(engine.tokenizer.encode(prefix));
+        let continuations: Vec<Vec<u32>> = continuations
+            .iter()
+            .map(|c| engine.tokenizer.encode(c))
+            .collect();
+        engine.set_interrupt(Some(self.cancel.clone()));
+        let scored = engine.score(&prompt, &continuations);
+        engine.set_interrupt(None);
+        scored.map_err(engine_error)
+    }
+
+    fn generate(&self, tx: &Tx) -> Result<Result<(), ModelError>, Gone> {
+        let mut engine = self.lock();
         if self.cancel.is_cancelled() {
             return Ok(Err(ModelError::aborted()));
         }

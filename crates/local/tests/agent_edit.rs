@@ -10,32 +10,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use agentls_agent::Status;
 use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
-use agentls_local::{DEMO_TASK, LocalProvider, catalog_entry, default_data_dir, installed_path};
+use agentls_local::{DEMO_TASK, LocalProvider};
 use agentls_model::CancellationToken;
-
-/// The coder model's weights (`AGENTLS_TEST_GGUF_CODER`, else the fetched catalog
-/// copy), or None after saying (under CI: failing) that `test` has none to run on.
-fn coder_model(test: &str) -> Option<PathBuf> {
-    let path = match std::env::var_os("AGENTLS_TEST_GGUF_CODER") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => catalog_entry("qwen2.5-coder-0.5b")
-            .zip(default_data_dir())
-            .map(|(entry, dir)| installed_path(entry, &dir))
-            .and_then(|(p, present)| present.then_some(p)),
-    };
-    if path.is_none() {
-        common::missing(
-            test,
-            "Qwen2.5-Coder-0.5B weights (agentls model fetch qwen2.5-coder-0.5b)",
-        );
-    }
-    path
-}
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
@@ -61,7 +42,8 @@ fn cargo_test(ws: &Path) -> std::io::Result<std::process::Output> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_task_lands_its_edit_and_the_stubs_tests_pass() {
-    let Some(path) = coder_model("the_demo_task_lands_its_edit_and_the_stubs_tests_pass") else {
+    let Some(path) = common::coder_model("the_demo_task_lands_its_edit_and_the_stubs_tests_pass")
+    else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -143,7 +125,8 @@ async fn an_answer_never_opens_with_a_tool_call_written_as_text() {
     use agentls_model::{
         ChatRequest, Message, Part, Provider, Role, ToolCall, ToolResult, collect,
     };
-    let Some(path) = coder_model("an_answer_never_opens_with_a_tool_call_written_as_text") else {
+    let Some(path) = common::coder_model("an_answer_never_opens_with_a_tool_call_written_as_text")
+    else {
         return;
     };
     let provider = LocalProvider::load("qwen2.5-coder-0.5b", &path).unwrap();
@@ -192,7 +175,8 @@ async fn an_answer_never_opens_with_a_tool_call_written_as_text() {
 async fn speculation_leaves_the_coder_models_text_unchanged() {
     use agentls_local::bench::{edit_request, free_request, timed_call};
     use agentls_local::speculate::Lookup;
-    let Some(path) = coder_model("speculation_leaves_the_coder_models_text_unchanged") else {
+    let Some(path) = common::coder_model("speculation_leaves_the_coder_models_text_unchanged")
+    else {
         return;
     };
     for (label, req) in [

@@ -16,29 +16,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agentls_local::engine::{Engine, EngineOptions};
-use agentls_local::{
-    ContextChoice, LocalCompleter, catalog_entry, completion_runs, default_data_dir, installed_path,
-};
+use agentls_local::{ContextChoice, LocalCompleter, completion_runs};
 use agentls_model::complete::{FimRequest, FimStop, StopRules};
 use agentls_model::local::{LocalModelSpec, LocalSource};
 use agentls_model::{CancellationToken, ErrorClass, ProfileOverrides};
-
-fn catalog_model(test: &str, name: &str, var: &str) -> Option<PathBuf> {
-    let path = match std::env::var_os(var) {
-        Some(p) => Some(PathBuf::from(p)),
-        None => catalog_entry(name)
-            .zip(default_data_dir())
-            .map(|(entry, dir)| installed_path(entry, &dir))
-            .and_then(|(p, present)| present.then_some(p)),
-    };
-    if path.is_none() {
-        common::missing(
-            test,
-            &format!("{name} weights (agentls model fetch {name}, or {var})"),
-        );
-    }
-    path
-}
 
 /// The tests count completion runs, a process-wide counter: one at a time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -48,7 +29,7 @@ async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
 }
 
 fn coder(test: &str) -> Option<PathBuf> {
-    catalog_model(test, "qwen2.5-coder-0.5b", "AGENTLS_TEST_GGUF_CODER")
+    common::catalog_model(test, "qwen2.5-coder-0.5b", "AGENTLS_TEST_GGUF_CODER")
 }
 
 fn spec(name: &str, path: PathBuf) -> LocalModelSpec {
@@ -253,7 +234,7 @@ fn a_completer_sharing_a_busy_engine_gives_way() {
 
 #[test]
 fn a_model_without_fim_tokens_is_refused_clearly() {
-    let Some(path) = catalog_model(
+    let Some(path) = common::catalog_model(
         "a_model_without_fim_tokens_is_refused_clearly",
         "smollm2-135m",
         "AGENTLS_TEST_GGUF",

@@ -37,7 +37,26 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn constrains_arguments(&self) -> bool {
         false
     }
+    /// The log-likelihood (natural log, summed over tokens) of each of `continuations`
+    /// as the answer to `req` begun with `prefix` (after the code block's opening
+    /// when `req.code_block` asks for one), or `None` where the provider cannot score
+    /// text (a chat-completions server returns no prompt log-probabilities). Small
+    /// models judge which of several given outputs is right far better than they
+    /// write it; see the solve pipeline's `judge`.
+    fn score<'a>(
+        &'a self,
+        _req: &'a ChatRequest,
+        _prefix: &'a str,
+        _continuations: &'a [String],
+        _cancel: CancellationToken,
+    ) -> Option<ScoreFuture<'a>> {
+        None
+    }
 }
+
+/// The future [`Provider::score`] returns.
+pub type ScoreFuture<'a> =
+    Pin<Box<dyn std::future::Future<Output = Result<Vec<f64>, ModelError>> + Send + 'a>>;
 
 /// Timeouts and retries of the HTTP client.
 #[derive(Clone, Debug, PartialEq)]

@@ -103,7 +103,7 @@ pub mod types;
 pub mod usage;
 mod wire;
 
-pub use client::{ClientOptions, EventStream, HttpProvider, Provider, ProviderSpec};
+pub use client::{ClientOptions, EventStream, HttpProvider, Provider, ProviderSpec, ScoreFuture};
 pub use complete::{Completer, ContextChunk, FimAnswer, FimFuture, FimRequest, FimStop, StopRules};
 pub use completions::{CompleterSpec, HttpCompleter};
 pub use config::{ModelConfig, ModelsConfig};

@@ -41,4 +41,30 @@ impl ModelUse {
         self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
         answer
     }
+
+    /// The likelihood of each continuation, counted as a call; `None` when the
+    /// provider cannot score or failed.
+    pub(super) async fn score(
+        &mut self,
+        provider: &Arc<dyn Provider>,
+        req: &ChatRequest,
+        prefix: &str,
+        continuations: &[String],
+        cancel: &CancellationToken,
+    ) -> Option<Vec<f64>> {
+        let t0 = Instant::now();
+        let scored = provider
+            .score(req, prefix, continuations, cancel.clone())?
+            .await;
+        self.calls += 1;
+        self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
+        match scored {
+            Ok(s) if s.len() == continuations.len() => Some(s),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!("solve: the model could not score: {}", e.message);
+                None
+            }
+        }
+    }
 }

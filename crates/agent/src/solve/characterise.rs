@@ -413,7 +413,7 @@ pub fn table_calls(code: &str, arities: &[(String, usize)]) -> Vec<(String, Stri
 /// The comma-separated values of a row when each is a literal (a string, a number,
 /// a boolean, `None`/`nil`/`null`, or a literal wrapped as `Some(…)`, `Ok(…)`); a
 /// named field (`number: "1"`) counts as its value. `None` otherwise.
-fn literals(inner: &str) -> Option<Vec<String>> {
+pub(super) fn literals(inner: &str) -> Option<Vec<String>> {
     let mut values = Vec::new();
     let mut rest = inner.trim();
     while !rest.is_empty() {
@@ -453,7 +453,7 @@ fn value_end(s: &str) -> Option<usize> {
     (depth == 0).then_some(s.len())
 }
 
-fn is_literal(v: &str) -> bool {
+pub(super) fn is_literal(v: &str) -> bool {
     let quoted = |q: char| v.len() >= 2 && v.starts_with(q) && v.ends_with(q);
     if quoted('"') || quoted('\'') || quoted('`') {
         return true;

@@ -26,6 +26,7 @@ mod config;
 #[cfg(test)]
 mod fixtures;
 pub mod generate;
+pub mod judge;
 mod land;
 pub mod localise;
 pub mod pick;
@@ -250,6 +251,10 @@ impl Run<'_> {
                     chosen + 1
                 )
             }
+            pick::Choice::Judged { wins, of, .. } => format!(
+                "nothing failed before; where the candidates return different values, the model finds candidate {}'s most likely in {wins} of {of} calls",
+                chosen + 1
+            ),
             pick::Choice::Agreed {
                 size, passed, of, ..
             } => format!(
@@ -329,10 +334,12 @@ impl Run<'_> {
         .await
     }
 
-    /// Tells apart candidates that pass every check by the model's own assertions
-    /// about the function ([`agreement`]); `None` when it cannot (not a function, a
-    /// language without assertion scripts, fewer than two different safe candidates,
-    /// no assertion, or none passed).
+    /// Tells apart candidates that pass every check, using the model's own
+    /// assertions about the function: first their calls, the model judging the
+    /// values the candidates return where they differ ([`judge`]), else the
+    /// assertions themselves ([`agreement`]); `None` when it cannot (not a function,
+    /// a language without assertion scripts, fewer than two different safe
+    /// candidates, no assertion, or none passed).
     async fn agreement(
         &mut self,
         task: &str,
@@ -349,15 +356,23 @@ impl Run<'_> {
                 distinct.push(i);
             }
         }
-        if !agreement::supported(target.language) || distinct.len() < 2 {
+        let lang = target.language;
+        if !(agreement::supported(lang) || judge::supported(lang)) || distinct.len() < 2 {
             return None;
         }
         let shown = target.shown(&self.ctx.root);
         let req = agreement::request(task, target, &shown, name);
         let answer = self.ask(&req).await;
-        let asserts = agreement::assertions(target.language, &generate::code_of(&answer), name);
-        let command = agreement::command(target.language, &shown, &asserts)?;
+        let code = generate::code_of(&answer);
+        let asserts = agreement::assertions(lang, &code, name);
         self.report.assertions.clone_from(&asserts);
+        if let Some(judged) = self
+            .judge(task, target, name, &code, &distinct, &safe)
+            .await
+        {
+            return Some(judged);
+        }
+        let command = agreement::command(target.language, &shown, &asserts)?;
         let verifier = self.verifier;
         let run = async |text: &str| {
             let laid = [(target.path.as_path(), text)];
@@ -405,6 +420,94 @@ impl Run<'_> {
             passed,
             of: asserts.len(),
         })
+    }
+
+    /// Tells apart the `distinct` safe candidates by the values they return where
+    /// they differ, the model judging which value is right ([`judge`]); `None` when
+    /// it cannot (a language without a probe, a provider that cannot score, no call
+    /// on which the candidates differ, no dispute won).
+    async fn judge(
+        &mut self,
+        task: &str,
+        target: &Target,
+        name: &str,
+        code: &str,
+        distinct: &[usize],
+        safe: &[usize],
+    ) -> Option<pick::Choice> {
+        let lang = target.language;
+        if !judge::supported(lang) {
+            return None;
+        }
+        let shown = target.shown(&self.ctx.root);
+        let arity = characterise::arity(lang, &target.text, name);
+        let calls = judge::calls(code, name, arity);
+        tracing::debug!(
+            "solve: judge: {} call(s) from the answer:\n{code}",
+            calls.len()
+        );
+        let layout = judge::layout(lang, &shown, name);
+        let probe = pinned::probe(&layout, &calls)?;
+        let mut outcomes = Vec::with_capacity(distinct.len());
+        for &i in distinct {
+            if self.ctx.cancel.is_cancelled() {
+                return None;
+            }
+            let laid = [(target.path.as_path(), self.texts[i].as_str())];
+            let output = self.verifier.output(&probe.command, &laid).await;
+            let output = output.map(|(_, o)| o).unwrap_or_default();
+            outcomes.push(pinned::outcomes(lang, &output, calls.len()));
+        }
+        let disputes = judge::disputes(&calls, &outcomes);
+        if disputes.is_empty() {
+            self.progress.line(format!(
+                "judge: the {} different candidates return the same on all {} calls",
+                distinct.len(),
+                calls.len()
+            ));
+            return None;
+        }
+        let definition = match &target.scope {
+            localise::Scope::Function { range, .. } => target.text.get(range.clone())?,
+            localise::Scope::File => return None,
+        };
+        let head = judge::header(lang, definition);
+        let req = judge::request(task, lang, &shown, name, &head);
+        let mut winners = Vec::with_capacity(disputes.len());
+        for d in &disputes {
+            let (head, ends) = judge::line(lang, d);
+            let cancel = self.ctx.cancel.clone();
+            let scores = self
+                .used
+                .score(self.provider, &req, &head, &ends, &cancel)
+                .await?;
+            let won = judge::winner(&scores);
+            if let Some(w) = won {
+                self.report.judged.push(format!(
+                    "{}: {} (of {})",
+                    d.call,
+                    d.values[w],
+                    d.values.len()
+                ));
+            }
+            winners.push(won);
+        }
+        let weights: Vec<usize> = distinct
+            .iter()
+            .map(|&i| {
+                safe.iter()
+                    .filter(|&&j| self.texts[j] == self.texts[i])
+                    .count()
+            })
+            .collect();
+        let (c, wins, of) = judge::choose(&disputes, &winners, &weights)?;
+        let index = distinct[c];
+        self.progress.line(format!(
+            "judge: the candidates differ on {of} of {} calls; the model finds candidate {}'s values most likely in {wins}",
+            calls.len(),
+            self.numbers[index] + 1
+        ));
+        Some(pick::Choice::Judged { index, wins, of })
     }
 
     /// One model call, counted; its text (empty when the model failed).

@@ -20,6 +20,17 @@ pub enum Choice {
         /// How many safe candidates there were.
         of: usize,
     },
+    /// Nothing failed before; the model judged, where candidates return different
+    /// values, which value is right ([`super::judge`]), and this candidate's won the
+    /// most.
+    Judged {
+        /// The chosen candidate.
+        index: usize,
+        /// The disputes its values won.
+        wins: usize,
+        /// The disputes judged.
+        of: usize,
+    },
     /// Nothing failed before; the model's own assertions about the function split the
     /// candidates ([`super::agreement`]), and this one's group scored best.
     Agreed {
@@ -40,7 +51,8 @@ impl Choice {
         match self {
             Choice::Green(i)
             | Choice::Majority { index: i, .. }
-            | Choice::Agreed { index: i, .. } => *i,
+            | Choice::Agreed { index: i, .. }
+            | Choice::Judged { index: i, .. } => *i,
         }
     }
 }

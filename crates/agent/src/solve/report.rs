@@ -44,6 +44,10 @@ pub struct SolveReport {
     /// The model's assertions that told candidates apart, when it was asked for them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub assertions: Vec<String>,
+    /// The disputes the model judged (`CALL: VALUE` it found most likely, `(of N)`
+    /// values the candidates returned), when candidates were told apart that way.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub judged: Vec<String>,
     /// The chosen candidate's index.
     pub chosen: Option<usize>,
     /// Why it was chosen (or why none was).

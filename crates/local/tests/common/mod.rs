@@ -13,3 +13,28 @@ pub fn missing(test: &str, what: &str) {
     );
     eprintln!("SKIPPED {test}: {what} not found");
 }
+
+/// The weights of the catalog model `name`: `var`'s path when set, else the fetched
+/// catalog copy; `None` after saying (under CI: failing) that `test` has none.
+pub fn catalog_model(test: &str, name: &str, var: &str) -> Option<std::path::PathBuf> {
+    use agentls_local::{catalog_entry, default_data_dir, installed_path};
+    let path = match std::env::var_os(var) {
+        Some(p) => Some(std::path::PathBuf::from(p)),
+        None => catalog_entry(name)
+            .zip(default_data_dir())
+            .map(|(entry, dir)| installed_path(entry, &dir))
+            .and_then(|(p, present)| present.then_some(p)),
+    };
+    if path.is_none() {
+        missing(
+            test,
+            &format!("{name} weights (agentls model fetch {name}, or {var})"),
+        );
+    }
+    path
+}
+
+/// The Qwen2.5-Coder-0.5B weights (`AGENTLS_TEST_GGUF_CODER`, else the catalog's).
+pub fn coder_model(test: &str) -> Option<std::path::PathBuf> {
+    catalog_model(test, "qwen2.5-coder-0.5b", "AGENTLS_TEST_GGUF_CODER")
+}
