@@ -128,7 +128,7 @@ impl Default for ModelProfile {
             parallel_tool_calls: true,
             max_completion_tokens: false,
             lean_tools: false,
-            solver: Solver::Loop,
+            solver: Solver::Auto,
         }
     }
 }
@@ -466,6 +466,31 @@ mod tests {
         assert_eq!(
             ModelProfile::builtin("my-finetune"),
             ModelProfile::default()
+        );
+    }
+
+    #[test]
+    fn only_the_lean_embedded_profile_takes_the_pipeline_by_default() {
+        // `auto` is every profile's default; the lean profile (the embedded models')
+        // is the one it sends to the pipeline.
+        assert_eq!(ModelProfile::default().solver, Solver::Auto);
+        assert!(crate::local::profile(4_096).uses_pipeline());
+        for http in [
+            "qwen2.5-coder:7b",
+            "gpt-4.1-mini",
+            "claude-sonnet-4",
+            "my-finetune",
+        ] {
+            assert!(!ModelProfile::builtin(http).uses_pipeline(), "{http}");
+        }
+        let pinned = ProfileOverrides {
+            solver: Some(Solver::Loop),
+            ..ProfileOverrides::default()
+        };
+        assert!(
+            !crate::local::profile(4_096)
+                .with_overrides(&pinned)
+                .uses_pipeline()
         );
     }
 
