@@ -205,3 +205,20 @@ pub fn completer(spec: &LocalModelSpec) -> Result<Arc<dyn Completer>, ModelError
         None => Err(not_built(&spec.name)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Solver;
+
+    #[test]
+    fn the_embedded_profile_takes_the_pipeline_unless_pinned_to_the_loop() {
+        // `auto`, every profile's default, sends the lean (embedded) profile there.
+        assert!(profile(4_096).uses_pipeline());
+        let pinned = ProfileOverrides {
+            solver: Some(Solver::Loop),
+            ..ProfileOverrides::default()
+        };
+        assert!(!profile(4_096).with_overrides(&pinned).uses_pipeline());
+    }
+}

@@ -470,11 +470,9 @@ mod tests {
     }
 
     #[test]
-    fn only_the_lean_embedded_profile_takes_the_pipeline_by_default() {
-        // `auto` is every profile's default; the lean profile (the embedded models')
-        // is the one it sends to the pipeline.
+    fn auto_is_the_default_and_sends_no_http_model_to_the_pipeline() {
+        // The embedded profile's side is in `local`'s tests.
         assert_eq!(ModelProfile::default().solver, Solver::Auto);
-        assert!(crate::local::profile(4_096).uses_pipeline());
         for http in [
             "qwen2.5-coder:7b",
             "gpt-4.1-mini",
@@ -483,15 +481,6 @@ mod tests {
         ] {
             assert!(!ModelProfile::builtin(http).uses_pipeline(), "{http}");
         }
-        let pinned = ProfileOverrides {
-            solver: Some(Solver::Loop),
-            ..ProfileOverrides::default()
-        };
-        assert!(
-            !crate::local::profile(4_096)
-                .with_overrides(&pinned)
-                .uses_pipeline()
-        );
     }
 
     #[test]
