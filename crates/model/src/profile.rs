@@ -128,7 +128,8 @@ impl Default for ModelProfile {
             parallel_tool_calls: true,
             max_completion_tokens: false,
             lean_tools: false,
-            solver: Solver::Auto,
+            // One default: the enum's own, so the two cannot drift apart again.
+            solver: Solver::default(),
         }
     }
 }
