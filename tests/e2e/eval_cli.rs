@@ -494,7 +494,8 @@ async fn an_attempt_stops_at_its_budget_and_is_still_checked() {
 }
 
 /// A model call that runs past the attempt's time limit is cancelled, not waited for:
-/// the budget's own check comes only before each call.
+/// the budget's own check comes only before each call. The cancel comes a wind-down
+/// reserve (40 ms of 2 s) before the limit.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_model_call_past_the_time_limit_is_cancelled() {
     let model = ModelServer::start().await.unwrap();
@@ -513,5 +514,5 @@ async fn a_model_call_past_the_time_limit_is_cancelled() {
     let line: Value =
         serde_json::from_str(std::fs::read_to_string(&jsonl).unwrap().trim()).unwrap();
     let agent_ms = line["agent_ms"].as_f64().unwrap();
-    assert!((2000.0..8000.0).contains(&agent_ms), "{line}");
+    assert!((1960.0..8000.0).contains(&agent_ms), "{line}");
 }

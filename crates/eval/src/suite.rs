@@ -345,7 +345,6 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
 
 /// One attempt at `task` on a fresh copy of its repository: the attempt, its JSON
 /// line, and the session's status.
-/// What every attempt of a run shares.
 async fn run_attempt(
     args: &EvalArgs,
     task: &Task,
@@ -366,10 +365,14 @@ async fn run_attempt(
     };
     let t0 = Instant::now();
     // The budget's wall time is checked before each model call; a call that runs on
-    // (a small model generating without end) is cancelled when the time is up.
+    // (a small model generating without end) is cancelled when the time is up, less
+    // the time to wind down.
     let cancel = CancellationToken::new();
     let timer = tokio::spawn({
-        let (cancel, limit) = (cancel.clone(), Duration::from_secs(args.time_limit));
+        let (cancel, limit) = (
+            cancel.clone(),
+            stop_after(Duration::from_secs(args.time_limit)),
+        );
         async move {
             tokio::time::sleep(limit).await;
             cancel.cancel();
@@ -466,6 +469,14 @@ async fn run_attempt(
     Ok((done, line, status))
 }
 
+/// When an attempt's stop fires: a wind-down reserve (a fiftieth of the limit, at most
+/// two seconds) before the limit itself, so that what still runs after the cancel (the
+/// engine's current batch, a sandboxed test being killed and cleared away, the
+/// trajectory being written) ends within the limit.
+fn stop_after(limit: Duration) -> Duration {
+    limit - (limit / 50).min(Duration::from_secs(2))
+}
+
 /// Milliseconds, to a tenth.
 fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 10_000.0).round() / 10.0
@@ -506,6 +517,15 @@ pub fn progress_bar(len: usize, what: &str) -> indicatif::ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stop_leaves_time_to_wind_down_within_the_limit() {
+        let secs = |s: f64| Duration::from_secs_f64(s);
+        assert_eq!(stop_after(secs(300.0)), secs(298.0));
+        assert_eq!(stop_after(secs(120.0)), secs(118.0));
+        assert_eq!(stop_after(secs(2.0)), secs(1.96));
+        assert_eq!(stop_after(Duration::ZERO), Duration::ZERO);
+    }
 
     #[test]
     fn shards_are_disjoint_and_cover_the_suite() {

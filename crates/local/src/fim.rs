@@ -47,7 +47,7 @@ use tracing::debug;
 
 use crate::engine::{Engine, EngineError};
 use crate::gguf;
-use crate::provider::engine_error;
+use crate::provider::{answer_or_abort, engine_error};
 use crate::sampler::Sampler;
 use crate::tokenizer::{Tokenizer, Utf8Stream};
 
@@ -574,8 +574,8 @@ impl Completer for LocalCompleter {
             // work too.
             let job = cancel.child_token();
             let _stop_on_drop = job.clone().drop_guard();
-            let rx = self.submit(req, rules, job)?;
-            let (answer, _) = rx.await.map_err(|_| gone())??;
+            let rx = self.submit(req, rules, job.clone())?;
+            let (answer, _) = answer_or_abort(rx, &job, gone).await?;
             Ok(answer)
         })
     }

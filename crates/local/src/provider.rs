@@ -1,6 +1,9 @@
 //! [`LocalProvider`]: the engine behind the model layer's [`Provider`] interface.
 //! Generation runs on its own thread; events reach the async consumer through a
-//! bounded channel, and cancellation is checked before every token.
+//! bounded channel, and cancellation is checked before every token. The consumer
+//! also races the cancel token against that channel: the engine notices a cancel only
+//! between prefill batches, and a batch of a long prompt can take a second on two
+//! cores, which would carry an attempt past its time limit.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -201,7 +204,7 @@ impl Provider for LocalProvider {
 
     fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
         let (tx, rx) = mpsc::channel(256);
-        let job = self.job(req, cancel);
+        let job = self.job(req, cancel.clone());
         let spawned = std::thread::Builder::new()
             .name("agentls-local".into())
             .spawn(move || job.run(&tx));
@@ -211,9 +214,9 @@ impl Provider for LocalProvider {
                 ErrorClass::UnexpectedEnvironment,
                 format!("cannot start the local model thread: {e}"),
             )));
-            return receiver_stream(rx);
+            return receiver_stream(rx, cancel);
         }
-        receiver_stream(rx)
+        receiver_stream(rx, cancel)
     }
 }
 
@@ -240,7 +243,7 @@ impl LocalProvider {
         continuations: &[String],
         cancel: CancellationToken,
     ) -> ScoreFuture<'static> {
-        let job = self.job(req, cancel);
+        let job = self.job(req, cancel.clone());
         let (prefix, continuations) = (prefix.to_owned(), continuations.to_vec());
         let (tx, rx) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new()
@@ -256,20 +259,53 @@ impl LocalProvider {
                     format!("cannot start the local model thread: {e}"),
                 )
             })?;
-            rx.await.unwrap_or_else(|_| {
-                Err(ModelError::new(
+            answer_or_abort(rx, &cancel, || {
+                ModelError::new(
                     ErrorClass::ProviderError,
                     "the local model's scoring thread ended without an answer",
-                ))
+                )
             })
+            .await
         })
     }
 }
 
-fn receiver_stream(rx: mpsc::Receiver<Result<StreamEvent, ModelError>>) -> EventStream {
-    Box::pin(futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    }))
+/// A model thread's answer, or the abort error as soon as `cancel` fires (the thread
+/// then finishes its batch alone; the engine's mutex holds the next call back).
+/// `gone` is the error for a thread that ended without answering.
+pub(crate) async fn answer_or_abort<T>(
+    rx: tokio::sync::oneshot::Receiver<Result<T, ModelError>>,
+    cancel: &CancellationToken,
+    gone: impl FnOnce() -> ModelError,
+) -> Result<T, ModelError> {
+    tokio::select! {
+        biased;
+        answer = rx => answer.unwrap_or_else(|_| Err(gone())),
+        () = cancel.cancelled() => Err(ModelError::aborted()),
+    }
+}
+
+/// The generation thread's events, ended by the abort error as soon as `cancel` fires
+/// rather than when the thread next looks at it. Events already sent come first.
+fn receiver_stream(
+    rx: mpsc::Receiver<Result<StreamEvent, ModelError>>,
+    cancel: CancellationToken,
+) -> EventStream {
+    Box::pin(futures::stream::unfold(
+        Some((rx, cancel)),
+        |state| async move {
+            let (mut rx, cancel) = state?;
+            tokio::select! {
+                biased;
+                item = rx.recv() => {
+                    let item = item?;
+                    let aborted = matches!(&item, Err(e) if e.class == ErrorClass::UserAborted);
+                    Some((item, (!aborted).then_some((rx, cancel))))
+                }
+                () = cancel.cancelled() => Some((Err(ModelError::aborted()), None)),
+            }
+        },
+    ))
 }
 
 struct Job {
@@ -886,6 +922,70 @@ fn held_back(text: &str, tag: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt;
+
+    /// Long enough that only a stream waiting on the engine thread could use it up.
+    const HANG: std::time::Duration = std::time::Duration::from_secs(60);
+
+    #[tokio::test]
+    async fn a_cancelled_stream_ends_at_once_while_the_engine_is_mid_batch() {
+        let (tx, rx) = mpsc::channel(4);
+        let cancel = CancellationToken::new();
+        let mut stream = receiver_stream(rx, cancel.clone());
+        tx.send(Ok(StreamEvent::TextDelta("fn".into())))
+            .await
+            .expect("send");
+        let first = stream
+            .next()
+            .await
+            .expect("an event")
+            .expect("not an error");
+        assert!(matches!(first, StreamEvent::TextDelta(t) if t == "fn"));
+
+        // `tx` stays alive and silent: the engine has not looked at the token yet.
+        cancel.cancel();
+        let next = tokio::time::timeout(HANG, stream.next())
+            .await
+            .expect("the stream waited for the engine thread");
+        let err = next.expect("an abort error").expect_err("an error");
+        assert_eq!(err.class, ErrorClass::UserAborted);
+        assert!(
+            stream.next().await.is_none(),
+            "the stream ends after the abort"
+        );
+        drop(tx);
+    }
+
+    #[tokio::test]
+    async fn the_engine_abort_is_passed_on_once_and_ends_the_stream() {
+        let (tx, rx) = mpsc::channel(4);
+        let mut stream = receiver_stream(rx, CancellationToken::new());
+        tx.send(Err(ModelError::aborted())).await.expect("send");
+        let err = stream.next().await.expect("an item").expect_err("an error");
+        assert_eq!(err.class, ErrorClass::UserAborted);
+        assert!(stream.next().await.is_none());
+        drop(tx);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_score_returns_without_the_thread_answer() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<Result<Vec<f64>, ModelError>>();
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let answer = tokio::time::timeout(HANG, answer_or_abort(rx, &cancel, ModelError::aborted))
+            .await
+            .expect("the score waited for the engine thread");
+        assert_eq!(answer.expect_err("aborted").class, ErrorClass::UserAborted);
+        drop(tx);
+    }
+
+    #[tokio::test]
+    async fn a_score_answer_comes_through_when_not_cancelled() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<Result<Vec<f64>, ModelError>>();
+        tx.send(Ok(vec![-1.5])).expect("send");
+        let answer = answer_or_abort(rx, &CancellationToken::new(), ModelError::aborted).await;
+        assert_eq!(answer.expect("an answer"), vec![-1.5]);
+    }
 
     #[test]
     fn runaway_text_is_one_piece_over_and_over() {
