@@ -13,13 +13,16 @@ use agentls_text::ReadLimits;
 pub const WHOLE_FILE_CHARS: usize = 6_000;
 
 /// Words of tasks the pipeline does not take: they change names or signatures across
-/// files, or add command-line flags, which one function's rewrite cannot do.
+/// files (and so every caller with them), or add command-line flags, which one
+/// function's rewrite cannot do.
 const LOOP_WORDS: &[&str] = &[
     "rename",
     "renamed",
     "signature",
     "parameter",
     "parameters",
+    "caller",
+    "callers",
     "flag",
     "flags",
     "option",
@@ -414,6 +417,9 @@ mod tests {
         assert!(!pipeline_shape("Rename the class Foo to Bar everywhere."));
         assert!(!pipeline_shape("Add a --verbose flag to the CLI."));
         assert!(!pipeline_shape("Add --since HH:MM to logstat.py."));
+        assert!(!pipeline_shape(
+            "Replace new(addr, verbose) with new(cfg Config) and update every caller."
+        ));
         assert!(pipeline_shape("calc.add returns the wrong result. Fix it."));
         assert!(pipeline_shape(
             "Implement render in template.js (run `node --test test/`)."
