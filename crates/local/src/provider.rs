@@ -286,7 +286,8 @@ pub(crate) async fn answer_or_abort<T>(
 }
 
 /// The generation thread's events, ended by the abort error as soon as `cancel` fires
-/// rather than when the thread next looks at it. Events already sent come first.
+/// rather than when the thread next looks at it. Events already sent come first; an
+/// error is the thread's last word, so it ends the stream too (no second abort).
 fn receiver_stream(
     rx: mpsc::Receiver<Result<StreamEvent, ModelError>>,
     cancel: CancellationToken,
@@ -299,8 +300,8 @@ fn receiver_stream(
                 biased;
                 item = rx.recv() => {
                     let item = item?;
-                    let aborted = matches!(&item, Err(e) if e.class == ErrorClass::UserAborted);
-                    Some((item, (!aborted).then_some((rx, cancel))))
+                    let more = item.is_ok().then_some((rx, cancel));
+                    Some((item, more))
                 }
                 () = cancel.cancelled() => Some((Err(ModelError::aborted()), None)),
             }
