@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use agentls_model::{CancellationToken, ChatRequest, Provider, Usage};
+use agentls_model::{CancellationToken, ChatRequest, Message, Provider, Usage};
 
 /// What the pipeline's model calls cost.
 #[derive(Debug, Default)]
@@ -66,5 +66,34 @@ impl ModelUse {
                 None
             }
         }
+    }
+
+    /// How much likelier the model finds "yes" than "no" as the answer to
+    /// `question` (natural log odds: above 0, yes); `None` where the provider cannot
+    /// score. Small models tell whether a reading of a request is right far better
+    /// than they write one: strategies propose readings from the workspace, the model
+    /// only says yes or no.
+    pub(super) async fn confirm(
+        &mut self,
+        provider: &Arc<dyn Provider>,
+        question: &str,
+        cancel: &CancellationToken,
+    ) -> Option<f64> {
+        let req = ChatRequest {
+            system: Some(
+                "You answer questions about requests for changes to a code base with one word: yes or no."
+                    .to_owned(),
+            ),
+            messages: vec![Message::user(format!("{question}\nAnswer yes or no."))],
+            max_tokens: Some(1),
+            ..ChatRequest::default()
+        };
+        let words = ["Yes", "No", "yes", "no"].map(str::to_owned);
+        let s = self.score(provider, &req, "", &words, cancel).await?;
+        let either = |a: f64, b: f64| {
+            let m = a.max(b);
+            m + ((a - m).exp() + (b - m).exp()).ln()
+        };
+        Some(either(s[0], s[2]) - either(s[1], s[3]))
     }
 }

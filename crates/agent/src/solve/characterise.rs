@@ -37,23 +37,9 @@ const MAX_CALL_CHARS: usize = 160;
 /// Rounds of dropping the calls a compiler rejects (Go, Rust) before giving up.
 const COMPILE_ROUNDS: usize = 4;
 
-/// The test file the task asks to be written, below the root: a test file's path
-/// named in a task that asks for tests ("write … tests … in tests/test_slug.py") of
-/// code it says has none or must not change. `None` for any other task.
-pub fn asked(task: &str) -> Option<String> {
-    let lower = task.to_ascii_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let asks = words.iter().any(|w| ["write", "add", "create"].contains(w))
-        && words.iter().any(|w| w.starts_with("test"));
-    let keep_code = !protected(task).is_empty()
-        || lower.contains("no tests")
-        || lower.contains("without tests");
-    if !asks || !keep_code {
-        return None;
-    }
+/// The test file the task names that the workspace does not have yet, below the
+/// root: where tests would be written. `None` when the task names none.
+pub fn new_test_file(task: &str, exists: impl Fn(&str) -> bool) -> Option<String> {
     task.split_whitespace().find_map(|w| {
         let w = w.trim_matches(|c: char| "`'\"(),;:!?".contains(c));
         let w = w.strip_suffix('.').unwrap_or(w).trim_start_matches("./");
@@ -61,9 +47,58 @@ pub fn asked(task: &str) -> Option<String> {
         (Language::from_path(path).is_some()
             && !w.contains("..")
             && !w.starts_with('/')
-            && is_test_file(Path::new(""), path))
+            && is_test_file(Path::new(""), path)
+            && !exists(w))
         .then(|| w.to_owned())
     })
+}
+
+/// Characterisation tests: a new test file the task names, written so it pins what
+/// the code does today. Only where the task asks for tests and leaves the code as it
+/// is (a fix that adds a test would pin its bug): the model confirms that; where it
+/// cannot, the task must forbid changing the code under test.
+pub(super) struct Characterising;
+
+#[async_trait::async_trait]
+impl super::strategy::Strategy for Characterising {
+    fn name(&self) -> &'static str {
+        "characterise"
+    }
+
+    fn plan(&self, scene: &super::strategy::Scene<'_>) -> Option<super::strategy::Plan> {
+        let rel = new_test_file(scene.task, |w| scene.root.join(w).exists())?;
+        Some(super::strategy::Plan {
+            why: format!("the task names the test file {rel}, which does not exist yet"),
+            work: super::strategy::Work::Characterise(rel),
+        })
+    }
+
+    async fn run(
+        &self,
+        cx: &super::strategy::Cx<'_>,
+        work: super::strategy::Work,
+    ) -> Option<Solved> {
+        let super::strategy::Work::Characterise(rel) = work else {
+            return None;
+        };
+        let mut used = ModelUse::default();
+        let question = format!(
+            "Request: {}\n\nDoes this request ask only for new tests of code that already exists, leaving that code exactly as it is?",
+            cx.task
+        );
+        let keep = match used.confirm(cx.provider, &question, &cx.ctx.cancel).await {
+            Some(margin) => margin > 0.0,
+            None => !protected(cx.task).is_empty(),
+        };
+        if !keep {
+            tracing::info!("solve: the task does not ask only for tests");
+            return None;
+        }
+        let mut solved = solve(cx.provider, cx.ctx, cx.task, cx.config, cx.events, rel).await?;
+        solved.calls += used.calls;
+        solved.model_ms += used.model_ms;
+        Some(solved)
+    }
 }
 
 /// The calls of `code` to any of `functions` (`slugify("a b")`, also written as
@@ -609,17 +644,17 @@ fn crate_name(manifest: &str) -> Option<String> {
     None
 }
 
-/// Writes the tests `task` asks for ([`asked`]) the characterisation way and lands
-/// the file; `None` when the task is not one, the file exists, or the layout is not
-/// one handled (the other ways take the task).
-pub(super) async fn solve(
+/// Writes the tests in `test_rel` the characterisation way and lands the file;
+/// `None` when the file exists or the layout is not one handled (the other ways take
+/// the task).
+async fn solve(
     provider: &Arc<dyn Provider>,
     ctx: &ToolContext,
     task: &str,
     config: &SolveConfig,
     events: Option<&EventSender>,
+    test_rel: String,
 ) -> Option<Solved> {
-    let test_rel = asked(task)?;
     if ctx.root.join(&test_rel).exists() {
         return None;
     }
@@ -957,40 +992,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tasks_asking_for_tests_of_code_to_keep_name_the_file() {
+    fn the_new_test_file_a_task_names() {
+        let none = |_: &str| false;
         assert_eq!(
-            asked(
-                "slug.py has no tests. Write unit tests (unittest, in tests/test_slug.py, run with `python3 -m unittest discover -s tests`) that pin down everything. Do not change slug.py."
+            new_test_file(
+                "slug.py has no tests. Write unit tests (unittest, in tests/test_slug.py, run with `python3 -m unittest discover -s tests`) that pin down everything. Do not change slug.py.",
+                none
             ),
             Some("tests/test_slug.py".to_owned())
         );
         assert_eq!(
-            asked(
-                "luhn.go has no tests. Write Go tests in luhn_test.go (package luhn) that pin down Valid. Do not change luhn.go."
+            new_test_file(
+                "Cover Valid with tests in luhn_test.go; luhn.go stays.",
+                none
             ),
             Some("luhn_test.go".to_owned())
         );
         assert_eq!(
-            asked(
-                "Write integration tests in tests/calendar.rs (run with `cargo test`). Do not change anything under src/."
+            new_test_file(
+                "Implement `perimeter` so that tests/perimeter.rs passes.",
+                |w| { w == "tests/perimeter.rs" }
             ),
-            Some("tests/calendar.rs".to_owned())
-        );
-        // A fix with a test: pinning today's behaviour would pin the bug.
-        assert_eq!(asked("Fix add and add a test in tests/test_calc.py."), None);
-        assert_eq!(
-            asked("Implement `perimeter` so that tests/perimeter.rs passes."),
             None
         );
+        assert_eq!(new_test_file("Fix add in calc.py.", none), None);
     }
 
     /// Of the suite's tasks, only those that ask for tests of code to keep take this
-    /// way (a fix that adds a test would pin its bug).
+    /// way without a model to confirm it (a fix that adds a test would pin its bug).
     #[test]
     fn every_fixture_task_but_the_test_writing_ones_goes_elsewhere() {
         for (name, prompt) in super::super::fixtures::prompts() {
+            let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../fixtures/tasks")
+                .join(&name)
+                .join("repo");
+            let named = new_test_file(&prompt, |w| repo.join(w).exists());
             assert_eq!(
-                asked(&prompt).is_some(),
+                named.is_some() && !protected(&prompt).is_empty(),
                 name.contains("-mutant-"),
                 "{name}: {prompt}"
             );

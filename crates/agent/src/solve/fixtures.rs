@@ -22,3 +22,27 @@ pub fn prompts() -> Vec<(String, String)> {
     }
     out
 }
+
+/// Every file of the task `name`'s starting repository, `(path, text)`.
+pub fn repo_files(name: &str) -> Vec<(std::path::PathBuf, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/tasks")
+        .join(name)
+        .join("repo");
+    let mut out = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)
+            .expect("a readable directory")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                out.push((path, text));
+            }
+        }
+    }
+    out
+}

@@ -304,6 +304,32 @@ pub fn the_function(lang: Language, code: &str, name: &str) -> String {
     dedent(&code[line_start..end])
 }
 
+/// The signature of the function `name` in the file `text`: its name through its
+/// parameters and result, whitespace collapsed; `None` when `text` does not define
+/// it. Two texts whose signatures differ change what callers must pass.
+pub fn signature(lang: Language, text: &str, name: &str) -> Option<String> {
+    let def = the_function(lang, text, name);
+    let at = def.match_indices(name).map(|(i, _)| i).find(|&i| {
+        let before = def[..i].chars().next_back();
+        let after = def[i + name.len()..].chars().next();
+        before.is_some_and(|c| c.is_whitespace() || c == '*')
+            && matches!(after, Some('(' | '<' | '['))
+    })?;
+    let rest = &def[at..];
+    let end = if lang == Language::Python {
+        rest.lines()
+            .scan(0, |seen, l| {
+                *seen += l.len() + 1;
+                Some((*seen, l))
+            })
+            .find(|(_, l)| l.trim_end().ends_with(':'))
+            .map(|(seen, _)| seen.min(rest.len()))?
+    } else {
+        rest.find('{')?
+    };
+    Some(rest[..end].split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 /// `code` with the indentation of its first line taken off every line that has it.
 fn dedent(code: &str) -> String {
     let own = &code[..code.len() - code.trim_start_matches([' ', '\t']).len()];
@@ -506,5 +532,22 @@ mod tests {
             ),
             "func Index() {}"
         );
+    }
+
+    #[test]
+    fn signatures_change_with_parameters_not_bodies() {
+        let py = "def fmt_time(t):\n    return str(t)\n\n\ndef other():\n    pass\n";
+        let py2 = "def fmt_time(t, seconds=False):\n    return str(t)\n";
+        let py3 = "def fmt_time(t):\n    return repr(t)\n";
+        let sig = |t: &str| signature(Language::Python, t, "fmt_time");
+        assert_eq!(sig(py).as_deref(), Some("fmt_time(t):"));
+        assert_ne!(sig(py), sig(py2));
+        assert_eq!(sig(py), sig(py3));
+        let go = "func (r *Registry) Lookup(name string) (*Entry, error) {\n\treturn nil, nil\n}\n";
+        assert_eq!(
+            signature(Language::Go, go, "Lookup").as_deref(),
+            Some("Lookup(name string) (*Entry, error)")
+        );
+        assert_eq!(signature(Language::Go, go, "Find"), None);
     }
 }

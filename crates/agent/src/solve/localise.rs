@@ -12,23 +12,6 @@ use agentls_text::ReadLimits;
 /// never whole.
 pub const WHOLE_FILE_CHARS: usize = 6_000;
 
-/// Words of tasks the pipeline does not take: they change names or signatures across
-/// files (and so every caller with them), or add command-line flags, which one
-/// function's rewrite cannot do.
-const LOOP_WORDS: &[&str] = &[
-    "rename",
-    "renamed",
-    "signature",
-    "parameter",
-    "parameters",
-    "caller",
-    "callers",
-    "flag",
-    "flags",
-    "option",
-    "options",
-];
-
 /// What a candidate replaces.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -173,25 +156,6 @@ pub fn is_question(task: &str) -> bool {
         .unwrap_or("")
         .to_ascii_lowercase();
     task.ends_with('?') || OPENERS.contains(&first.as_str())
-}
-
-/// Whether the task's shape is one the pipeline takes (not a rename, a new flag, a
-/// signature change across callers).
-pub fn pipeline_shape(task: &str) -> bool {
-    // A command quoted to run (`node --test test/`) names no flag to add.
-    let prose: String = task
-        .split('`')
-        .enumerate()
-        .filter(|(i, part)| i % 2 == 0 || !part.contains(' '))
-        .map(|(_, part)| part)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let lower = prose.to_ascii_lowercase();
-    let words = lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-    let flag = lower
-        .match_indices("--")
-        .any(|(i, _)| lower[i + 2..].starts_with(|c: char| c.is_ascii_alphabetic()));
-    !flag && !words.into_iter().any(|w| LOOP_WORDS.contains(&w))
 }
 
 /// The targets for `task` in the indexed workspace at `root`, best first; empty when
@@ -410,24 +374,6 @@ mod tests {
         for p in ["/w/src/lib.rs", "/w/calc.py", "/w/versions/versions.go"] {
             assert!(!is_test_file(root, Path::new(p)), "{p}");
         }
-    }
-
-    #[test]
-    fn renames_and_flags_go_to_the_loop() {
-        assert!(!pipeline_shape("Rename the class Foo to Bar everywhere."));
-        assert!(!pipeline_shape("Add a --verbose flag to the CLI."));
-        assert!(!pipeline_shape("Add --since HH:MM to logstat.py."));
-        assert!(!pipeline_shape(
-            "Replace new(addr, verbose) with new(cfg Config) and update every caller."
-        ));
-        assert!(pipeline_shape("calc.add returns the wrong result. Fix it."));
-        assert!(pipeline_shape(
-            "Implement render in template.js (run `node --test test/`)."
-        ));
-        // Words that merely contain one of the loop's words.
-        assert!(pipeline_shape(
-            "Fix the flagged optionality check in reflag."
-        ));
     }
 
     #[test]

@@ -1,40 +1,58 @@
-//! The small-model pipeline (Agentless-style): a second way to solve a task, for
-//! models that cannot drive the tool loop. [`solve_small`] localises the change
-//! without the model ([`localise`]), asks for the whole new function (or short file)
-//! in one fenced block ([`generate`]), samples several candidates (the first greedy,
-//! the rest at a temperature with distinct seeds; the shared prompt stays in the local
-//! model's KV cache), checks each in the sandbox's overlay ([`verify`]: syntax, the
-//! language's compile check, the project's tests), picks one ([`pick`]: the first that
-//! turns a failing check green without breaking a passing one; else, when nothing
-//! failed to begin with, the majority), allows one repair round with the error, and
-//! lands the pick as one edit through the session's edit sink (`write_file`'s path:
-//! planned against the live buffer, versioned, reviewable).
+//! The small-model pipeline (Agentless-style): the way a session solves a change
+//! request with a model that cannot drive the tool loop. Several strategies share one
+//! trait ([`strategy::Strategy`]) and one list ([`strategy::all`]); each decides from
+//! what the workspace holds whether it applies (never from the task's wording), and
+//! they run cheapest first until one lands a verified change:
+//! - [`rename`]: a name the index defines, changed to one the workspace does not
+//!   know, everywhere, without the model (which only confirms the reading);
+//! - [`reword`]: a message the task quotes and a string literal holds, rewritten in
+//!   each literal's idiom, without the model;
+//! - [`characterise`]: tests for code to keep, the model proposing calls and the code
+//!   giving the values;
+//! - [`edit_set`]: several small files written whole together (a function and its
+//!   callers, the code and the data file it reads);
+//! - [`Rewriting`]: one function (or one short file), written whole.
+//!
+//! The model-written ones localise without the model ([`localise`]), ask for whole
+//! functions or files in one fenced block ([`generate`]), sample several candidates
+//! (the first greedy, the rest at a temperature with distinct seeds; the shared
+//! prompt stays in the local model's KV cache), check each in the sandbox's overlay
+//! ([`verify`]: syntax, the language's compile check, the project's tests), pick one
+//! ([`pick`]: the first that turns a failing check green without breaking a passing
+//! one; else, when nothing failed to begin with, the majority, the model's judgement
+//! of the values candidates return, or agreement on its assertions), allow one repair
+//! round with the error, and land the pick as one edit through the session's edit
+//! sink (`write_file`'s path: planned against the live buffer, versioned,
+//! reviewable).
 //!
 //! **Invariant.** No candidate reaches the disk or the editor's buffers before the
 //! pick: candidates exist as strings, and as buffers laid over the workspace inside
 //! the sandbox's mount namespace, whose writes stay in its scratch layer.
 //!
 //! Which way a session takes: [`agentls_model::ModelProfile::uses_pipeline`] (the
-//! profile's `solver`), the task's shape ([`localise::pipeline_shape`]), and whether
-//! localisation finds anything; otherwise, or when no candidate is verified, the tool
-//! loop runs as before.
+//! profile's `solver`) and whether the task asks for a change ([`applies`]); then
+//! whether any strategy applies. When none does, or none verifies a candidate, the
+//! tool loop runs as before.
 
 pub mod agreement;
 mod ask;
 pub mod characterise;
 mod config;
+pub mod edit_set;
 #[cfg(test)]
 mod fixtures;
 pub mod generate;
 pub mod judge;
 mod land;
 pub mod localise;
+pub mod mention;
 pub mod pick;
 pub mod pinned;
 mod progress;
 pub mod rename;
 mod report;
 pub mod reword;
+pub(crate) mod strategy;
 pub mod verify;
 
 use std::path::Path;
@@ -55,18 +73,17 @@ use verify::{Verdict, Verifier};
 pub use config::{MORE_SAMPLES, SolveConfig};
 pub use report::{CandidateReport, SolveReport, Solved};
 
-/// Whether a session on `provider` takes the pipeline for `task` first.
+/// Whether a session on `provider` takes the pipeline for `task` first: a profile
+/// that asks for it, and a task that asks for a change (a question goes to the tool
+/// loop, which reads and answers). Which way of solving applies is decided after,
+/// from the workspace ([`strategy`]).
 pub fn applies(provider: &dyn Provider, task: &str) -> bool {
-    provider.profile().uses_pipeline()
-        && !localise::is_question(task)
-        && (localise::pipeline_shape(task)
-            || !rename::asked(task).is_empty()
-            || reword::asked(task).is_some()
-            || characterise::asked(task).is_some())
+    provider.profile().uses_pipeline() && !localise::is_question(task)
 }
 
-/// Solves `task` the pipeline's way; `None` when localisation finds nothing (the
-/// tool loop takes it). A report with no `answer` means no candidate was chosen.
+/// Solves `task` the pipeline's way: every strategy that applies here ([`strategy`]),
+/// cheapest first, until one lands a verified change. `None` when none applies (the
+/// tool loop takes the task); a report with no `answer` when none verified a change.
 pub async fn solve_small(
     provider: &Arc<dyn Provider>,
     ctx: &ToolContext,
@@ -74,20 +91,8 @@ pub async fn solve_small(
     config: &SolveConfig,
     events: Option<&EventSender>,
 ) -> Option<Solved> {
-    if let Some(done) = rename::solve(ctx, task, config, events).await {
-        return Some(done);
-    }
-    if let Some(done) = reword::solve(ctx, task, config, events).await {
-        return Some(done);
-    }
-    if let Some(done) = characterise::solve(provider, ctx, task, config, events).await {
-        return Some(done);
-    }
-    if !localise::pipeline_shape(task) {
-        return None;
-    }
-    let started = Instant::now();
-    let targets = {
+    let strategies = strategy::all();
+    let (strategies, plans) = {
         let (root, index, store, limits) = (
             ctx.root.clone(),
             ctx.index.clone(),
@@ -97,19 +102,136 @@ pub async fn solve_small(
         let task = task.to_owned();
         tokio::task::spawn_blocking(move || {
             let index = index.read().unwrap_or_else(|p| p.into_inner());
-            let targets = localise::localise(&root, &index, &store, &limits, &task);
-            let tests = test_files(&root, &index, &store, &limits);
-            (targets, tests)
+            let scene = strategy::Scene {
+                root: &root,
+                task: &task,
+                index: &index,
+                store: &store,
+                limits: &limits,
+                protected: localise::protected(&task),
+            };
+            let plans = strategy::plans(&scene, &strategies);
+            (strategies, plans)
         })
         .await
         .ok()?
     };
-    let (targets, tests) = targets;
-    if targets.is_empty() {
-        tracing::info!("solve: nothing localised; the tool loop takes the task");
+    if plans.is_empty() {
+        tracing::info!("solve: no strategy applies; the tool loop takes the task");
         return None;
     }
-    let progress = Progress::new(events);
+    let cx = strategy::Cx {
+        provider,
+        ctx,
+        task,
+        config,
+        events,
+    };
+    let mut last: Option<Solved> = None;
+    for (i, plan) in plans {
+        if ctx.cancel.is_cancelled() || config.deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let name = strategies[i].name();
+        tracing::info!("solve: {name}: {}", plan.why);
+        let why = plan.why;
+        let Some(mut solved) = strategies[i].run(&cx, plan.work).await else {
+            continue;
+        };
+        solved.report.strategy = name.to_owned();
+        solved.report.applies = why;
+        config.tap(&solved.report);
+        if let Some(before) = last.take() {
+            solved.calls += before.calls;
+            solved.usage.add(&before.usage);
+            solved.model_ms += before.model_ms;
+        }
+        if solved.answer.is_some() {
+            return Some(solved);
+        }
+        last = Some(solved);
+    }
+    last
+}
+
+/// The single-place rewrite: a function (or one short file) the task points to,
+/// written whole by the model, several candidates verified, one picked. A pick that
+/// changes the signature of a function other files call is not landed: the edit set
+/// of the function and its callers takes the task.
+pub(crate) struct Rewriting;
+
+/// What [`Rewriting`] works on.
+pub(crate) struct Rewrites {
+    /// The targets, best first ([`localise`]).
+    targets: Vec<Target>,
+    /// The workspace's tests, `(path below the root, text)`, shown with the task.
+    tests: Vec<(String, String)>,
+    /// The target functions that source files other than their own call.
+    called_elsewhere: Vec<String>,
+}
+
+#[async_trait::async_trait]
+impl strategy::Strategy for Rewriting {
+    fn name(&self) -> &'static str {
+        "rewrite"
+    }
+
+    fn plan(&self, scene: &strategy::Scene<'_>) -> Option<strategy::Plan> {
+        let targets = localise::localise(
+            scene.root,
+            scene.index,
+            scene.store,
+            scene.limits,
+            scene.task,
+        );
+        if targets.is_empty() {
+            return None;
+        }
+        let tests = test_files(scene.root, scene.index, scene.store, scene.limits);
+        let called_elsewhere = targets
+            .iter()
+            .filter_map(|t| match &t.scope {
+                localise::Scope::Function { name, .. }
+                    if !edit_set::callers(scene, name, &t.path).is_empty() =>
+                {
+                    Some(name.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        let why = targets
+            .iter()
+            .map(|t| format!("{}: {}", t.shown(scene.root), t.why))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Some(strategy::Plan {
+            why,
+            work: strategy::Work::Rewrite(Rewrites {
+                targets,
+                tests,
+                called_elsewhere,
+            }),
+        })
+    }
+
+    async fn run(&self, cx: &strategy::Cx<'_>, work: strategy::Work) -> Option<Solved> {
+        let strategy::Work::Rewrite(rewrites) = work else {
+            return None;
+        };
+        Some(rewrite(cx, &rewrites).await)
+    }
+}
+
+/// Samples, verifies and picks for the best two targets at most; lands the pick.
+async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
+    let Rewrites {
+        targets,
+        tests,
+        called_elsewhere,
+    } = rewrites;
+    let (provider, ctx, task, config) = (cx.provider, cx.ctx, cx.task, cx.config);
+    let started = Instant::now();
+    let progress = Progress::new(cx.events);
     let shown: Vec<String> = targets
         .iter()
         .map(|t| format!("{}: {}", t.shown(&ctx.root), t.why))
@@ -132,6 +254,7 @@ pub async fn solve_small(
         verdicts: Vec::new(),
         answers: Vec::new(),
         used: ModelUse::default(),
+        called_elsewhere,
     };
     let mut answer = None;
     // The best two targets at most: each costs a round of samples.
@@ -139,7 +262,7 @@ pub async fn solve_small(
         if ctx.cancel.is_cancelled() {
             break;
         }
-        if let Some(done) = run.target(task, target, &tests).await {
+        if let Some(done) = run.target(task, target, tests).await {
             answer = Some(done);
             break;
         }
@@ -147,13 +270,13 @@ pub async fn solve_small(
     let report = run.report.clone();
     progress.finish(&report, answer.is_some(), started);
     config.tap(&report);
-    Some(Solved {
+    Solved {
         report,
         answer,
         calls: run.used.calls,
         usage: run.used.usage,
         model_ms: run.used.model_ms,
-    })
+    }
 }
 
 /// The state of one pipeline run over its targets.
@@ -172,6 +295,8 @@ struct Run<'a> {
     verdicts: Vec<Verdict>,
     answers: Vec<String>,
     used: ModelUse,
+    /// Functions other files call: a pick that changes one's signature is not landed.
+    called_elsewhere: &'a [String],
 }
 
 impl Run<'_> {
@@ -220,6 +345,12 @@ impl Run<'_> {
             if self.ctx.cancel.is_cancelled() {
                 return None;
             }
+            if let Some(name) = self.changes_a_called_signature(target) {
+                self.report.reason = format!(
+                    "a candidate that passes the checks changes the signature of `{name}`, which other files call: the function and its callers change together instead"
+                );
+                return None;
+            }
         }
         if choice.is_none() && !pick::something_fails(&baseline) {
             choice = self.agreement(task, target, &baseline).await;
@@ -264,6 +395,13 @@ impl Run<'_> {
             ),
         };
         let text = self.texts[choice.index()].clone();
+        if let Some(name) = self.changed_signature(target, &text) {
+            self.report.reason = format!(
+                "candidate {} changes the signature of `{name}`, which other files call: the function and its callers change together instead",
+                chosen + 1
+            );
+            return None;
+        }
         match land(self.ctx, target, text).await {
             Ok(summary) => {
                 self.report.landed = true;
@@ -280,6 +418,29 @@ impl Run<'_> {
                 None
             }
         }
+    }
+
+    /// The target function's name when `text` changes its signature and other files
+    /// call it: such a change is not the rewrite's to land (its callers would not
+    /// follow), but the edit set's of the function and its callers.
+    fn changed_signature(&self, target: &Target, text: &str) -> Option<String> {
+        let localise::Scope::Function { name, .. } = &target.scope else {
+            return None;
+        };
+        (self.called_elsewhere.contains(name)
+            && generate::signature(target.language, &target.text, name)
+                != generate::signature(target.language, text, name))
+        .then(|| name.clone())
+    }
+
+    /// [`Run::changed_signature`] of the last candidate, when it passes every check:
+    /// sampling more for this target would only pick such a change again.
+    fn changes_a_called_signature(&self, target: &Target) -> Option<String> {
+        let (text, verdict) = (self.texts.last()?, self.verdicts.last()?);
+        verdict
+            .passes()
+            .then(|| self.changed_signature(target, text))
+            .flatten()
     }
 
     /// The fill-in-the-middle candidate of a stub, when a completer is configured:

@@ -10,10 +10,12 @@ use std::time::Instant;
 use agentls_tools::ToolContext;
 use serde_json::json;
 
+use super::ask::ModelUse;
 use super::config::SolveConfig;
 use super::land::{FileChange, Made, settle};
 use super::progress::Progress;
 use super::report::Solved;
+use super::strategy::{Cx, Plan, Scene, Strategy, Work};
 use super::verify::Verifier;
 use crate::event::EventSender;
 
@@ -26,61 +28,74 @@ pub struct Rename {
     pub to: String,
 }
 
-/// Whether `s` is an identifier in the languages the index knows (`$` for JavaScript).
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(is_ident_char)
+/// A rename the workspace makes possible, before the model confirms it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The names.
+    pub rename: Rename,
+    /// The new name is set off as code in the task or shaped as only code names are
+    /// (`loadUser`, `fetch_all`): enough alone where no model can confirm.
+    pub strong: bool,
 }
 
-fn is_ident_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '$'
-}
+/// Most words between the two names of a rename in the task.
+const NEAR: usize = 4;
 
-/// A word of the task as a name: backticks, quotes and brackets around it taken off,
-/// a call's `()` too, and only the last part of a dotted path (`calc.add` → `add`).
-fn as_name(word: &str) -> Option<&str> {
-    let w = word.trim_matches(|c: char| "`'\"()[]{},;:!?".contains(c));
-    let w = w.strip_suffix("()").unwrap_or(w);
-    let w = w.trim_end_matches('.');
-    let w = w.rsplit('.').next().unwrap_or(w);
-    is_identifier(w).then_some(w)
-}
-
-/// The renames the task asks for: in each sentence that says "rename", every
-/// `OLD to NEW` whose two sides are identifiers ("rename the type Tokenizer to Lexer
-/// and its constructor NewTokenizer to NewLexer" → two). Nothing when the task asks
-/// for no rename. The caller checks that each `from` is defined in the workspace.
-pub fn asked(task: &str) -> Vec<Rename> {
-    let mut out: Vec<Rename> = Vec::new();
-    let lower = task.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(at) = lower[from..].find("rename").map(|i| from + i) {
-        // The sentence runs to a full stop followed by a space, or to the end.
-        let end = task[at..]
-            .find(". ")
-            .or_else(|| task[at..].find(".\n"))
-            .map_or(task.len(), |i| at + i + 1);
-        let words: Vec<&str> = task[at..end].split_whitespace().collect();
-        for i in 1..words.len().saturating_sub(1) {
-            if words[i] != "to" {
+/// The renames the task may ask for, read from what the workspace holds: a name the
+/// task mentions that the index defines (`defined`), paired with the nearest name the
+/// task mentions that the workspace does not know at all (`known`), no other defined
+/// name between them, both starting in the same case (a type stays a type). However
+/// the task is phrased ("rename X to Y", "let's call X `Y` instead", "X should be
+/// named Y"), the pair is the same; which candidates the task really asks for, the
+/// model confirms ([`Renaming`]).
+pub fn candidates(
+    task: &str,
+    defined: impl Fn(&str) -> bool,
+    known: impl Fn(&str) -> bool,
+) -> Vec<Candidate> {
+    let mentions = super::mention::mentions(task);
+    let is_defined: Vec<bool> = mentions.iter().map(|m| defined(&m.name)).collect();
+    let mut out: Vec<(Candidate, (usize, bool))> = Vec::new();
+    for (f, from) in mentions.iter().enumerate() {
+        if !is_defined[f] {
+            continue;
+        }
+        let upper = |s: &str| s.starts_with(|c: char| c.is_ascii_uppercase());
+        for (t, to) in mentions.iter().enumerate() {
+            let distance = to.word.abs_diff(from.word);
+            if is_defined[t]
+                || distance == 0
+                || distance > NEAR
+                || upper(&from.name) != upper(&to.name)
+                || (to.initial && !to.marked)
+                || to.in_args
+                || to.name == from.name
+                || known(&to.name)
+            {
                 continue;
             }
-            let (Some(old), Some(new)) = (as_name(words[i - 1]), as_name(words[i + 1])) else {
+            let (lo, hi) = (f.min(t), f.max(t));
+            if (lo + 1..hi).any(|i| is_defined[i] && mentions[i].name != from.name) {
                 continue;
+            }
+            let candidate = Candidate {
+                rename: Rename {
+                    from: from.name.clone(),
+                    to: to.name.clone(),
+                },
+                strong: to.marked
+                    || super::mention::code_shaped(&to.name)
+                    || (upper(&to.name) && !to.initial),
             };
-            if old != new && !out.iter().any(|r| r.from == old) {
-                out.push(Rename {
-                    from: old.to_owned(),
-                    to: new.to_owned(),
-                });
+            if !out.iter().any(|(c, _)| *c == candidate) {
+                // Nearest first, a name after the old one before one as near before it.
+                let key = (distance, to.word < from.word);
+                out.push((candidate, key));
             }
         }
-        from = end.max(at + 1);
     }
-    out
+    out.sort_by_key(|(c, key)| (c.rename.from.clone(), *key));
+    out.into_iter().map(|(c, _)| c).collect()
 }
 
 /// Whether the match of `from` at `start..end` of `text` stands on identifier
@@ -93,12 +108,12 @@ fn on_boundaries(text: &str, start: usize, end: usize, from: &str) -> bool {
     let capital = from.starts_with(|c: char| c.is_ascii_uppercase());
     let left = match before {
         None => true,
-        Some(c) if !is_ident_char(c) => true,
+        Some(c) if !super::mention::is_ident_char(c) => true,
         Some(c) => capital && (c.is_ascii_lowercase() || c.is_ascii_digit()),
     };
     let right = match after {
         None => true,
-        Some(c) if !is_ident_char(c) => true,
+        Some(c) if !super::mention::is_ident_char(c) => true,
         Some(c) => capital && c.is_ascii_uppercase(),
     };
     left && right
@@ -136,30 +151,145 @@ pub fn apply(text: &str, renames: &[Rename]) -> Option<(String, usize)> {
     (count > 0).then_some((out, count))
 }
 
-/// Carries out the renames `task` asks for over every indexed source file (tests and
-/// comments included), verifies the result in the overlay (syntax, the project's
-/// tests as they were before) and lands it as one edit. `None` when the task asks for
-/// no rename of a name the workspace defines, or none occurs: the other ways take it.
-/// A report with no answer when the result breaks a check.
-pub(super) async fn solve(
+/// The model-free rename: a name the index defines, changed to one the workspace
+/// does not know, on identifier boundaries in every indexed file (tests and comments
+/// included), verified in the overlay and landed as one edit.
+pub(super) struct Renaming;
+
+#[async_trait::async_trait]
+impl Strategy for Renaming {
+    fn name(&self) -> &'static str {
+        "rename"
+    }
+
+    fn plan(&self, scene: &Scene<'_>) -> Option<Plan> {
+        let index = scene.index;
+        let defined = |n: &str| !index.definitions(n).is_empty();
+        let found = candidates(scene.task, defined, |n| {
+            defined(n) || !index.references(n).is_empty()
+        });
+        // A new name already written in a file the rename rewrites would merge two
+        // names into one: not a rename.
+        let found: Vec<Candidate> = found
+            .into_iter()
+            .filter(|c| !occurs_where_used(scene, &c.rename))
+            .collect();
+        if found.is_empty() {
+            return None;
+        }
+        let why = found
+            .iter()
+            .map(|c| {
+                format!(
+                    "`{}` is defined here, `{}` nowhere",
+                    c.rename.from, c.rename.to
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        Some(Plan {
+            why,
+            work: Work::Rename(found),
+        })
+    }
+
+    async fn run(&self, cx: &Cx<'_>, work: Work) -> Option<Solved> {
+        let Work::Rename(found) = work else {
+            return None;
+        };
+        let mut used = ModelUse::default();
+        let renames = confirmed(cx, &mut used, found).await;
+        if renames.is_empty() {
+            tracing::info!("solve: no rename confirmed");
+            return None;
+        }
+        let mut solved = carry_out(cx.ctx, cx.task, cx.config, cx.events, renames).await?;
+        solved.calls += used.calls;
+        solved.model_ms += used.model_ms;
+        Some(solved)
+    }
+}
+
+/// Whether `rename.to` is already written in a file where `rename.from` is defined
+/// or used.
+fn occurs_where_used(scene: &Scene<'_>, rename: &Rename) -> bool {
+    let mut paths: Vec<std::sync::Arc<std::path::Path>> = scene
+        .index
+        .definitions(&rename.from)
+        .into_iter()
+        .map(|d| d.path)
+        .chain(
+            scene
+                .index
+                .references(&rename.from)
+                .into_iter()
+                .map(|r| r.path),
+        )
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths.iter().any(|p| {
+        scene.read(p).is_some_and(|text| {
+            apply(
+                &text,
+                &[Rename {
+                    from: rename.to.clone(),
+                    to: rename.from.clone(),
+                }],
+            )
+            .is_some()
+        })
+    })
+}
+
+/// The candidates the task really asks for: where the model can score, those it
+/// finds more likely asked than not, the likeliest for each old name; where it
+/// cannot, the strong ones.
+async fn confirmed(cx: &Cx<'_>, used: &mut ModelUse, found: Vec<Candidate>) -> Vec<Rename> {
+    let mut best: Vec<(Rename, f64)> = Vec::new();
+    for c in found {
+        let question = format!(
+            "Request: {}\n\nDoes this request ask to rename `{}` so that it is called `{}` from now on?",
+            cx.task, c.rename.from, c.rename.to
+        );
+        let margin = match used.confirm(cx.provider, &question, &cx.ctx.cancel).await {
+            Some(m) => m,
+            None if c.strong => 0.0,
+            None => continue,
+        };
+        tracing::debug!(
+            "solve: rename {} → {}: yes over no by {margin:.2}",
+            c.rename.from,
+            c.rename.to
+        );
+        if margin < 0.0 {
+            continue;
+        }
+        match best.iter_mut().find(|(r, _)| r.from == c.rename.from) {
+            Some(slot) if slot.1 < margin => *slot = (c.rename, margin),
+            Some(_) => {}
+            None => best.push((c.rename, margin)),
+        }
+    }
+    best.into_iter().map(|(r, _)| r).collect()
+}
+
+/// Carries out `renames` over every indexed source file (protected paths aside),
+/// verifies the result in the overlay (syntax, the project's tests as they were
+/// before) and lands it as one edit. `None` when no name occurs. A report with no
+/// answer when the result breaks a check.
+async fn carry_out(
     ctx: &ToolContext,
     task: &str,
     config: &SolveConfig,
     events: Option<&EventSender>,
+    renames: Vec<Rename>,
 ) -> Option<Solved> {
-    let asked = asked(task);
-    if asked.is_empty() {
-        return None;
-    }
     let started = Instant::now();
     let (index, store, limits) = (ctx.index.clone(), ctx.store.clone(), ctx.read_limits);
     let (root, protected) = (ctx.root.clone(), super::localise::protected(task));
     let (renames, changes, count) = tokio::task::spawn_blocking(move || {
         let index = index.read().unwrap_or_else(|p| p.into_inner());
-        let renames: Vec<Rename> = asked
-            .into_iter()
-            .filter(|r| !index.definitions(&r.from).is_empty())
-            .collect();
         let mut paths: Vec<PathBuf> = index
             .paths()
             .filter(|p| {
@@ -188,7 +318,7 @@ pub(super) async fn solve(
     })
     .await
     .ok()?;
-    if renames.is_empty() || changes.is_empty() {
+    if changes.is_empty() {
         tracing::info!("solve: no rename of a defined name to carry out");
         return None;
     }
@@ -241,28 +371,85 @@ mod tests {
         }
     }
 
+    /// The renames a workspace defining `defined` (and knowing `known` besides)
+    /// finds in `task`: the strong ones, the nearest per old name, as with no model.
+    fn found(task: &str, defined: &[&str], known: &[&str]) -> Vec<Rename> {
+        let mut out: Vec<Rename> = Vec::new();
+        for c in candidates(
+            task,
+            |n| defined.contains(&n),
+            |n| defined.contains(&n) || known.contains(&n),
+        ) {
+            if c.strong && !out.iter().any(|r| r.from == c.rename.from) {
+                out.push(c.rename);
+            }
+        }
+        out
+    }
+
     #[test]
-    fn the_task_names_the_renames() {
-        assert_eq!(
-            asked(
-                "In this module, rename the type Tokenizer to Lexer and its constructor NewTokenizer to NewLexer, everywhere (tests and comments). Behaviour must not change."
-            ),
-            vec![r("Tokenizer", "Lexer"), r("NewTokenizer", "NewLexer")]
+    fn renames_come_from_the_workspace_whatever_the_phrasing() {
+        let defined = ["Lookup", "Registry", "NewRegistry"];
+        for task in [
+            "Let's call Registry.Lookup `Resolve` instead, rename the method and update whatever calls it.",
+            "Rename Registry.Lookup to Resolve everywhere.",
+            "Registry.Lookup should be named Resolve; nothing else changes.",
+            "The method `Lookup` is badly named: `Resolve` says what it does. Change it across the module.",
+        ] {
+            assert_eq!(
+                found(task, &defined, &[]),
+                vec![r("Lookup", "Resolve")],
+                "{task}"
+            );
+        }
+        let two = found(
+            "In this module, rename the type Tokenizer to Lexer and its constructor NewTokenizer to NewLexer, everywhere (tests and comments). Behaviour must not change.",
+            &["Tokenizer", "NewTokenizer"],
+            &[],
         );
         assert_eq!(
-            asked("Rename the function `fetchUser()` to `loadUser()` everywhere in this project."),
+            two,
+            vec![r("NewTokenizer", "NewLexer"), r("Tokenizer", "Lexer")]
+        );
+        assert_eq!(
+            found(
+                "`fetchUser()` should become `loadUser()` in every file.",
+                &["fetchUser"],
+                &["fetchUsers"]
+            ),
             vec![r("fetchUser", "loadUser")]
         );
-        assert_eq!(
-            asked("Please rename calc.add to calc.sum. Then go to the next thing."),
-            vec![r("add", "sum")]
+    }
+
+    #[test]
+    fn no_rename_where_the_workspace_has_none() {
+        // Nothing defined is named, or the new name exists already.
+        assert!(found("Fix add so that it adds.", &["add"], &[]).is_empty());
+        assert!(found("Rename Lookup to Find.", &["Lookup"], &["Find"]).is_empty());
+        // A flag, a message and a lower-case word are no new names without the model.
+        assert!(
+            found(
+                "Add a --dev switch that turns on debug logging.",
+                &["debug"],
+                &[]
+            )
+            .is_empty()
         );
-        assert!(asked("Fix add so that it adds.").is_empty());
-        // Any two words around "to": the caller keeps only names the workspace defines.
-        assert_eq!(
-            asked("Rename it to something clearer."),
-            vec![r("it", "something")]
+        assert!(
+            found(
+                "Make `Parse` report `line 4: unknown key` for typos.",
+                &["Parse"],
+                &[]
+            )
+            .is_empty()
         );
+        // A type named beside a function is not a rename of the function.
+        let c = candidates(
+            "Replace NewServer(addr) with NewServer(cfg Config).",
+            |n| n == "NewServer",
+            |_| false,
+        );
+        assert!(c.is_empty(), "{c:?}");
     }
 
     #[test]

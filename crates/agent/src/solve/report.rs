@@ -33,6 +33,11 @@ pub struct CandidateReport {
 /// What a pipeline run did: its targets, every candidate, the pick and why.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SolveReport {
+    /// The strategy that made it ([`super::strategy`]): "rename", "reword",
+    /// "characterise", "edit set", "rewrite".
+    pub strategy: String,
+    /// Why that strategy applied, from what the workspace holds.
+    pub applies: String,
     /// Where it looked, and why there.
     pub targets: Vec<String>,
     /// The project's test command, if it found one.

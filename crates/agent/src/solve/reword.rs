@@ -25,40 +25,6 @@ pub struct Reword {
     pub placeholder: String,
 }
 
-/// The spans of `task` quoted in backticks, then those in double quotes outside
-/// them, each with its byte offset, in the order they appear.
-fn quoted(task: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let mut ticks: Vec<Range<usize>> = Vec::new();
-    let mut at = 0;
-    while let Some(open) = task[at..].find('`').map(|i| at + i) {
-        let Some(close) = task[open + 1..].find('`').map(|i| open + 1 + i) else {
-            break;
-        };
-        out.push((open, task[open + 1..close].to_owned()));
-        ticks.push(open..close + 1);
-        at = close + 1;
-    }
-    let mut at = 0;
-    while let Some(open) = task[at..].find('"').map(|i| at + i) {
-        if let Some(t) = ticks.iter().find(|t| t.contains(&open)) {
-            at = t.end;
-            continue;
-        }
-        let Some(close) = task[open + 1..].find('"').map(|i| open + 1 + i) else {
-            break;
-        };
-        if ticks.iter().any(|t| t.contains(&close)) {
-            at = open + 1;
-            continue;
-        }
-        out.push((open, task[open + 1..close].to_owned()));
-        at = close + 1;
-    }
-    out.sort_by_key(|(at, _)| *at);
-    out
-}
-
 /// Where `word` stands whole in `text` (not inside a longer word), the last place.
 fn whole_word(text: &str, word: &str) -> Option<usize> {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
@@ -71,31 +37,86 @@ fn whole_word(text: &str, word: &str) -> Option<usize> {
         .last()
 }
 
-/// The message change `task` asks for: the last message quoted before "exactly" and
-/// the first after it, the value named by "in place of X". `None` when the task asks
-/// for none, or the new message does not hold the value's word.
-pub fn asked(task: &str) -> Option<Reword> {
-    let lower = task.to_ascii_lowercase();
-    let exactly = lower.find("exactly")?;
-    let place = lower.find("in place of ")? + "in place of ".len();
-    let placeholder = task[place..]
-        .split_whitespace()
-        .next()?
-        .trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'));
-    let spans = quoted(task);
-    let old = &spans.iter().rfind(|(at, _)| *at < exactly)?.1;
-    let new = &spans.iter().find(|(at, _)| *at > exactly)?.1;
-    let reword = Reword {
-        old: old.clone(),
-        new: new.clone(),
-        placeholder: placeholder.to_owned(),
+/// The message change `task` may ask for, read from what the workspace holds
+/// (`holds`: whether one string literal of the workspace has every one of the texts
+/// given, ASCII case ignored): the
+/// old message is a span the task quotes whose text up to its value the workspace
+/// has; the new one a span it quotes that the workspace has nowhere. The value's word
+/// is the word both spans share where the workspace's message has none (its value is
+/// interpolated: `invalid port: X` against `"invalid port: %q"`), or, when the old
+/// message names no value (`"Invalid email"`), the new one's stand-in for it (`X`,
+/// `N`, `NAME`). However the request is worded, the same two quotes make the same
+/// reword. `None` when no two quoted spans read so.
+pub fn asked(task: &str, holds: impl Fn(&[&str]) -> bool) -> Option<Reword> {
+    let in_workspace = |s: &str| holds(&[s]);
+    let spans: Vec<(usize, String)> = super::mention::quoted(task)
+        .into_iter()
+        .filter(|(_, s)| s.trim().len() >= 4)
+        .collect();
+    let fresh: Vec<bool> = spans.iter().map(|(_, s)| !in_workspace(s)).collect();
+    // The old message before the new one first, then after it.
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for o in 0..spans.len() {
+        for n in o + 1..spans.len() {
+            pairs.push((o, n));
+        }
+    }
+    for n in 0..spans.len() {
+        for o in n + 1..spans.len() {
+            pairs.push((o, n));
+        }
+    }
+    pairs.into_iter().find_map(|(o, n)| {
+        let (old, new) = (&spans[o].1, &spans[n].1);
+        // Messages are prose: words, not a command line's flags or one name.
+        let words = |s: &str| s.split_whitespace().count();
+        if !fresh[n] || old == new || words(old) < 2 || words(new) < 3 || new.starts_with('-') {
+            return None;
+        }
+        let placeholder = value_word(old, new, &in_workspace)?;
+        let reword = Reword {
+            old: old.clone(),
+            new: new.clone(),
+            placeholder,
+        };
+        let head = reword.head();
+        // The message around its value in one literal: `"invalid port: %q"` holds
+        // `invalid port: ` and what follows the value, if anything does.
+        let tail = reword.tail().map(str::trim).unwrap_or_default();
+        let parts: &[&str] = if tail.is_empty() {
+            &[head]
+        } else {
+            &[head, tail]
+        };
+        (head.trim().len() >= 4 && holds(parts)).then_some(reword)
+    })
+}
+
+/// The word that stands for the value in `old` and `new` (see [`asked`]): the new
+/// message's one stand-in in capitals that the old one lacks (`X`, `N`, `NAME`),
+/// else the last word both share whose text before it the workspace has.
+fn value_word(old: &str, new: &str, in_workspace: &impl Fn(&str) -> bool) -> Option<String> {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
     };
-    let head = reword.head();
-    (!placeholder.is_empty()
-        && whole_word(new, placeholder).is_some()
-        && head.trim().len() >= 4
-        && old != new)
-        .then_some(reword)
+    let stand_ins: Vec<String> = words(new)
+        .into_iter()
+        .filter(|w| {
+            w.len() <= 8
+                && w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                && whole_word(old, w).is_none()
+        })
+        .collect();
+    if let [one] = stand_ins.as_slice() {
+        return Some(one.clone());
+    }
+    words(old).into_iter().rev().find(|w| {
+        whole_word(new, w).is_some()
+            && whole_word(old, w).is_some_and(|i| i >= 4 && in_workspace(&old[..i]))
+    })
 }
 
 impl Reword {
@@ -811,13 +832,13 @@ fn plan(
 /// messages whose value is not written by running the tests, verifies and lands the
 /// result as one edit. `None` when the task asks for no reword, or an occurrence is
 /// one this path cannot rewrite: the other ways take it.
-pub(super) async fn solve(
+async fn solve(
     ctx: &agentls_tools::ToolContext,
     task: &str,
     config: &super::SolveConfig,
     events: Option<&crate::event::EventSender>,
+    reword: Reword,
 ) -> Option<super::Solved> {
-    let reword = asked(task)?;
     let started = std::time::Instant::now();
     let (index, store, limits) = (ctx.index.clone(), ctx.store.clone(), ctx.read_limits);
     let (root, protected) = (ctx.root.clone(), super::localise::protected(task));
@@ -944,6 +965,63 @@ pub(super) async fn solve(
     Some(solved)
 }
 
+/// The contents of the string literals of `text`, ASCII lower-cased: where messages
+/// are written (code quoted in a task is not one).
+fn literal_texts(lang: Language, text: &str) -> Vec<String> {
+    agentls_index::string_literals(lang, text)
+        .into_iter()
+        .filter_map(|r| text.get(r))
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// The model-free reword: a message the task quotes, found in the workspace's
+/// string literals, rewritten in each literal's idiom with the tests following.
+pub(super) struct Rewording;
+
+#[async_trait::async_trait]
+impl super::strategy::Strategy for Rewording {
+    fn name(&self) -> &'static str {
+        "reword"
+    }
+
+    fn plan(&self, scene: &super::strategy::Scene<'_>) -> Option<super::strategy::Plan> {
+        let texts: Vec<String> = scene
+            .index
+            .paths()
+            .filter_map(|p| Some((Language::from_path(p)?, scene.read(p)?)))
+            .flat_map(|(lang, text)| literal_texts(lang, &text))
+            .collect();
+        let holds = |parts: &[&str]| {
+            texts.iter().any(|t| {
+                parts
+                    .iter()
+                    .all(|p| t.contains(p.to_ascii_lowercase().as_str()))
+            })
+        };
+        let reword = asked(scene.task, holds)?;
+        Some(super::strategy::Plan {
+            why: format!(
+                "the workspace has the quoted `{}`, not `{}`",
+                reword.head().trim(),
+                reword.new
+            ),
+            work: super::strategy::Work::Reword(reword),
+        })
+    }
+
+    async fn run(
+        &self,
+        cx: &super::strategy::Cx<'_>,
+        work: super::strategy::Work,
+    ) -> Option<super::Solved> {
+        let super::strategy::Work::Reword(reword) = work else {
+            return None;
+        };
+        solve(cx.ctx, cx.task, cx.config, cx.events, reword).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -958,28 +1036,59 @@ mod tests {
         }
     }
 
+    /// Whether one of `texts` (a workspace's literals) has all of `parts` (ASCII
+    /// case ignored).
+    fn held<'a>(texts: &'a [&'a str]) -> impl Fn(&[&str]) -> bool + 'a {
+        move |parts: &[&str]| {
+            texts.iter().any(|t| {
+                parts
+                    .iter()
+                    .all(|p| t.to_ascii_lowercase().contains(&p.to_ascii_lowercase()))
+            })
+        }
+    }
+
     #[test]
     fn the_task_names_the_old_message_the_new_one_and_the_value() {
-        let go = asked("Errors say `bad size: N` today. Make them read exactly `size \"N\" is out of range`, with the given text in place of N. Keep the tests green.").unwrap();
+        let go = asked("Errors say `bad size: N` today. Make them read `size \"N\" is out of range`, with the given text where N is. Keep the tests green.", held(&["fmt.Errorf(\"bad size: %s\", s)"])).unwrap();
         assert_eq!(
             (go.old.as_str(), go.new.as_str(), go.placeholder.as_str()),
             ("bad size: N", "size \"N\" is out of range", "N")
         );
         assert_eq!((go.head(), go.tail()), ("bad size: ", Some("")));
         // The old message quoted in double quotes, naming no value.
-        let js = asked("Our \"Bad name\" errors confuse people: the message must be exactly `name \"X\" is taken` with the name in place of X.").unwrap();
+        let js = asked(
+            "Our \"Bad name\" errors confuse people: the message should be `name \"X\" is taken`.",
+            held(&["throw new Error('Bad name')"]),
+        )
+        .unwrap();
         assert_eq!((js.head(), js.tail()), ("Bad name", None));
         assert_eq!(js.new_parts(), ("name \"", "\" is taken"));
         // The value's word is a real one of the example.
-        let py = asked("It says `no such user: bob`; make it say exactly `user 'bob' does not exist` (with the user's name in place of bob).").unwrap();
+        let py = asked(
+            "It says `no such user: bob`; I'd rather it said `user 'bob' does not exist`.",
+            held(&["raise KeyError(f\"no such user: {name}\")"]),
+        )
+        .unwrap();
         assert_eq!((py.head(), py.tail()), ("no such user: ", Some("")));
-        assert_eq!(asked("Rename `a` to `b` exactly."), None);
-        assert_eq!(asked("Fix the off-by-one in `span`."), None);
+        assert_eq!(asked("Rename `a` to `b` exactly.", held(&["a = 1"])), None);
+        assert_eq!(
+            asked("Fix the off-by-one in `span`.", held(&["fn span()"])),
+            None
+        );
+        // The new message is one the workspace has already: nothing to reword.
+        assert_eq!(
+            asked(
+                "`bad size: N` or `size N is bad`?",
+                held(&["bad size: N", "size N is bad"])
+            ),
+            None
+        );
     }
 
     #[test]
     fn go_keeps_its_verbs_and_turns_concatenation_into_errorf() {
-        let reword = asked("Says `bad size: N`. Make it exactly `size \"N\" is out of range`, the text in place of N.").unwrap();
+        let reword = asked("Says `bad size: N`. Make it exactly `size \"N\" is out of range`, the text in place of N.", held(&["\"bad size: \""])).unwrap();
         let src = "package box\n\nimport (\n\t\"errors\"\n\t\"strconv\"\n)\n\nfunc A(s string) error {\n\treturn errors.New(\"bad size: \" + s)\n}\n\nfunc B(s string) error {\n\t_, err := strconv.Atoi(s)\n\tif err != nil {\n\t\treturn fmt.Errorf(\"bad size: %s\", s)\n\t}\n\treturn fmt.Errorf(\"empty %q\", s)\n}\n";
         let out = reworded(Language::Go, src, &reword, false);
         assert!(
@@ -1009,7 +1118,7 @@ mod tests {
 
     #[test]
     fn python_keeps_percent_and_f_strings_and_interpolates_concatenation() {
-        let reword = asked("It says `no such user: bob`; make it say exactly `user 'bob' does not exist` (with the name in place of bob).").unwrap();
+        let reword = asked("It says `no such user: bob`; make it say exactly `user 'bob' does not exist` (with the name in place of bob).", held(&["no such user: "])).unwrap();
         let src = "def a(name):\n    raise KeyError(\"no such user: %s\" % name)\n\ndef b(names):\n    raise KeyError('no such user: ' + names[0])\n\ndef c(name):\n    raise KeyError(f\"no such user: {name}\")\n\n# no such user: in a comment stays\n";
         let out = reworded(Language::Python, src, &reword, false);
         assert!(
@@ -1035,7 +1144,7 @@ mod tests {
 
     #[test]
     fn a_message_without_its_value_takes_the_one_its_if_tested() {
-        let reword = asked("The \"Bad name\" errors must read exactly `name \"X\" is taken` with the name in place of X.").unwrap();
+        let reword = asked("The \"Bad name\" errors must read exactly `name \"X\" is taken` with the name in place of X.", held(&["Bad name"])).unwrap();
         let src = "function a(form) {\n  if (!isFree(form.name)) {\n    throw new Error('Bad name');\n  }\n  if (taken(form.alias)) errors.alias = 'Bad name';\n  return `Bad name: ${form.nick}`;\n}\n";
         let out = reworded(Language::JavaScript, src, &reword, false);
         assert!(
@@ -1064,7 +1173,7 @@ mod tests {
 
     #[test]
     fn a_tests_expected_message_without_its_value_offers_the_tests_strings() {
-        let reword = asked("The \"Bad name\" errors must read exactly `name \"X\" is taken` with the name in place of X.").unwrap();
+        let reword = asked("The \"Bad name\" errors must read exactly `name \"X\" is taken` with the name in place of X.", held(&["Bad name"])).unwrap();
         let test = "test('a', () => {\n  assert.deepStrictEqual(check({ name: 'ann', age: 'x' }), {\n    name: 'Bad name',\n  });\n  assert.deepStrictEqual(list('bo, cy'), ['Bad name: cy']);\n});\n";
         let edits = edits(Language::JavaScript, test, &reword, true).unwrap();
         assert_eq!(edits.len(), 2);
@@ -1091,8 +1200,14 @@ mod tests {
     #[test]
     fn only_message_tasks_of_the_suite_are_rewords() {
         for (name, prompt) in super::super::fixtures::prompts() {
+            let texts: Vec<String> = super::super::fixtures::repo_files(&name)
+                .into_iter()
+                .filter_map(|(path, text)| Some((Language::from_path(&path)?, text)))
+                .flat_map(|(lang, text)| literal_texts(lang, &text))
+                .collect();
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
             assert_eq!(
-                asked(&prompt).is_some(),
+                asked(&prompt, held(&texts)).is_some(),
                 name.ends_with("-error-message"),
                 "{name}: {prompt}"
             );
