@@ -38,22 +38,21 @@ fn whole_word(text: &str, word: &str) -> Option<usize> {
 }
 
 /// The message change `task` may ask for, read from what the workspace holds
-/// (`holds`: whether one string literal of the workspace has every one of the texts
-/// given, ASCII case ignored): the
-/// old message is a span the task quotes whose text up to its value the workspace
-/// has; the new one a span it quotes that the workspace has nowhere. The value's word
-/// is the word both spans share where the workspace's message has none (its value is
-/// interpolated: `invalid port: X` against `"invalid port: %q"`), or, when the old
-/// message names no value (`"Invalid email"`), the new one's stand-in for it (`X`,
-/// `N`, `NAME`). However the request is worded, the same two quotes make the same
-/// reword. `None` when no two quoted spans read so.
-pub fn asked(task: &str, holds: impl Fn(&[&str]) -> bool) -> Option<Reword> {
-    let in_workspace = |s: &str| holds(&[s]);
+/// (`literals`: the contents of its string literals, ASCII lower-cased): the old
+/// message is a span the task quotes that a literal holds up to its value, with the
+/// value itself interpolated there (`invalid port: X` against `"invalid port: %q"`),
+/// or whole when it names no value (`"Invalid email"`); the new one is a span it
+/// quotes that no literal holds. The value's word is the new message's one stand-in
+/// in capitals that the old lacks (`X`, `N`, `NAME`), else the last word both share
+/// that the literal interpolates. However the request is worded, the same two quotes
+/// make the same reword. `None` when no two quoted spans read so.
+pub fn asked(task: &str, literals: &[String]) -> Option<Reword> {
+    let held = Held(literals);
     let spans: Vec<(usize, String)> = super::mention::quoted(task)
         .into_iter()
         .filter(|(_, s)| s.trim().len() >= 4)
         .collect();
-    let fresh: Vec<bool> = spans.iter().map(|(_, s)| !in_workspace(s)).collect();
+    let fresh: Vec<bool> = spans.iter().map(|(_, s)| !held.has(&[s])).collect();
     // The old message before the new one first, then after it.
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for o in 0..spans.len() {
@@ -73,29 +72,51 @@ pub fn asked(task: &str, holds: impl Fn(&[&str]) -> bool) -> Option<Reword> {
         if !fresh[n] || old == new || words(old) < 2 || words(new) < 3 || new.starts_with('-') {
             return None;
         }
-        let placeholder = value_word(old, new, &in_workspace)?;
+        let placeholder = value_word(old, new, &held)?;
         let reword = Reword {
             old: old.clone(),
             new: new.clone(),
             placeholder,
         };
         let head = reword.head();
-        // The message around its value in one literal: `"invalid port: %q"` holds
-        // `invalid port: ` and what follows the value, if anything does.
-        let tail = reword.tail().map(str::trim).unwrap_or_default();
-        let parts: &[&str] = if tail.is_empty() {
-            &[head]
-        } else {
-            &[head, tail]
+        let found = match reword.tail() {
+            // The message around its value in one literal that interpolates the value.
+            Some(tail) => held.interpolates(head, &reword.placeholder, tail.trim()),
+            None => held.has(&[head]),
         };
-        (head.trim().len() >= 4 && holds(parts)).then_some(reword)
+        (head.trim().len() >= 4 && found).then_some(reword)
     })
+}
+
+/// The workspace's string literals, lower-cased, as [`asked`] reads them.
+struct Held<'a>(&'a [String]);
+
+impl Held<'_> {
+    /// Whether one literal has every one of `parts`.
+    fn has(&self, parts: &[&str]) -> bool {
+        self.0.iter().any(|t| {
+            parts
+                .iter()
+                .all(|p| t.contains(p.to_ascii_lowercase().as_str()))
+        })
+    }
+
+    /// Whether one literal has `head` and `tail` but not `value` written after the
+    /// head: the value is interpolated there (`"missing key: {key}"`), not text of
+    /// the message (`"Missing required field"` has no value after `Missing required`).
+    fn interpolates(&self, head: &str, value: &str, tail: &str) -> bool {
+        let (head, tail) = (head.to_ascii_lowercase(), tail.to_ascii_lowercase());
+        let written = format!("{head}{}", value.to_ascii_lowercase());
+        self.0
+            .iter()
+            .any(|t| t.contains(&head) && !t.contains(&written) && t.contains(&tail))
+    }
 }
 
 /// The word that stands for the value in `old` and `new` (see [`asked`]): the new
 /// message's one stand-in in capitals that the old one lacks (`X`, `N`, `NAME`),
-/// else the last word both share whose text before it the workspace has.
-fn value_word(old: &str, new: &str, in_workspace: &impl Fn(&str) -> bool) -> Option<String> {
+/// else the last word both share that a literal interpolates after the text before it.
+fn value_word(old: &str, new: &str, held: &Held<'_>) -> Option<String> {
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|w| !w.is_empty())
@@ -115,7 +136,10 @@ fn value_word(old: &str, new: &str, in_workspace: &impl Fn(&str) -> bool) -> Opt
     }
     words(old).into_iter().rev().find(|w| {
         whole_word(new, w).is_some()
-            && whole_word(old, w).is_some_and(|i| i >= 4 && in_workspace(&old[..i]))
+            && whole_word(old, w).is_some_and(|i| {
+                let tail = old[i + w.len()..].trim();
+                i >= 4 && held.interpolates(&old[..i], w, tail)
+            })
     })
 }
 
@@ -992,14 +1016,7 @@ impl super::strategy::Strategy for Rewording {
             .filter_map(|p| Some((Language::from_path(p)?, scene.read(p)?)))
             .flat_map(|(lang, text)| literal_texts(lang, &text))
             .collect();
-        let holds = |parts: &[&str]| {
-            texts.iter().any(|t| {
-                parts
-                    .iter()
-                    .all(|p| t.contains(p.to_ascii_lowercase().as_str()))
-            })
-        };
-        let reword = asked(scene.task, holds)?;
+        let reword = asked(scene.task, &texts)?;
         Some(super::strategy::Plan {
             why: format!(
                 "the workspace has the quoted `{}`, not `{}`",
@@ -1036,21 +1053,14 @@ mod tests {
         }
     }
 
-    /// Whether one of `texts` (a workspace's literals) has all of `parts` (ASCII
-    /// case ignored).
-    fn held<'a>(texts: &'a [&'a str]) -> impl Fn(&[&str]) -> bool + 'a {
-        move |parts: &[&str]| {
-            texts.iter().any(|t| {
-                parts
-                    .iter()
-                    .all(|p| t.to_ascii_lowercase().contains(&p.to_ascii_lowercase()))
-            })
-        }
+    /// A workspace's literals, as [`asked`] takes them.
+    fn held(texts: &[&str]) -> Vec<String> {
+        texts.iter().map(|t| t.to_ascii_lowercase()).collect()
     }
 
     #[test]
     fn the_task_names_the_old_message_the_new_one_and_the_value() {
-        let go = asked("Errors say `bad size: N` today. Make them read `size \"N\" is out of range`, with the given text where N is. Keep the tests green.", held(&["fmt.Errorf(\"bad size: %s\", s)"])).unwrap();
+        let go = asked("Errors say `bad size: N` today. Make them read `size \"N\" is out of range`, with the given text where N is. Keep the tests green.", &held(&["fmt.Errorf(\"bad size: %s\", s)"])).unwrap();
         assert_eq!(
             (go.old.as_str(), go.new.as_str(), go.placeholder.as_str()),
             ("bad size: N", "size \"N\" is out of range", "N")
@@ -1059,7 +1069,7 @@ mod tests {
         // The old message quoted in double quotes, naming no value.
         let js = asked(
             "Our \"Bad name\" errors confuse people: the message should be `name \"X\" is taken`.",
-            held(&["throw new Error('Bad name')"]),
+            &held(&["throw new Error('Bad name')"]),
         )
         .unwrap();
         assert_eq!((js.head(), js.tail()), ("Bad name", None));
@@ -1067,20 +1077,28 @@ mod tests {
         // The value's word is a real one of the example.
         let py = asked(
             "It says `no such user: bob`; I'd rather it said `user 'bob' does not exist`.",
-            held(&["raise KeyError(f\"no such user: {name}\")"]),
+            &held(&["raise KeyError(f\"no such user: {name}\")"]),
         )
         .unwrap();
         assert_eq!((py.head(), py.tail()), ("no such user: ", Some("")));
-        assert_eq!(asked("Rename `a` to `b` exactly.", held(&["a = 1"])), None);
+        assert_eq!(asked("Rename `a` to `b` exactly.", &held(&["a = 1"])), None);
+        // A message kept and extended with a value the code must work out is no reword.
         assert_eq!(
-            asked("Fix the off-by-one in `span`.", held(&["fn span()"])),
+            asked(
+                "\"Missing required field\" is useless: make it say `Missing required field: customerId`.",
+                &held(&["Missing required field"])
+            ),
+            None
+        );
+        assert_eq!(
+            asked("Fix the off-by-one in `span`.", &held(&["fn span()"])),
             None
         );
         // The new message is one the workspace has already: nothing to reword.
         assert_eq!(
             asked(
                 "`bad size: N` or `size N is bad`?",
-                held(&["bad size: N", "size N is bad"])
+                &held(&["bad size: N", "size N is bad"])
             ),
             None
         );
@@ -1088,7 +1106,7 @@ mod tests {
 
     #[test]
     fn go_keeps_its_verbs_and_turns_concatenation_into_errorf() {
-        let reword = asked("Says `bad size: N`. Make it exactly `size \"N\" is out of range`, the text in place of N.", held(&["\"bad size: \""])).unwrap();
+        let reword = asked("Says `bad size: N`. Make it exactly `size \"N\" is out of range`, the text in place of N.", &held(&["\"bad size: \""])).unwrap();
         let src = "package box\n\nimport (\n\t\"errors\"\n\t\"strconv\"\n)\n\nfunc A(s string) error {\n\treturn errors.New(\"bad size: \" + s)\n}\n\nfunc B(s string) error {\n\t_, err := strconv.Atoi(s)\n\tif err != nil {\n\t\treturn fmt.Errorf(\"bad size: %s\", s)\n\t}\n\treturn fmt.Errorf(\"empty %q\", s)\n}\n";
         let out = reworded(Language::Go, src, &reword, false);
         assert!(
@@ -1118,7 +1136,7 @@ mod tests {
 
     #[test]
     fn python_keeps_percent_and_f_strings_and_interpolates_concatenation() {
-        let reword = asked("It says `no such user: bob`; make it say exactly `user 'bob' does not exist` (with the name in place of bob).", held(&["no such user: "])).unwrap();
+        let reword = asked("It says `no such user: bob`; make it say exactly `user 'bob' does not exist` (with the name in place of bob).", &held(&["no such user: "])).unwrap();
         let src = "def a(name):\n    raise KeyError(\"no such user: %s\" % name)\n\ndef b(names):\n    raise KeyError('no such user: ' + names[0])\n\ndef c(name):\n    raise KeyError(f\"no such user: {name}\")\n\n# no such user: in a comment stays\n";
         let out = reworded(Language::Python, src, &reword, false);
         assert!(
@@ -1144,7 +1162,7 @@ mod tests {
 
     #[test]
     fn a_message_without_its_value_takes_the_one_its_if_tested() {
-        let reword = asked("The \"Bad name\" errors must read exactly `name \"X\" is taken` with the name in place of X.", held(&["Bad name"])).unwrap();
+        let reword = asked("The \"Bad name\" errors must read exactly `name \"X\" is taken` with the name in place of X.", &held(&["Bad name"])).unwrap();
         let src = "function a(form) {\n  if (!isFree(form.name)) {\n    throw new Error('Bad name');\n  }\n  if (taken(form.alias)) errors.alias = 'Bad name';\n  return `Bad name: ${form.nick}`;\n}\n";
         let out = reworded(Language::JavaScript, src, &reword, false);
         assert!(
@@ -1173,7 +1191,7 @@ mod tests {
 
     #[test]
     fn a_tests_expected_message_without_its_value_offers_the_tests_strings() {
-        let reword = asked("The \"Bad name\" errors must read exactly `name \"X\" is taken` with the name in place of X.", held(&["Bad name"])).unwrap();
+        let reword = asked("The \"Bad name\" errors must read exactly `name \"X\" is taken` with the name in place of X.", &held(&["Bad name"])).unwrap();
         let test = "test('a', () => {\n  assert.deepStrictEqual(check({ name: 'ann', age: 'x' }), {\n    name: 'Bad name',\n  });\n  assert.deepStrictEqual(list('bo, cy'), ['Bad name: cy']);\n});\n";
         let edits = edits(Language::JavaScript, test, &reword, true).unwrap();
         assert_eq!(edits.len(), 2);
@@ -1196,7 +1214,9 @@ mod tests {
         assert!(out.contains("['name \"cy\" is taken']"), "{out}");
     }
 
-    /// Of the suite's tasks, only those that reword a message are taken this way.
+    /// Of the suite's tasks, only those that reword a message are taken this way (the
+    /// `-message-` tasks ask for a message the code must compute, or one it keeps
+    /// and extends: the model's).
     #[test]
     fn only_message_tasks_of_the_suite_are_rewords() {
         for (name, prompt) in super::super::fixtures::prompts() {
@@ -1205,9 +1225,8 @@ mod tests {
                 .filter_map(|(path, text)| Some((Language::from_path(&path)?, text)))
                 .flat_map(|(lang, text)| literal_texts(lang, &text))
                 .collect();
-            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
             assert_eq!(
-                asked(&prompt, held(&texts)).is_some(),
+                asked(&prompt, &texts).is_some(),
                 name.ends_with("-error-message"),
                 "{name}: {prompt}"
             );
