@@ -764,3 +764,37 @@ async fn tests_written_for_code_pin_what_it_does_and_catch_a_broken_version() {
     .unwrap();
     assert!(!unittest(root), "the new tests pass on a broken clamp");
 }
+
+const FIZZ: &str = "def fizz(n):\n    \"\"\"The word for n in the game.\n\n    >>> fizz(3)\n    'Fizz'\n    >>> fizz(10)\n    'Buzz'\n    >>> fizz(30)\n    'FizzBuzz'\n    >>> fizz(7)\n    '7'\n    \"\"\"\n    raise NotImplementedError\n";
+/// Right for multiples of 3 and 5 apart, wrong for both (checks 3 first).
+const FIZZ_WRONG: &str = "```python\ndef fizz(n):\n    if n % 3 == 0:\n        return \"Fizz\"\n    if n % 5 == 0:\n        return \"Buzz\"\n    if n % 15 == 0:\n        return \"FizzBuzz\"\n    return str(n)\n```";
+const FIZZ_RIGHT: &str = "```python\ndef fizz(n):\n    if n % 15 == 0:\n        return \"FizzBuzz\"\n    if n % 3 == 0:\n        return \"Fizz\"\n    if n % 5 == 0:\n        return \"Buzz\"\n    return str(n)\n```";
+
+/// No test tells the candidates apart, the docstring's examples do: the candidate
+/// that fails `fizz(30)` is never chosen, though it came first.
+#[tokio::test]
+async fn the_docstring_examples_choose_between_candidates_no_test_tells_apart() {
+    let Some((status, report, plans, _, ws)) = run_python(
+        &[("fizz.py", FIZZ)],
+        "Implement fizz in fizz.py.",
+        &[FIZZ_WRONG, FIZZ_RIGHT],
+        SolveConfig {
+            samples: 2,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert!(report.reason.contains("examples"), "{}", report.reason);
+    assert_eq!(report.assertions.len(), 4, "{:?}", report.assertions);
+    assert_eq!(plans, vec![1]);
+    let text = std::fs::read_to_string(ws.path().join("fizz.py")).unwrap();
+    assert!(
+        text.find("% 15").unwrap() < text.find("% 3").unwrap(),
+        "{text}"
+    );
+}

@@ -81,9 +81,14 @@ pub fn kind(task: &str) -> &'static str {
     for (prefix, kind) in [
         ("rename", "rename"),
         ("mutant", "mutant"),
-        ("cli-flag", "cli-flag"),
+        ("cli", "cli-flag"),
         ("error-message", "error-message"),
+        ("message", "error-message"),
         ("signature", "signature"),
+        ("param", "signature"),
+        ("config", "config"),
+        ("symptom", "symptom"),
+        ("extract", "extract"),
     ] {
         if rest.starts_with(prefix) {
             return kind;
@@ -134,6 +139,10 @@ mod tests {
         assert_eq!(kind("go-mutant-luhn"), "mutant");
         assert_eq!(kind("rs-cli-flag"), "cli-flag");
         assert_eq!(kind("js-reverse"), "function");
+        assert_eq!(kind("py-param-audit-seconds"), "signature");
+        assert_eq!(kind("js-cli-envdiff-ignore"), "cli-flag");
+        assert_eq!(kind("go-message-ini-line"), "error-message");
+        assert_eq!(kind("rs-config-rate-limit"), "config");
     }
 
     #[test]

@@ -301,8 +301,12 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
             (Some(m), true) => format!(" [{m}]"),
             _ => String::new(),
         };
+        let solved = match (&attempt.strategy, &attempt.solve_timings) {
+            (Some(s), Some(t)) => format!(" ({s}: {})", t.phrase()),
+            _ => String::new(),
+        };
         let printed = format!(
-            "{} {} #{}{which}: {status}, {} ms",
+            "{} {} #{}{which}: {status}, {} ms{solved}",
             if attempt.passed { "PASS" } else { "FAIL" },
             attempt.task,
             attempt.attempt,
@@ -426,8 +430,9 @@ async fn run_attempt(
     let t1 = Instant::now();
     let (passed, check_output) = check(task, &ws).await?;
     let check_ms = ms(t1.elapsed());
+    let solved = crate::solve::taken(&solve_tap);
     let covered = crate::solve::covered(
-        crate::solve::taken(&solve_tap).as_ref(),
+        solved.as_ref(),
         passed,
         &task.dir.join("repo"),
         copy_tree,
@@ -462,6 +467,8 @@ async fn run_attempt(
         "trajectory": args.out.as_ref().and(trajectory),
         "check_tail": tail(&check_output, 400),
         "covered": covered,
+        "strategy": solved.as_ref().map(|r| r.strategy.as_str()).filter(|s| !s.is_empty()),
+        "solve_timings": solved.as_ref().map(|r| &r.timings),
     });
     // What the summary, compare and report read, read from the line itself.
     let done =

@@ -15,6 +15,8 @@ pub(super) struct ModelUse {
     pub usage: Usage,
     /// Time waiting for the model, in ms.
     pub model_ms: f64,
+    /// Of that, until each answer's first token: reading the prompt.
+    pub prompt_ms: f64,
 }
 
 impl ModelUse {
@@ -26,7 +28,17 @@ impl ModelUse {
         cancel: &CancellationToken,
     ) -> String {
         let t0 = Instant::now();
-        let stream = provider.stream(req, cancel.clone());
+        let first = std::sync::Arc::new(std::sync::OnceLock::new());
+        let stream = {
+            use futures::StreamExt;
+            let first = first.clone();
+            provider
+                .stream(req, cancel.clone())
+                .inspect(move |_| {
+                    first.get_or_init(Instant::now);
+                })
+                .boxed()
+        };
         let answer = match agentls_model::collect(stream).await {
             Ok(r) => {
                 self.usage.add(&r.usage);
@@ -39,7 +51,16 @@ impl ModelUse {
         };
         self.calls += 1;
         self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
+        if let Some(at) = first.get() {
+            self.prompt_ms += at.duration_since(t0).as_secs_f64() * 1000.0;
+        }
         answer
+    }
+
+    /// The time spent on the model, split: reading prompts and scoring, and writing
+    /// answers.
+    pub(super) fn timings(&self) -> (f64, f64) {
+        (self.prompt_ms, (self.model_ms - self.prompt_ms).max(0.0))
     }
 
     /// The likelihood of each continuation, counted as a call; `None` when the

@@ -765,6 +765,13 @@ async fn solve(
         )
         .await
     };
+    let (prompt_ms, decode_ms) = used.timings();
+    report.timings = super::report::SolveTimings {
+        prompt_ms,
+        decode_ms,
+        verify_ms: verifier.spent_ms(),
+        judge_ms: 0.0,
+    };
     progress.finish(&report, answer.is_some(), started);
     config.tap(&report);
     Some(Solved {

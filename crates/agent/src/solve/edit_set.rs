@@ -475,6 +475,13 @@ async fn write_sets(cx: &Cx<'_>, set: &EditSet) -> Solved {
             };
         }
     }
+    let (prompt_ms, decode_ms) = used.timings();
+    report.timings = super::report::SolveTimings {
+        prompt_ms,
+        decode_ms,
+        verify_ms: verifier.spent_ms(),
+        judge_ms: 0.0,
+    };
     progress.finish(&report, answer.is_some(), started);
     cx.config.tap(&report);
     Solved {

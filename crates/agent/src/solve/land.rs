@@ -67,6 +67,8 @@ pub(super) struct Made<'a> {
     pub tests: Option<String>,
     /// When the work began.
     pub started: std::time::Instant,
+    /// Time running the checks, in ms.
+    pub verify_ms: f64,
 }
 
 /// Reports a change made without the model as one candidate, verified as `verdict`
@@ -85,6 +87,10 @@ pub(super) async fn settle(
         targets: vec![made.target],
         tests: made.tests,
         baseline: baseline.phrase(),
+        timings: super::SolveTimings {
+            verify_ms: made.verify_ms,
+            ..super::SolveTimings::default()
+        },
         ..super::SolveReport::default()
     };
     let mut texts = changes.iter().map(|c| (shown(&c.path), c.after.clone()));

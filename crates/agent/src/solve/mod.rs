@@ -39,6 +39,7 @@ mod ask;
 pub mod characterise;
 mod config;
 pub mod edit_set;
+pub mod examples;
 #[cfg(test)]
 mod fixtures;
 pub mod generate;
@@ -71,7 +72,7 @@ use progress::Progress;
 use verify::{Verdict, Verifier};
 
 pub use config::{MORE_SAMPLES, SolveConfig};
-pub use report::{CandidateReport, SolveReport, Solved};
+pub use report::{CandidateReport, SolveReport, SolveTimings, Solved};
 
 /// Whether a session on `provider` takes the pipeline for `task` first: a profile
 /// that asks for it, and a task that asks for a change (a question goes to the tool
@@ -140,6 +141,7 @@ pub async fn solve_small(
         };
         solved.report.strategy = name.to_owned();
         solved.report.applies = why;
+        tracing::info!("solve: {name}: {}", solved.report.timings.phrase());
         config.tap(&solved.report);
         if let Some(before) = last.take() {
             solved.calls += before.calls;
@@ -255,6 +257,7 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         answers: Vec::new(),
         used: ModelUse::default(),
         called_elsewhere,
+        judging: report::SolveTimings::default(),
     };
     let mut answer = None;
     // The best two targets at most: each costs a round of samples.
@@ -267,6 +270,13 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
             break;
         }
     }
+    let spent = run.spent();
+    run.report.timings = report::SolveTimings {
+        prompt_ms: spent.prompt_ms - run.judging.prompt_ms,
+        decode_ms: spent.decode_ms - run.judging.decode_ms,
+        verify_ms: spent.verify_ms - run.judging.verify_ms,
+        judge_ms: run.judging.judge_ms,
+    };
     let report = run.report.clone();
     progress.finish(&report, answer.is_some(), started);
     config.tap(&report);
@@ -297,6 +307,8 @@ struct Run<'a> {
     used: ModelUse,
     /// Functions other files call: a pick that changes one's signature is not landed.
     called_elsewhere: &'a [String],
+    /// What telling candidates apart cost: its model and check time, and its whole.
+    judging: report::SolveTimings,
 }
 
 impl Run<'_> {
@@ -353,7 +365,13 @@ impl Run<'_> {
             }
         }
         if choice.is_none() && !pick::something_fails(&baseline) {
+            let (t0, before) = (Instant::now(), self.spent());
             choice = self.agreement(task, target, &baseline).await;
+            let after = self.spent();
+            self.judging.prompt_ms += after.prompt_ms - before.prompt_ms;
+            self.judging.decode_ms += after.decode_ms - before.decode_ms;
+            self.judging.verify_ms += after.verify_ms - before.verify_ms;
+            self.judging.judge_ms += t0.elapsed().as_secs_f64() * 1000.0;
         }
         if choice.is_none() {
             choice = pick::pick(&baseline, &self.verdicts, &self.texts);
@@ -384,6 +402,10 @@ impl Run<'_> {
             }
             pick::Choice::Judged { wins, of, .. } => format!(
                 "nothing failed before; where the candidates return different values, the model finds candidate {}'s most likely in {wins} of {of} calls",
+                chosen + 1
+            ),
+            pick::Choice::Examples { passed, of, .. } => format!(
+                "nothing failed before; of the candidates that differ, only candidate {}'s text passes {passed} of the {of} examples the task and the docs give",
                 chosen + 1
             ),
             pick::Choice::Agreed {
@@ -417,6 +439,17 @@ impl Run<'_> {
                 self.report.reason = format!("the chosen change did not land: {e}");
                 None
             }
+        }
+    }
+
+    /// The model's and the checks' time so far (`judge_ms` unset).
+    fn spent(&self) -> report::SolveTimings {
+        let (prompt_ms, decode_ms) = self.used.timings();
+        report::SolveTimings {
+            prompt_ms,
+            decode_ms,
+            verify_ms: self.verifier.spent_ms(),
+            judge_ms: 0.0,
         }
     }
 
@@ -507,10 +540,10 @@ impl Run<'_> {
         target: &Target,
         baseline: &Verdict,
     ) -> Option<pick::Choice> {
-        let localise::Scope::Function { name, .. } = &target.scope else {
+        let localise::Scope::Function { name, range, .. } = &target.scope else {
             return None;
         };
-        let safe = pick::safe(baseline, &self.verdicts);
+        let mut safe = pick::safe(baseline, &self.verdicts);
         let mut distinct: Vec<usize> = Vec::new();
         for &i in &safe {
             if !distinct.iter().any(|&j| self.texts[j] == self.texts[i]) {
@@ -522,11 +555,21 @@ impl Run<'_> {
             return None;
         }
         let shown = target.shown(&self.ctx.root);
+        // The task's and the docs' own examples first: they are the user's words.
+        let docs = examples::docs_of(&target.text, range.clone());
+        let (kept, passed, of) = self.examples(task, target, name, docs, &distinct).await;
+        if kept.len() < distinct.len() {
+            safe.retain(|&i| kept.iter().any(|&k| self.texts[k] == self.texts[i]));
+            distinct = kept;
+        }
+        if let [index] = distinct[..] {
+            return Some(pick::Choice::Examples { index, passed, of });
+        }
         let req = agreement::request(task, target, &shown, name);
         let answer = self.ask(&req).await;
         let code = generate::code_of(&answer);
         let asserts = agreement::assertions(lang, &code, name);
-        self.report.assertions.clone_from(&asserts);
+        self.report.assertions.extend(asserts.iter().cloned());
         if let Some(judged) = self
             .judge(task, target, name, &code, &distinct, &safe)
             .await
@@ -581,6 +624,53 @@ impl Run<'_> {
             passed,
             of: asserts.len(),
         })
+    }
+
+    /// The `distinct` candidates that pass the most of the examples the task and the
+    /// function's docs give ([`examples`]), with how many they pass and of how many;
+    /// all of them when there are none, or none passes one.
+    async fn examples(
+        &mut self,
+        task: &str,
+        target: &Target,
+        name: &str,
+        docs: &str,
+        distinct: &[usize],
+    ) -> (Vec<usize>, usize, usize) {
+        let asserts = examples::assertions(target.language, name, docs, task);
+        let shown = target.shown(&self.ctx.root);
+        let Some(command) = agreement::command(target.language, &shown, &asserts) else {
+            return (distinct.to_vec(), 0, 0);
+        };
+        let mut passes = Vec::with_capacity(distinct.len());
+        for &i in distinct {
+            let laid = [(target.path.as_path(), self.texts[i].as_str())];
+            let outcome = self
+                .verifier
+                .run(&command, &laid)
+                .await
+                .and_then(|r| agreement::outcomes(&r.tail))
+                .unwrap_or_default();
+            passes.push(outcome.iter().filter(|ok| **ok).count());
+        }
+        let best = passes.iter().copied().max().unwrap_or(0);
+        self.report.assertions.clone_from(&asserts);
+        let kept: Vec<usize> = distinct
+            .iter()
+            .zip(&passes)
+            .filter(|(_, p)| best > 0 && **p == best)
+            .map(|(&i, _)| i)
+            .collect();
+        self.progress.line(format!(
+            "examples: {} from the task and the docs; {} of {} different candidates pass {best}",
+            asserts.len(),
+            kept.len(),
+            distinct.len()
+        ));
+        if kept.is_empty() {
+            return (distinct.to_vec(), 0, asserts.len());
+        }
+        (kept, best, asserts.len())
     }
 
     /// Tells apart the `distinct` safe candidates by the values they return where

@@ -43,6 +43,17 @@ pub enum Choice {
         /// How many assertions there were.
         of: usize,
     },
+    /// Nothing failed before; of the candidates that differ, only this one's text
+    /// passes the most of the examples the task and the docs give
+    /// ([`super::examples`]).
+    Examples {
+        /// The chosen candidate.
+        index: usize,
+        /// How many examples it passes.
+        passed: usize,
+        /// How many examples there were.
+        of: usize,
+    },
 }
 
 impl Choice {
@@ -52,6 +63,7 @@ impl Choice {
             Choice::Green(i)
             | Choice::Majority { index: i, .. }
             | Choice::Agreed { index: i, .. }
+            | Choice::Examples { index: i, .. }
             | Choice::Judged { index: i, .. } => *i,
         }
     }

@@ -355,6 +355,7 @@ async fn carry_out(
         workspace: "the renamed workspace",
         tests: verifier.checks().tests.clone(),
         started,
+        verify_ms: verifier.spent_ms(),
     };
     let solved = settle(ctx, config, &progress, made, (&baseline, &verdict), changes).await;
     Some(solved)

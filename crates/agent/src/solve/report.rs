@@ -59,6 +59,35 @@ pub struct SolveReport {
     pub reason: String,
     /// Whether the chosen change landed.
     pub landed: bool,
+    /// Where the time went.
+    pub timings: SolveTimings,
+}
+
+/// Where a strategy's time went, in ms: what to make faster next.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SolveTimings {
+    /// Reading prompts (until each answer's first token) and scoring.
+    pub prompt_ms: f64,
+    /// Writing answers (after their first token).
+    pub decode_ms: f64,
+    /// Running the checks on candidates (syntax, compile, tests) in the sandbox.
+    pub verify_ms: f64,
+    /// Telling candidates apart when no test did (examples, the model's assertions
+    /// and judgements), model time included.
+    pub judge_ms: f64,
+}
+
+impl SolveTimings {
+    /// "prompt 1.2 s, decoding 8.0 s, checks 3.1 s, judging 0.0 s".
+    pub fn phrase(&self) -> String {
+        format!(
+            "prompt {:.1} s, decoding {:.1} s, checks {:.1} s, judging {:.1} s",
+            self.prompt_ms / 1000.0,
+            self.decode_ms / 1000.0,
+            self.verify_ms / 1000.0,
+            self.judge_ms / 1000.0
+        )
+    }
 }
 
 impl SolveReport {

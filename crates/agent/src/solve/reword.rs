@@ -983,6 +983,7 @@ async fn solve(
         workspace: "the reworded workspace",
         tests: verifier.checks().tests.clone(),
         started,
+        verify_ms: verifier.spent_ms(),
     };
     let solved =
         super::land::settle(ctx, config, &progress, made, (&baseline, &verdict), changes).await;

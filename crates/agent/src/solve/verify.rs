@@ -309,6 +309,8 @@ pub struct Verifier {
     loads: tokio::sync::Mutex<Vec<(PathBuf, bool)>>,
     env: Vec<(String, String)>,
     cancel: agentls_model::CancellationToken,
+    /// Time spent running checks, in µs.
+    spent: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Verifier {
@@ -353,7 +355,13 @@ impl Verifier {
             loads: tokio::sync::Mutex::default(),
             env,
             cancel,
+            spent: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Time spent running checks so far, in ms.
+    pub fn spent_ms(&self) -> f64 {
+        self.spent.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1000.0
     }
 
     /// A verifier for the session's workspace, with the checks [`detect`] finds there.
@@ -481,7 +489,12 @@ impl Verifier {
                 ..Limits::default()
             });
         req.env.clone_from(&self.env);
-        match sandbox.run(req, &self.cancel).await {
+        let t0 = std::time::Instant::now();
+        let ran = sandbox.run(req, &self.cancel).await;
+        let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.spent
+            .fetch_add(us, std::sync::atomic::Ordering::Relaxed);
+        match ran {
             Ok(out) => Some((
                 out.success(),
                 format!("{}\n{}", out.stdout.to_text(), out.stderr.to_text()),
