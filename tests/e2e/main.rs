@@ -23,6 +23,7 @@ mod neovim;
 mod neovim_complete;
 mod neovim_plugin;
 mod neovim_typing;
+mod next_edit;
 mod robustness;
 mod run_cli;
 mod support;

@@ -1,0 +1,132 @@
+//! `textDocument/copilotInlineEdit`: the edits the user's last burst implies, as
+//! Copilot's language server answers them.
+//!
+//! A request takes its turn in the next-edit line (a newer one answers it with nothing
+//! at once), and answers nothing when the client's version is not the server's, the
+//! document is out of sync or completion is off for its language. While the word at
+//! the cursor is being typed it waits (see [`crate::completion::next_edit`]); a change
+//! during the wait makes the client's version stale, and the answer empty.
+
+use std::sync::Arc;
+
+use agentls_protocol::agent::{Position, Range};
+use agentls_protocol::copilot_inline_edit as inline_edit;
+use agentls_text::next_edit::Prediction;
+use agentls_text::{DocUri, PositionEncoding, Snapshot};
+use tower_lsp::lsp_types as lsp;
+
+use crate::completion::next_edit::{Step, step};
+use crate::convert::from_lsp;
+use crate::state::State;
+
+/// `textDocument/copilotInlineEdit`.
+pub async fn copilot_inline_edit(
+    state: &Arc<State>,
+    params: inline_edit::Params,
+) -> inline_edit::Result {
+    let position = lsp::Position::new(params.position.line, params.position.character);
+    let Some(uri) = lsp::Url::parse(&params.text_document.uri)
+        .ok()
+        .map(|u| from_lsp::uri(&u))
+    else {
+        return inline_edit::Result::default();
+    };
+    match next_edit(state, &uri, params.text_document.version, position).await {
+        Some((snapshot, prediction)) => to_result(
+            &params.text_document.uri,
+            &snapshot,
+            &prediction,
+            state.encoding(),
+        ),
+        None => inline_edit::Result::default(),
+    }
+}
+
+/// The prediction at `position` of `uri` and the snapshot it was computed on, when the
+/// client's `version` (if it sent one) is the server's.
+pub async fn next_edit(
+    state: &Arc<State>,
+    uri: &DocUri,
+    version: Option<i32>,
+    position: lsp::Position,
+) -> Option<(Snapshot, Prediction)> {
+    let ticket = state.completions.next_edits.begin();
+    loop {
+        let snapshot = state.store.snapshot(uri)?;
+        if !snapshot.in_sync
+            || version.is_some_and(|v| v != snapshot.version)
+            || !state
+                .config()
+                .config
+                .completion
+                .enabled_for(&snapshot.language_id)
+        {
+            return None;
+        }
+        let burst = state.completions.history(uri)?.last()?.clone();
+        let cursor = snapshot
+            .char_idx(from_lsp::position(position), state.encoding())
+            .char_idx;
+        let job = {
+            let state = Arc::clone(state);
+            let snapshot = snapshot.clone();
+            tokio::task::spawn_blocking(move || step(&state, &snapshot, &burst, cursor))
+        };
+        let next = tokio::select! {
+            () = ticket.token.cancelled() => return None,
+            s = job => s.ok()?,
+        };
+        match next {
+            Step::Nothing => return None,
+            Step::Suggest(p) => return Some((snapshot, p)),
+            Step::Wait(d) => {
+                tokio::select! {
+                    () = ticket.token.cancelled() => return None,
+                    () = tokio::time::sleep(d) => {}
+                }
+                // Without a version from the client, a change while waiting still
+                // means the cursor it sent is stale.
+                let now = state.store.snapshot(uri)?;
+                if now.version != snapshot.version {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// The prediction as Copilot's answer: one edit per change, all against `snapshot`'s
+/// version, the document named by the client's `uri`.
+pub fn to_result(
+    uri: &str,
+    snapshot: &Snapshot,
+    prediction: &Prediction,
+    encoding: PositionEncoding,
+) -> inline_edit::Result {
+    let position = |c: usize| {
+        let p = snapshot.position(c, encoding);
+        Position {
+            line: p.line,
+            character: p.character,
+        }
+    };
+    let document = inline_edit::VersionedTextDocumentIdentifier {
+        uri: uri.to_owned(),
+        version: Some(snapshot.version),
+    };
+    inline_edit::Result {
+        edits: prediction
+            .edits
+            .iter()
+            .map(|e| inline_edit::InlineEdit {
+                range: Range {
+                    start: position(e.range.start),
+                    end: position(e.range.end),
+                },
+                text: e.text.clone(),
+                text_document: document.clone(),
+                command: None,
+            })
+            .collect(),
+    }
+}
