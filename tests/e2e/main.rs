@@ -21,6 +21,7 @@ mod mcp;
 mod memory;
 mod neovim;
 mod neovim_complete;
+mod neovim_next_edit;
 mod neovim_plugin;
 mod neovim_typing;
 mod next_edit;
