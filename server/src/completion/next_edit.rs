@@ -43,14 +43,24 @@ pub fn step(state: &State, snapshot: &Snapshot, burst: &Burst, cursor: usize) ->
             return Step::Wait(TYPING - age);
         }
     }
-    let scope = rename_scope(state, snapshot, burst);
-    match predict(&text, burst, scope) {
-        Some(p) => {
-            tracing::debug!(edits = p.edits.len(), "next edit: {}", describe(&p.kind));
-            Step::Suggest(p)
-        }
+    match prediction(state, snapshot, burst, &text) {
+        Some(p) => Step::Suggest(p),
         None => Step::Nothing,
     }
+}
+
+/// The prediction from `burst` in `snapshot` (whose chars are `text`), asked for
+/// explicitly: no wait for a word being typed.
+pub fn prediction(
+    state: &State,
+    snapshot: &Snapshot,
+    burst: &Burst,
+    text: &[char],
+) -> Option<Prediction> {
+    let scope = rename_scope(state, snapshot, burst);
+    let p = predict(text, burst, scope)?;
+    tracing::debug!(edits = p.edits.len(), "next edit: {}", describe(&p.kind));
+    Some(p)
 }
 
 /// Where a rename at `burst` is looked for: the innermost function around it, unless

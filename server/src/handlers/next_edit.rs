@@ -15,7 +15,7 @@ use agentls_text::next_edit::Prediction;
 use agentls_text::{DocUri, PositionEncoding, Snapshot};
 use tower_lsp::lsp_types as lsp;
 
-use crate::completion::next_edit::{Step, step};
+use crate::completion::next_edit::{Step, describe, prediction, step};
 use crate::convert::from_lsp;
 use crate::state::State;
 
@@ -129,4 +129,66 @@ pub fn to_result(
             })
             .collect(),
     }
+}
+
+/// "Apply next edit" at the cursor, for clients with no next-edit UI (Helix): the
+/// prediction from the document's last burst as a versioned `WorkspaceEdit` (plain
+/// `changes` for a client without `documentChanges`). Asked for explicitly, it does
+/// not wait for a word being typed.
+pub fn code_action(state: &State, uri: &lsp::Url) -> Option<lsp::CodeAction> {
+    let doc = from_lsp::uri(uri);
+    let snapshot = state.store.snapshot(&doc)?;
+    if !snapshot.in_sync
+        || !state
+            .config()
+            .config
+            .completion
+            .enabled_for(&snapshot.language_id)
+    {
+        return None;
+    }
+    let burst = state.completions.history(&doc)?.last()?.clone();
+    let text: Vec<char> = snapshot.rope.chars().collect();
+    let p = prediction(state, &snapshot, &burst, &text)?;
+    let encoding = state.encoding();
+    let position = |c: usize| {
+        let p = snapshot.position(c, encoding);
+        lsp::Position::new(p.line, p.character)
+    };
+    let edits: Vec<lsp::TextEdit> = p
+        .edits
+        .iter()
+        .map(|e| lsp::TextEdit {
+            range: lsp::Range::new(position(e.range.start), position(e.range.end)),
+            new_text: e.text.clone(),
+        })
+        .collect();
+    let places = match edits.len() {
+        1 => "1 place".to_owned(),
+        n => format!("{n} places"),
+    };
+    let edit = if state.client_caps().document_changes {
+        lsp::WorkspaceEdit {
+            document_changes: Some(lsp::DocumentChanges::Edits(vec![lsp::TextDocumentEdit {
+                text_document: lsp::OptionalVersionedTextDocumentIdentifier {
+                    uri: uri.clone(),
+                    version: Some(snapshot.version),
+                },
+                edits: edits.into_iter().map(lsp::OneOf::Left).collect(),
+            }])),
+            ..Default::default()
+        }
+    } else {
+        lsp::WorkspaceEdit {
+            changes: Some([(uri.clone(), edits)].into_iter().collect()),
+            ..Default::default()
+        }
+    };
+    Some(lsp::CodeAction {
+        title: format!("Apply next edit: {} ({places})", describe(&p.kind)),
+        kind: Some(lsp::CodeActionKind::REFACTOR_REWRITE),
+        edit: Some(edit),
+        is_preferred: Some(true),
+        ..Default::default()
+    })
 }
