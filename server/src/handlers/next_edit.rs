@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use agentls_protocol::agent::{Position, Range};
 use agentls_protocol::copilot_inline_edit as inline_edit;
-use agentls_text::next_edit::Prediction;
+use agentls_text::next_edit::{Burst, Prediction};
 use agentls_text::{DocUri, PositionEncoding, Snapshot};
 use tower_lsp::lsp_types as lsp;
 
@@ -52,18 +52,10 @@ pub async fn next_edit(
 ) -> Option<(Snapshot, Prediction)> {
     let ticket = state.completions.next_edits.begin();
     loop {
-        let snapshot = state.store.snapshot(uri)?;
-        if !snapshot.in_sync
-            || version.is_some_and(|v| v != snapshot.version)
-            || !state
-                .config()
-                .config
-                .completion
-                .enabled_for(&snapshot.language_id)
-        {
+        let (snapshot, burst) = current(state, uri)?;
+        if version.is_some_and(|v| v != snapshot.version) {
             return None;
         }
-        let burst = state.completions.history(uri)?.last()?.clone();
         let cursor = snapshot
             .char_idx(from_lsp::position(position), state.encoding())
             .char_idx;
@@ -93,6 +85,18 @@ pub async fn next_edit(
             }
         }
     }
+}
+
+/// The document's text and its last burst, when it is in sync and completion is on
+/// for its language.
+fn current(state: &State, uri: &DocUri) -> Option<(Snapshot, Burst)> {
+    let snapshot = state.store.snapshot(uri)?;
+    let settings = state.config().config.completion;
+    if !snapshot.in_sync || !settings.enabled_for(&snapshot.language_id) {
+        return None;
+    }
+    let burst = state.completions.history(uri)?.last()?.clone();
+    Some((snapshot, burst))
 }
 
 /// The prediction as Copilot's answer: one edit per change, all against `snapshot`'s
@@ -136,18 +140,7 @@ pub fn to_result(
 /// `changes` for a client without `documentChanges`). Asked for explicitly, it does
 /// not wait for a word being typed.
 pub fn code_action(state: &State, uri: &lsp::Url) -> Option<lsp::CodeAction> {
-    let doc = from_lsp::uri(uri);
-    let snapshot = state.store.snapshot(&doc)?;
-    if !snapshot.in_sync
-        || !state
-            .config()
-            .config
-            .completion
-            .enabled_for(&snapshot.language_id)
-    {
-        return None;
-    }
-    let burst = state.completions.history(&doc)?.last()?.clone();
+    let (snapshot, burst) = current(state, &from_lsp::uri(uri))?;
     let text: Vec<char> = snapshot.rope.chars().collect();
     let p = prediction(state, &snapshot, &burst, &text)?;
     let encoding = state.encoding();

@@ -12,6 +12,7 @@
 local M = {}
 
 local protocol = require("agentls.protocol")
+local util = require("agentls.lsp_util")
 
 local METHOD = protocol.methods.copilotInlineEdit
 
@@ -24,36 +25,10 @@ local pending = nil
 -- Bumped by every request and every clear: an answer is for the latest request only.
 local generation = 0
 
-local function has_011()
-  return vim.fn.has("nvim-0.11") == 1
-end
-
-local function byte_col(buf, row, character, enc)
-  local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
-  if enc == "utf-8" then
-    return math.min(character, #line)
-  end
-  local ok, col
-  if has_011() then
-    ok, col = pcall(vim.str_byteindex, line, enc, character, false)
-  else
-    ok, col = pcall(vim.str_byteindex, line, character, enc == "utf-16")
-  end
-  return ok and math.min(col, #line) or #line
-end
-
 local function cancel()
-  if pending then
-    local p = pending
-    pending = nil
-    pcall(function()
-      if has_011() then
-        p.client:cancel_request(p.id)
-      else
-        p.client.cancel_request(p.id)
-      end
-    end)
-  end
+  local p = pending
+  pending = nil
+  util.cancel(p)
 end
 
 --- Dismisses the suggestions and withdraws the request in flight.
@@ -119,9 +94,9 @@ local function show(buf, version, enc, result)
         text = e.text,
         range = r,
         srow = r.start.line,
-        scol = byte_col(buf, r.start.line, r.start.character, enc),
+        scol = util.byte_col(util.line_at(buf, r.start.line), r.start.character, enc),
         erow = r["end"].line,
-        ecol = byte_col(buf, r["end"].line, r["end"].character, enc),
+        ecol = util.byte_col(util.line_at(buf, r["end"].line), r["end"].character, enc),
       })
     end
   end
@@ -162,13 +137,8 @@ function M.request()
     end
     show(buf, version, enc, result)
   end
-  local ok, id
-  if has_011() then
-    ok, id = client:request(METHOD, params, handler, buf)
-  else
-    ok, id = client.request(METHOD, params, handler, buf)
-  end
-  if ok and id then
+  local id = util.request(client, METHOD, params, handler, buf)
+  if id then
     pending = { client = client, id = id }
   end
 end
