@@ -100,7 +100,18 @@ fn a_rename_where_count_is_assigned_suggests_the_uses_below() {
 
 #[test]
 fn an_added_parameter_suggests_the_call_sites() {
-    let (mut client, uri, _dir) = setup(SIGNATURE);
+    let (mut client, uri, dir) = setup(SIGNATURE);
+    // Another open document calls it too; its edit carries its own version.
+    let other = format!(
+        "file://{}",
+        dir.path().canonicalize().unwrap().join("util.rs").display()
+    );
+    open(
+        &mut client,
+        &other,
+        5,
+        "fn twice() -> u32 {\n    crate::area(4) * 2\n}\n",
+    );
     let version = type_keys(&mut client, &uri, 2, 0, 14, 0, ", h: u32") - 1;
     let answer = ask(&mut client, &uri, version, 0, 22);
     assert_eq!(
@@ -109,6 +120,7 @@ fn an_added_parameter_suggests_the_call_sites() {
             edit(&uri, version, (5, 18, 5, 18), ", h"),
             edit(&uri, version, (6, 18, 6, 18), ", h"),
             edit(&uri, version, (6, 28, 6, 28), ", h"),
+            edit(&other, 5, (1, 17, 1, 17), ", h"),
         ] })
     );
     client.shutdown().unwrap();

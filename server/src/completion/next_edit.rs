@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use agentls_index::symbol::{OutlineItem, SymbolKind};
 use agentls_text::Snapshot;
-use agentls_text::next_edit::{Burst, Kind, Prediction, predict, word_being_typed};
+use agentls_text::next_edit::predict::{AddedParameter, added_parameter, call_sites};
+use agentls_text::next_edit::{Burst, Kind, Prediction, Suggestion, predict, word_being_typed};
 
 use crate::state::State;
 
@@ -29,8 +30,8 @@ pub enum Step {
     Nothing,
     /// The word at the cursor is being typed: ask again after this long.
     Wait(Duration),
-    /// These edits.
-    Suggest(Prediction),
+    /// These edits, and those in other open documents.
+    Suggest(Prediction, Vec<(Snapshot, Vec<Suggestion>)>),
 }
 
 /// The step for the cursor at `cursor` (a char index of `snapshot`), the document's
@@ -44,7 +45,10 @@ pub fn step(state: &State, snapshot: &Snapshot, burst: &Burst, cursor: usize) ->
         }
     }
     match prediction(state, snapshot, burst, &text) {
-        Some(p) => Step::Suggest(p),
+        Some(p) => {
+            let others = elsewhere(state, snapshot, burst, &p);
+            Step::Suggest(p, others)
+        }
         None => Step::Nothing,
     }
 }
@@ -61,6 +65,40 @@ pub fn prediction(
     let p = predict(text, burst, scope)?;
     tracing::debug!(edits = p.edits.len(), "next edit: {}", describe(&p.kind));
     Some(p)
+}
+
+/// Other open documents the prediction reaches: when the burst added a parameter, the
+/// calls of the function in every other open, in-sync document that names it.
+pub fn elsewhere(
+    state: &State,
+    snapshot: &Snapshot,
+    burst: &Burst,
+    prediction: &Prediction,
+) -> Vec<(Snapshot, Vec<Suggestion>)> {
+    if !matches!(prediction.kind, Kind::Parameter { .. }) {
+        return Vec::new();
+    }
+    let text: Vec<char> = snapshot.rope.chars().collect();
+    let Some(added) = added_parameter(&text, burst) else {
+        return Vec::new();
+    };
+    // No definition of it in the other documents to skip by place.
+    let added = AddedParameter {
+        definition: usize::MAX,
+        ..added
+    };
+    let mut out = Vec::new();
+    for other in state.store.snapshots() {
+        if other.uri == snapshot.uri || !other.in_sync {
+            continue;
+        }
+        let words = other.rope.chars().collect::<Vec<_>>();
+        let edits = call_sites(&words, &added);
+        if !edits.is_empty() {
+            out.push((other, edits));
+        }
+    }
+    out
 }
 
 /// Where a rename at `burst` is looked for: the innermost function around it, unless

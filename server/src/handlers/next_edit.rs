@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use agentls_protocol::agent::{Position, Range};
 use agentls_protocol::copilot_inline_edit as inline_edit;
-use agentls_text::next_edit::{Burst, Prediction};
+use agentls_text::next_edit::{Burst, Prediction, Suggestion};
 use agentls_text::{DocUri, PositionEncoding, Snapshot};
 use tower_lsp::lsp_types as lsp;
 
-use crate::completion::next_edit::{Step, describe, prediction, step};
+use crate::completion::next_edit::{Step, describe, elsewhere, prediction, step};
 use crate::convert::from_lsp;
 use crate::state::State;
 
@@ -31,25 +31,38 @@ pub async fn copilot_inline_edit(
     else {
         return inline_edit::Result::default();
     };
-    match next_edit(state, &uri, params.text_document.version, position).await {
-        Some((snapshot, prediction)) => to_result(
-            &params.text_document.uri,
-            &snapshot,
-            &prediction,
-            state.encoding(),
-        ),
-        None => inline_edit::Result::default(),
+    let Some(found) = next_edit(state, &uri, params.text_document.version, position).await else {
+        return inline_edit::Result::default();
+    };
+    let encoding = state.encoding();
+    let uri = &params.text_document.uri;
+    let mut result = to_result(uri, &found.snapshot, &found.prediction.edits, encoding);
+    for (other, edits) in &found.elsewhere {
+        let more = to_result(other.uri.as_str(), other, edits, encoding);
+        result.edits.extend(more.edits);
     }
+    result
 }
 
-/// The prediction at `position` of `uri` and the snapshot it was computed on, when the
-/// client's `version` (if it sent one) is the server's.
+/// A prediction and the text it was computed on.
+#[derive(Debug)]
+pub struct Found {
+    /// The document's text.
+    pub snapshot: Snapshot,
+    /// The edits in it.
+    pub prediction: Prediction,
+    /// The edits in other open documents, with their text.
+    pub elsewhere: Vec<(Snapshot, Vec<Suggestion>)>,
+}
+
+/// The prediction at `position` of `uri`, when the client's `version` (if it sent one)
+/// is the server's.
 pub async fn next_edit(
     state: &Arc<State>,
     uri: &DocUri,
     version: Option<i32>,
     position: lsp::Position,
-) -> Option<(Snapshot, Prediction)> {
+) -> Option<Found> {
     let ticket = state.completions.next_edits.begin();
     loop {
         let (snapshot, burst) = current(state, uri)?;
@@ -70,7 +83,13 @@ pub async fn next_edit(
         };
         match next {
             Step::Nothing => return None,
-            Step::Suggest(p) => return Some((snapshot, p)),
+            Step::Suggest(prediction, elsewhere) => {
+                return Some(Found {
+                    snapshot,
+                    prediction,
+                    elsewhere,
+                });
+            }
             Step::Wait(d) => {
                 tokio::select! {
                     () = ticket.token.cancelled() => return None,
@@ -99,12 +118,12 @@ fn current(state: &State, uri: &DocUri) -> Option<(Snapshot, Burst)> {
     Some((snapshot, burst))
 }
 
-/// The prediction as Copilot's answer: one edit per change, all against `snapshot`'s
-/// version, the document named by the client's `uri`.
+/// Edits of `snapshot` as Copilot's answer: one edit per change, all against its
+/// version, the document named `uri`.
 pub fn to_result(
     uri: &str,
     snapshot: &Snapshot,
-    prediction: &Prediction,
+    edits: &[Suggestion],
     encoding: PositionEncoding,
 ) -> inline_edit::Result {
     let position = |c: usize| {
@@ -119,8 +138,7 @@ pub fn to_result(
         version: Some(snapshot.version),
     };
     inline_edit::Result {
-        edits: prediction
-            .edits
+        edits: edits
             .iter()
             .map(|e| inline_edit::InlineEdit {
                 range: Range {
@@ -143,45 +161,64 @@ pub fn code_action(state: &State, uri: &lsp::Url) -> Option<lsp::CodeAction> {
     let (snapshot, burst) = current(state, &from_lsp::uri(uri))?;
     let text: Vec<char> = snapshot.rope.chars().collect();
     let p = prediction(state, &snapshot, &burst, &text)?;
-    let encoding = state.encoding();
-    let position = |c: usize| {
-        let p = snapshot.position(c, encoding);
-        lsp::Position::new(p.line, p.character)
-    };
-    let edits: Vec<lsp::TextEdit> = p
-        .edits
-        .iter()
-        .map(|e| lsp::TextEdit {
-            range: lsp::Range::new(position(e.range.start), position(e.range.end)),
-            new_text: e.text.clone(),
-        })
-        .collect();
-    let places = match edits.len() {
+    let mut files = vec![(uri.clone(), snapshot.clone(), p.edits.clone())];
+    for (other, edits) in elsewhere(state, &snapshot, &burst, &p) {
+        if let Ok(url) = lsp::Url::parse(other.uri.as_str()) {
+            files.push((url, other, edits));
+        }
+    }
+    let places = files.iter().map(|f| f.2.len()).sum::<usize>();
+    let places = match places {
         1 => "1 place".to_owned(),
         n => format!("{n} places"),
-    };
-    let edit = if state.client_caps().document_changes {
-        lsp::WorkspaceEdit {
-            document_changes: Some(lsp::DocumentChanges::Edits(vec![lsp::TextDocumentEdit {
-                text_document: lsp::OptionalVersionedTextDocumentIdentifier {
-                    uri: uri.clone(),
-                    version: Some(snapshot.version),
-                },
-                edits: edits.into_iter().map(lsp::OneOf::Left).collect(),
-            }])),
-            ..Default::default()
-        }
-    } else {
-        lsp::WorkspaceEdit {
-            changes: Some([(uri.clone(), edits)].into_iter().collect()),
-            ..Default::default()
-        }
     };
     Some(lsp::CodeAction {
         title: format!("Apply next edit: {} ({places})", describe(&p.kind)),
         kind: Some(lsp::CodeActionKind::REFACTOR_REWRITE),
-        edit: Some(edit),
+        edit: Some(workspace_edit(state, files)),
         is_preferred: Some(true),
         ..Default::default()
     })
+}
+
+/// The edits of each file as a `WorkspaceEdit`: versioned `documentChanges`, or plain
+/// `changes` for a client without them.
+fn workspace_edit(
+    state: &State,
+    files: Vec<(lsp::Url, Snapshot, Vec<Suggestion>)>,
+) -> lsp::WorkspaceEdit {
+    let encoding = state.encoding();
+    let files = files.into_iter().map(|(url, snapshot, edits)| {
+        let position = |c: usize| {
+            let p = snapshot.position(c, encoding);
+            lsp::Position::new(p.line, p.character)
+        };
+        let edits: Vec<lsp::TextEdit> = edits
+            .iter()
+            .map(|e| lsp::TextEdit {
+                range: lsp::Range::new(position(e.range.start), position(e.range.end)),
+                new_text: e.text.clone(),
+            })
+            .collect();
+        (url, snapshot.version, edits)
+    });
+    if !state.client_caps().document_changes {
+        return lsp::WorkspaceEdit {
+            changes: Some(files.map(|(url, _, edits)| (url, edits)).collect()),
+            ..Default::default()
+        };
+    }
+    let edits = files
+        .map(|(uri, version, edits)| lsp::TextDocumentEdit {
+            text_document: lsp::OptionalVersionedTextDocumentIdentifier {
+                uri,
+                version: Some(version),
+            },
+            edits: edits.into_iter().map(lsp::OneOf::Left).collect(),
+        })
+        .collect();
+    lsp::WorkspaceEdit {
+        document_changes: Some(lsp::DocumentChanges::Edits(edits)),
+        ..Default::default()
+    }
 }

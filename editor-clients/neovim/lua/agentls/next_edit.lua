@@ -83,12 +83,13 @@ local function draw()
   end
 end
 
--- Shows an answer for `buf`, asked at `version`.
-local function show(buf, version, enc, result)
+-- Shows an answer for `buf` (named `uri`), asked at `version`.
+local function show(buf, uri, version, enc, result)
   local edits = {}
   for _, e in ipairs(type(result) == "table" and result.edits or {}) do
     local doc = e.textDocument or {}
-    if doc.version == version and e.range and type(e.text) == "string" then
+    -- Edits of other documents (the calls in other files) are left out here.
+    if doc.uri == uri and doc.version == version and e.range and type(e.text) == "string" then
       local r = e.range
       table.insert(edits, {
         text = e.text,
@@ -135,7 +136,7 @@ function M.request()
     if vim.lsp.util.buf_versions[buf] ~= version then
       return
     end
-    show(buf, version, enc, result)
+    show(buf, params.textDocument.uri, version, enc, result)
   end
   local id = util.request(client, METHOD, params, handler, buf)
   if id then
