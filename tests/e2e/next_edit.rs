@@ -148,3 +148,29 @@ fn a_newer_request_answers_the_older_with_nothing() {
     assert_eq!(first, json!({ "edits": [] }));
     client.shutdown().unwrap();
 }
+
+#[test]
+fn nothing_for_a_word_still_being_typed() {
+    let (mut client, uri, _dir) = setup(RENAME);
+    // `count` -> `tot`, and the question asked at once, the cursor on the word…
+    let version = type_keys(&mut client, &uri, 2, 1, 8, 5, "tot") - 1;
+    let asked = client
+        .send_request(
+            "textDocument/copilotInlineEdit",
+            json!({ "textDocument": { "uri": uri, "version": version }, "position": { "line": 1, "character": 11 } }),
+        )
+        .unwrap();
+    // …while the user types on: the answer is nothing, never the rename to `tot`.
+    let version = type_keys(&mut client, &uri, version + 1, 1, 11, 0, "al") - 1;
+    let first = client.wait_response_to(asked).unwrap().unwrap();
+    assert_eq!(first, json!({ "edits": [] }));
+    let answer = ask(&mut client, &uri, version, 1, 13);
+    let texts: Vec<_> = answer["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].clone())
+        .collect();
+    assert_eq!(texts, vec![json!("total"); 3], "{answer}");
+    client.shutdown().unwrap();
+}

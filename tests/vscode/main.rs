@@ -59,6 +59,34 @@ fn turn(v: &Value) -> Turn {
     serde_json::from_value::<Turn>(v.clone()).unwrap_or_else(|e| panic!("bad turn {v}: {e}"))
 }
 
+/// The answer to one control message of the script: turns for the agent's model
+/// (`push`) or the completion model (`push_completion`, `clear_completion`), or the
+/// models the agent's requests named (`requests`).
+fn control(msg: &Value, model: &ModelServer, fim: &ModelServer) -> Value {
+    if let Some(turns) = msg["push"].as_array() {
+        for t in turns {
+            model.push_turn(turn(t));
+        }
+        json!({ "remaining": model.remaining_turns() })
+    } else if let Some(turns) = msg["push_completion"].as_array() {
+        for t in turns {
+            fim.push_turn(turn(t));
+        }
+        json!({ "remaining": fim.remaining_turns() })
+    } else if msg["clear_completion"].as_bool() == Some(true) {
+        json!({ "cleared": fim.clear_turns() })
+    } else if msg["requests"].as_bool() == Some(true) {
+        let models: Vec<Value> = model
+            .requests()
+            .iter()
+            .map(|r| r.body["model"].clone())
+            .collect();
+        json!({ "models": models })
+    } else {
+        panic!("unknown control message {msg}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn vscode_extension_in_code_server() {
     let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("../editor-clients/vscode");
@@ -160,28 +188,7 @@ async fn vscode_extension_in_code_server() {
             continue;
         };
         let msg: Value = serde_json::from_str(ctl).unwrap();
-        let answer = if let Some(turns) = msg["push"].as_array() {
-            for t in turns {
-                model.push_turn(turn(t));
-            }
-            json!({ "remaining": model.remaining_turns() })
-        } else if let Some(turns) = msg["push_completion"].as_array() {
-            for t in turns {
-                fim.push_turn(turn(t));
-            }
-            json!({ "remaining": fim.remaining_turns() })
-        } else if msg["clear_completion"].as_bool() == Some(true) {
-            json!({ "cleared": fim.clear_turns() })
-        } else if msg["requests"].as_bool() == Some(true) {
-            let models: Vec<Value> = model
-                .requests()
-                .iter()
-                .map(|r| r.body["model"].clone())
-                .collect();
-            json!({ "models": models })
-        } else {
-            panic!("unknown control message {msg}");
-        };
+        let answer = control(&msg, &model, &fim);
         writeln!(stdin, "{answer}").unwrap();
         stdin.flush().unwrap();
     }
