@@ -15,11 +15,14 @@
 //! - [`view_file_text`]: a debugging request.
 //! - [`inline_completion`]: LSP 3.18's `textDocument/inlineCompletion` (ghost text),
 //!   which the LSP crates agentls builds on (tower-lsp 0.20, lsp-types 0.94) predate.
+//! - [`copilot_inline_edit`]: `textDocument/copilotInlineEdit`, next-edit suggestions as
+//!   Copilot's language server answers them.
 
 use serde::{Deserialize, Serialize};
 
 pub mod agent;
 pub mod commands;
+pub mod copilot_inline_edit;
 pub mod inline_completion;
 
 pub use agent::TextDocumentIdentifier;
@@ -60,6 +63,8 @@ pub fn json_schema() -> serde_json::Value {
         "agentls/viewFileText.Result" => view_file_text::Result,
         "textDocument/inlineCompletion.Params" => inline_completion::Params,
         "textDocument/inlineCompletion.Result" => inline_completion::Result,
+        "textDocument/copilotInlineEdit.Params" => copilot_inline_edit::Params,
+        "textDocument/copilotInlineEdit.Result" => copilot_inline_edit::Result,
         "command.TaskArgs" => commands::TaskArgs,
         "command.Started" => commands::Started,
         "command.SessionArgs" => commands::SessionArgs,
@@ -80,8 +85,8 @@ pub fn json_schema() -> serde_json::Value {
 }
 
 /// Every request method beyond what tower-lsp serves that a client can send (the
-/// debug-only `agentls/debugPanic` aside): the extensions, and LSP 3.18's
-/// `textDocument/inlineCompletion`.
+/// debug-only `agentls/debugPanic` aside): the extensions, LSP 3.18's
+/// `textDocument/inlineCompletion` and Copilot's `textDocument/copilotInlineEdit`.
 pub const REQUESTS: &[&str] = &[
     agent::new_session::METHOD,
     agent::prompt::METHOD,
@@ -95,6 +100,7 @@ pub const REQUESTS: &[&str] = &[
     semantic_search::METHOD,
     view_file_text::METHOD,
     inline_completion::METHOD,
+    copilot_inline_edit::METHOD,
 ];
 
 /// Every notification beyond standard LSP, either way: `agent/event` (server to client)

@@ -12,16 +12,27 @@
 //! boundaries; other files come as [`ContextChunk`]s: recently edited places (a ring
 //! of at most [`RING_CHUNKS`] places, most recent last, as llama.vim keeps) and the
 //! definitions of the names used near the cursor, from the symbol index.
+//!
+//! **Edit history.** Beside the ring, the user's recent edits per document as bursts
+//! ([`agentls_text::next_edit::EditHistory`]), for next-edit suggestions
+//! ([`next_edit`]). Changes that arrive while an agent edit is in flight for the
+//! document are followed but not recorded: the server cannot yet tell them from the
+//! agent's own, and an agent edit must never pass for the user's.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use agentls_host::config::Config;
 use agentls_model::{CancellationToken, Completer};
-use agentls_text::DocUri;
+use agentls_text::next_edit::{Change, EditHistory};
+use agentls_text::position::to_char_idx;
+use agentls_text::{ContentChange, DocUri, PositionEncoding};
+use ropey::Rope;
 
 pub mod context;
+pub mod next_edit;
 
 /// Most recently edited places kept as context.
 pub const RING_CHUNKS: usize = 8;
@@ -31,10 +42,19 @@ const RING_LINES: usize = 8;
 /// What the server keeps for completion.
 #[derive(Debug, Default)]
 pub struct Completions {
+    line: Line,
+    /// Next-edit requests take their turn apart from completions.
+    pub next_edits: Line,
+    ring: Mutex<VecDeque<(DocUri, usize)>>,
+    histories: Mutex<HashMap<DocUri, EditHistory>>,
+    backend: tokio::sync::Mutex<Option<Backend>>,
+}
+
+/// Requests of one kind in line: the newest cancels the others.
+#[derive(Debug, Default)]
+pub struct Line {
     newest: Mutex<Option<(u64, CancellationToken)>>,
     next: AtomicU64,
-    ring: Mutex<VecDeque<(DocUri, usize)>>,
-    backend: tokio::sync::Mutex<Option<Backend>>,
 }
 
 /// The completer built for one configuration (or why none could be).
@@ -49,7 +69,7 @@ struct Backend {
 #[derive(Debug)]
 pub struct Ticket<'a> {
     id: u64,
-    owner: &'a Completions,
+    owner: &'a Line,
     /// Cancelled when the request is superseded or dropped.
     pub token: CancellationToken,
 }
@@ -64,7 +84,7 @@ impl Drop for Ticket<'_> {
     }
 }
 
-impl Completions {
+impl Line {
     /// A ticket for a new request, cancelling the one before.
     pub fn begin(&self) -> Ticket<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -82,6 +102,70 @@ impl Completions {
             owner: self,
             token,
         }
+    }
+}
+
+impl Completions {
+    /// A ticket for a new completion request, cancelling the one before.
+    pub fn begin(&self) -> Ticket<'_> {
+        self.line.begin()
+    }
+
+    /// Records a batch of changes the store accepted for `uri` in its edit history:
+    /// as the user's when `user`, otherwise followed only. `before` is the text the
+    /// batch applied to.
+    pub fn note_changes(
+        &self,
+        uri: &DocUri,
+        before: &Rope,
+        changes: &[ContentChange],
+        encoding: PositionEncoding,
+        user: bool,
+    ) {
+        let now = Instant::now();
+        let mut histories = self.histories.lock().unwrap_or_else(|p| p.into_inner());
+        let history = histories.entry(uri.clone()).or_default();
+        let mut rope = before.clone();
+        for c in changes {
+            let (start, end) = match c.range {
+                Some(range) => {
+                    let start = to_char_idx(&rope, range.start, encoding).char_idx;
+                    let end = to_char_idx(&rope, range.end, encoding).char_idx;
+                    (start, end.max(start))
+                }
+                None => whole_change(&rope, &c.text),
+            };
+            let removed = rope.slice(start..end).to_string();
+            let inserted_len = match c.range {
+                Some(_) => c.text.chars().count(),
+                None => c.text.chars().count() - (rope.len_chars() - (end - start)),
+            };
+            let inserted: String = match c.range {
+                Some(_) => c.text.clone(),
+                None => c.text.chars().skip(start).take(inserted_len).collect(),
+            };
+            let change = Change {
+                start,
+                removed: &removed,
+                inserted: &inserted,
+            };
+            if user {
+                history.record(&change, now);
+            } else {
+                history.follow(&change);
+            }
+            rope.remove(start..end);
+            rope.insert(start, &inserted);
+        }
+    }
+
+    /// The edit history of `uri`.
+    pub fn history(&self, uri: &DocUri) -> Option<EditHistory> {
+        self.histories
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(uri)
+            .cloned()
     }
 
     /// Notes an edit at `line` of `uri` in the ring: a place near one already there
@@ -101,6 +185,10 @@ impl Completions {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .retain(|(u, _)| u != uri);
+        self.histories
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uri);
     }
 
     pub(crate) fn ring(&self) -> Vec<(DocUri, usize)> {
@@ -138,6 +226,27 @@ impl Completions {
         });
         built
     }
+}
+
+/// The part of `rope` a whole-text replacement by `text` changes: `text` and `rope`
+/// share what is before `start` and after `end` (chars of `rope`).
+fn whole_change(rope: &Rope, text: &str) -> (usize, usize) {
+    let prefix = rope
+        .chars()
+        .zip(text.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let len = rope.len_chars();
+    let new_len = text.chars().count();
+    let suffix = rope
+        .chars_at(len)
+        .reversed()
+        .zip(text.chars().rev())
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(len - prefix)
+        .min(new_len - prefix);
+    (prefix, len - suffix)
 }
 
 #[cfg(test)]

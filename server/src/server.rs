@@ -48,6 +48,10 @@ impl Server {
             agentls_protocol::inline_completion::METHOD,
             Server::inline_completion,
         )
+        .custom_method(
+            agentls_protocol::copilot_inline_edit::METHOD,
+            Server::copilot_inline_edit,
+        )
         .custom_method("window/workDoneProgress/cancel", Server::progress_cancel)
         .custom_method(transport::INVALID_DID_CHANGE, Server::invalid_did_change)
         .custom_method(agent::new_session::METHOD, Server::agent_new_session)
@@ -98,6 +102,19 @@ impl Server {
         let state = self.state.clone();
         guard(agentls_protocol::inline_completion::METHOD, async move {
             Ok(handlers::completion::inline_completion(&state, params).await)
+        })
+        .await
+    }
+
+    /// `textDocument/copilotInlineEdit`: next-edit suggestions, as Copilot's server
+    /// answers them.
+    async fn copilot_inline_edit(
+        &self,
+        params: agentls_protocol::copilot_inline_edit::Params,
+    ) -> jsonrpc::Result<agentls_protocol::copilot_inline_edit::Result> {
+        let state = self.state.clone();
+        guard(agentls_protocol::copilot_inline_edit::METHOD, async move {
+            Ok(handlers::next_edit::copilot_inline_edit(&state, params).await)
         })
         .await
     }
@@ -457,9 +474,29 @@ impl LanguageServer for Server {
                             .note_edit(&uri, range.start.line as usize);
                     }
                 }
+                // The edit history needs the text the batch applies to.
+                let before = self.state.store.snapshot(&uri);
+                let batch: Vec<_> = params
+                    .content_changes
+                    .iter()
+                    .cloned()
+                    .map(from_lsp::content_change)
+                    .collect();
                 let outcome = handlers::text_sync::did_change(&self.state, params);
                 let ok = matches!(outcome, Outcome::Quiet)
                     && self.state.store.snapshot(&uri).is_some_and(|s| s.in_sync);
+                if let (true, Some(before)) = (ok, before) {
+                    // An agent edit in flight makes the batch's origin unknown.
+                    let user = !journals.watched(&uri);
+                    let encoding = self.state.encoding();
+                    (self.state.completions).note_changes(
+                        &uri,
+                        &before.rope,
+                        &batch,
+                        encoding,
+                        user,
+                    );
+                }
                 journals.record(&uri, &recorded, self.state.encoding(), ok);
                 outcome
             };

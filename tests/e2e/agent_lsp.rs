@@ -1565,3 +1565,59 @@ async fn list_changes_gives_pending_changes_where_they_are_until_accepted() {
     assert!(list(&mut f, json!({})).is_empty());
     assert!(f.text().contains("\"é\"; 42"));
 }
+
+/// Next-edit suggestions for Helix, which has no UI for them: the code action "Apply
+/// next edit" at the cursor carries the rest of a rename (then the calls of a function
+/// that gained a parameter) as a versioned `WorkspaceEdit`, which the editor applies as
+/// it applies any; an edit for a version the user has typed past is refused whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn helix_applies_the_next_edit_as_a_code_action() {
+    const TEXT: &str = "fn area(w: u32) -> u32 {\n    w * 2\n}\n\nfn main() {\n    let count = area(1);\n    println!(\"{count}\");\n    let _ = count + area(count);\n}\n";
+    let mut f = setup(helix_caps(), json!({}), TEXT).await;
+    // `count` -> `total` where it is assigned.
+    f.editor
+        .type_text(&f.uri, (5, 8), (5, 13), "total")
+        .unwrap();
+    let action = f.action(5, json!([]), "Apply next edit");
+    assert_eq!(
+        action["title"],
+        "Apply next edit: rename `count` to `total` (3 places)"
+    );
+    assert_eq!(action["kind"], "refactor.rewrite");
+    let (_, version, _) = crate::support::view(&mut f.editor.client, &f.uri);
+    assert_eq!(
+        action["edit"]["documentChanges"][0]["textDocument"]["version"],
+        version
+    );
+    assert_eq!(
+        f.editor.apply_edit(&action["edit"]).unwrap()["applied"],
+        true
+    );
+    let renamed = TEXT.replace("count", "total");
+    assert_eq!(f.text(), renamed);
+    // A parameter added: the calls get a placeholder.
+    f.editor
+        .type_text(&f.uri, (0, 14), (0, 14), ", h: u32")
+        .unwrap();
+    let action = f.action(0, json!([]), "Apply next edit");
+    assert_eq!(
+        action["title"],
+        "Apply next edit: pass `h` to `area` (2 places)"
+    );
+    assert_eq!(
+        f.editor.apply_edit(&action["edit"]).unwrap()["applied"],
+        true
+    );
+    let passed = renamed
+        .replace("area(w: u32)", "area(w: u32, h: u32)")
+        .replace("area(1)", "area(1, h)")
+        .replace("area(total);", "area(total, h);");
+    assert_eq!(f.text(), passed);
+    // Typed past: the edit is refused whole, and what was typed stays.
+    f.editor.type_text(&f.uri, (5, 8), (5, 13), "sum").unwrap();
+    let action = f.action(5, json!([]), "Apply next edit");
+    f.editor.type_text(&f.uri, (8, 1), (8, 1), "\n").unwrap();
+    let refused = f.editor.apply_edit(&action["edit"]).unwrap();
+    assert_eq!(refused["applied"], false, "{refused}");
+    assert_eq!(f.text(), passed.replacen("let total", "let sum", 1) + "\n");
+}

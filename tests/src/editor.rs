@@ -112,6 +112,18 @@ impl Editor {
         self.client.send(&msg)
     }
 
+    /// Applies a `WorkspaceEdit` of the editor's own (a code action's `edit`) as it
+    /// applies the server's: refused whole on a stale version. Sends the `didChange`s;
+    /// returns the answer it would give to `workspace/applyEdit`.
+    pub fn apply_edit(&mut self, edit: &Value) -> anyhow::Result<Value> {
+        let mut outbox = Vec::new();
+        let answer = lock(&self.buffers).apply_workspace_edit(edit, &mut outbox);
+        for msg in &outbox {
+            self.client.send(msg)?;
+        }
+        Ok(answer)
+    }
+
     /// The editor's text of a document.
     pub fn text(&self, uri: &str) -> Option<String> {
         lock(&self.buffers)

@@ -1,7 +1,8 @@
 //! The VS Code extension in a real VS Code: code-server runs the packaged extension
 //! (editor-clients/vscode/dist/agentls.vsix) against this binary and the fixture model
 //! server, and Chromium drives the workbench (editor-clients/vscode/e2e/run.mjs): the chat
-//! panel, review, the lightbulb, semantic search, and ghost text (inline completion).
+//! panel, review, the lightbulb, semantic search, ghost text (inline completion) and
+//! next-edit suggestions.
 //!
 //! The Node script asks for scripted model turns over its stdout (`@@ctl {...}` lines)
 //! and gets answers on its stdin, so the wire format is the fixture server's, as users
@@ -58,6 +59,34 @@ fn turn(v: &Value) -> Turn {
     serde_json::from_value::<Turn>(v.clone()).unwrap_or_else(|e| panic!("bad turn {v}: {e}"))
 }
 
+/// The answer to one control message of the script: turns for the agent's model
+/// (`push`) or the completion model (`push_completion`, `clear_completion`), or the
+/// models the agent's requests named (`requests`).
+fn control(msg: &Value, model: &ModelServer, fim: &ModelServer) -> Value {
+    if let Some(turns) = msg["push"].as_array() {
+        for t in turns {
+            model.push_turn(turn(t));
+        }
+        json!({ "remaining": model.remaining_turns() })
+    } else if let Some(turns) = msg["push_completion"].as_array() {
+        for t in turns {
+            fim.push_turn(turn(t));
+        }
+        json!({ "remaining": fim.remaining_turns() })
+    } else if msg["clear_completion"].as_bool() == Some(true) {
+        json!({ "cleared": fim.clear_turns() })
+    } else if msg["requests"].as_bool() == Some(true) {
+        let models: Vec<Value> = model
+            .requests()
+            .iter()
+            .map(|r| r.body["model"].clone())
+            .collect();
+        json!({ "models": models })
+    } else {
+        panic!("unknown control message {msg}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn vscode_extension_in_code_server() {
     let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("../editor-clients/vscode");
@@ -88,6 +117,12 @@ async fn vscode_extension_in_code_server() {
     .unwrap();
     // For the ghost text step.
     std::fs::write(root.join("src/complete.rs"), "// Ghost text lands here.\n").unwrap();
+    // For the next-edit step.
+    std::fs::write(
+        root.join("src/rename.rs"),
+        "fn main() {\n    let count = 1;\n    let double = count * 2;\n    let _ = count + double;\n}\n",
+    )
+    .unwrap();
     let config = dir.path().join("config.toml");
     let url = model.url();
     // Completions come from a fixture of their own (its `/completions`), so that what the
@@ -153,26 +188,7 @@ async fn vscode_extension_in_code_server() {
             continue;
         };
         let msg: Value = serde_json::from_str(ctl).unwrap();
-        let answer = if let Some(turns) = msg["push"].as_array() {
-            for t in turns {
-                model.push_turn(turn(t));
-            }
-            json!({ "remaining": model.remaining_turns() })
-        } else if let Some(turns) = msg["push_completion"].as_array() {
-            for t in turns {
-                fim.push_turn(turn(t));
-            }
-            json!({ "remaining": fim.remaining_turns() })
-        } else if msg["requests"].as_bool() == Some(true) {
-            let models: Vec<Value> = model
-                .requests()
-                .iter()
-                .map(|r| r.body["model"].clone())
-                .collect();
-            json!({ "models": models })
-        } else {
-            panic!("unknown control message {msg}");
-        };
+        let answer = control(&msg, &model, &fim);
         writeln!(stdin, "{answer}").unwrap();
         stdin.flush().unwrap();
     }
@@ -195,6 +211,7 @@ async fn vscode_extension_in_code_server() {
         "search",
         "ghost text",
         "ghost text word",
+        "next edit",
     ] {
         assert!(
             passed.iter().any(|p| p == step),

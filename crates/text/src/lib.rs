@@ -33,6 +33,7 @@
 pub mod disk;
 mod document;
 mod encoding;
+pub mod next_edit;
 pub mod position;
 mod snapshot;
 mod store;

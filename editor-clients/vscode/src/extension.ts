@@ -6,6 +6,7 @@ import { DidChangeConfigurationNotification, type LanguageClient } from "vscode-
 import { ChatView } from "./chatView";
 import { createClient, settings } from "./client";
 import { forwardDiagnostics } from "./diagnostics";
+import { NextEdits } from "./nextEdit";
 import { registerProgress } from "./progress";
 import { type EventParams, Methods } from "./protocol";
 import { Review } from "./review";
@@ -26,6 +27,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     status,
     review,
     chat,
+    new NextEdits(() => client),
     vscode.window.registerWebviewViewProvider(ChatView.id, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("agentls.chat.new", () => chat.newSession()),
     vscode.commands.registerCommand("agentls.chat.cancel", () => chat.cancel()),

@@ -321,6 +321,8 @@ export interface ProtocolTypes {
   "command.SessionArgs": SessionArgs;
   "command.Started": Started;
   "command.TaskArgs": TaskArgs;
+  "textDocument/copilotInlineEdit.Params": CopilotInlineEditParams;
+  "textDocument/copilotInlineEdit.Result": CopilotInlineEditResult;
   "textDocument/inlineCompletion.Params": InlineCompletionParams;
   "textDocument/inlineCompletion.Result": InlineCompletionList;
 }
@@ -1200,6 +1202,112 @@ export interface TaskArgs {
   version?: number | null;
 }
 /**
+ * The parameters: where the cursor is.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "CopilotInlineEditParams".
+ */
+export interface CopilotInlineEditParams {
+  position: Position2;
+  textDocument: VersionedTextDocumentIdentifier;
+}
+/**
+ * The cursor, in the negotiated position encoding.
+ */
+export interface Position2 {
+  /**
+   * Column.
+   */
+  character: number;
+  /**
+   * Line.
+   */
+  line: number;
+}
+/**
+ * The document, with the version the client has.
+ */
+export interface VersionedTextDocumentIdentifier {
+  /**
+   * The document's URI.
+   */
+  uri: string;
+  /**
+   * The version the client has (absent: whatever the server has).
+   */
+  version?: number | null;
+}
+/**
+ * The result: the suggested edits, in document order; empty when there are none.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "CopilotInlineEditResult".
+ */
+export interface CopilotInlineEditResult {
+  /**
+   * The edits, disjoint, all against the same version.
+   */
+  edits: InlineEdit[];
+}
+/**
+ * One suggested edit.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "InlineEdit".
+ */
+export interface InlineEdit {
+  /**
+   * A command for the client to run once the edit is accepted (agentls sends none).
+   */
+  command?: Command | null;
+  range: Range2;
+  /**
+   * The replacement.
+   */
+  text: string;
+  textDocument: VersionedTextDocumentIdentifier1;
+}
+/**
+ * An LSP command.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Command".
+ */
+export interface Command {
+  /**
+   * Its arguments.
+   */
+  arguments?: unknown[] | null;
+  /**
+   * Its identifier.
+   */
+  command: string;
+  /**
+   * Its title.
+   */
+  title: string;
+}
+/**
+ * An LSP range (kept local so this crate stands alone).
+ */
+export interface Range2 {
+  end: Position;
+  start: Position1;
+}
+/**
+ * The document and the version the range belongs to.
+ */
+export interface VersionedTextDocumentIdentifier1 {
+  /**
+   * The document's URI.
+   */
+  uri: string;
+  /**
+   * The version the client has (absent: whatever the server has).
+   */
+  version?: number | null;
+}
+/**
  * The parameters: where the cursor is and why the client asks.
  *
  * This interface was referenced by `ProtocolTypes`'s JSON-Schema
@@ -1207,7 +1315,7 @@ export interface TaskArgs {
  */
 export interface InlineCompletionParams {
   context?: InlineCompletionContext;
-  position: Position2;
+  position: Position3;
   textDocument: TextDocumentIdentifier1;
 }
 /**
@@ -1232,7 +1340,7 @@ export interface InlineCompletionContext {
  * via the `definition` "SelectedCompletionInfo".
  */
 export interface SelectedCompletionInfo {
-  range: Range2;
+  range: Range3;
   /**
    * The item's text.
    */
@@ -1241,14 +1349,14 @@ export interface SelectedCompletionInfo {
 /**
  * An LSP range (kept local so this crate stands alone).
  */
-export interface Range2 {
+export interface Range3 {
   end: Position;
   start: Position1;
 }
 /**
  * The cursor, in the negotiated position encoding.
  */
-export interface Position2 {
+export interface Position3 {
   /**
    * Column.
    */
@@ -1290,12 +1398,12 @@ export interface InlineCompletionItem {
    * The text to insert at `range` (plain text, possibly several lines).
    */
   insertText: string;
-  range: Range3;
+  range: Range4;
 }
 /**
  * An LSP range (kept local so this crate stands alone).
  */
-export interface Range3 {
+export interface Range4 {
   end: Position;
   start: Position1;
 }
@@ -1323,7 +1431,7 @@ export interface InlineCompletionContext1 {
  * This interface was referenced by `ProtocolTypes`'s JSON-Schema
  * via the `definition` "Position".
  */
-export interface Position3 {
+export interface Position4 {
   /**
    * Column.
    */
@@ -1346,10 +1454,27 @@ export interface TextDocumentIdentifier2 {
    */
   uri: string;
 }
+/**
+ * A document and its version.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "VersionedTextDocumentIdentifier".
+ */
+export interface VersionedTextDocumentIdentifier2 {
+  /**
+   * The document's URI.
+   */
+  uri: string;
+  /**
+   * The version the client has (absent: whatever the server has).
+   */
+  version?: number | null;
+}
 
 /** Every method of the protocol (requests and notifications) by the part of its name after the last `/`. */
 export const Methods = {
   cancel: "agent/cancel",
+  copilotInlineEdit: "textDocument/copilotInlineEdit",
   diagnostics: "agent/diagnostics",
   event: "agent/event",
   getTranscript: "agent/getTranscript",

@@ -6,6 +6,8 @@ export { CAPABILITY, Methods, VERSION } from "./protocol.generated";
 export type {
   CancelResult,
   Change as PendingChange,
+  CopilotInlineEditParams,
+  CopilotInlineEditResult,
   Event,
   EventParams,
   GetTranscriptResult,

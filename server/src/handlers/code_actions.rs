@@ -7,7 +7,9 @@
 //!   (found on the syntax tree: `agentls_index::stub`);
 //! - "Agent: explain" and "Agent: write tests for …";
 //! - "Agent: accept change" / "Agent: reject change" on changes landed for review, and
-//!   for all of a session's changes (clients without code lenses, such as Helix).
+//!   for all of a session's changes (clients without code lenses, such as Helix);
+//! - "Apply next edit: …" when the user's last edit implies others (next-edit
+//!   suggestions, [`super::next_edit::code_action`]).
 
 use agentls_index::{OutlineItem, SymbolKind};
 use agentls_protocol::agent::{Position, Range};
@@ -49,6 +51,12 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
         model: None,
     };
     let mut out = Actions::new(params.context.only.as_deref());
+    if let Some(action) = super::next_edit::code_action(state, &params.text_document.uri)
+        && action.kind.as_ref().is_some_and(|k| out.wanted(k))
+    {
+        out.actions
+            .push(lsp::CodeActionOrCommand::CodeAction(action));
+    }
 
     if let Some(path) = &path {
         let found = shown_diagnostics(&params.context.diagnostics);

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod completion;
 pub mod debug;
 pub mod lifecycle;
+pub mod next_edit;
 pub mod semantic;
 pub mod symbols;
 pub mod text_sync;

@@ -3,49 +3,10 @@
 -- mappings applied), so insert mode, its autocommands and the <Tab> mapping run as
 -- when typed. The steps run in a coroutine that yields to the event loop between keys,
 -- the loop that processes typed keys. Results go to $OUT, one `key=value` per line.
-local out = {}
-local function finish()
-  local lines = {}
-  for k, v in pairs(out) do
-    table.insert(lines, k .. "=" .. tostring(v):gsub("\n", "|"))
-  end
-  table.sort(lines)
-  vim.fn.writefile(lines, vim.env.OUT)
-  vim.cmd("qa!")
-end
+local D = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*/)") .. "driver.lua")
+local out, finish, wait, keys = D.out, D.finish, D.wait, D.keys
 
-local steps
-local function resume()
-  local ok, err = coroutine.resume(steps)
-  if not ok then
-    out.error = tostring(err)
-    finish()
-  end
-end
-
--- Gives the event loop `ms`, then goes on.
-local function pause(ms)
-  vim.defer_fn(resume, ms)
-  coroutine.yield()
-end
-
-local function wait(what, ms, fn)
-  local deadline = vim.uv.now() + ms
-  while not fn() do
-    if vim.uv.now() > deadline then
-      error("timed out waiting for " .. what)
-    end
-    pause(20)
-  end
-end
-
--- Keys as typed: mappings apply.
-local function keys(k)
-  vim.api.nvim_feedkeys(vim.keycode(k), "mt", false)
-  pause(0)
-end
-
-steps = coroutine.create(function()
+D.run(function()
   local root = vim.env.WS
   vim.opt.rtp:prepend(vim.env.PLUGIN)
   vim.cmd("runtime plugin/agentls.lua")
@@ -162,5 +123,3 @@ steps = coroutine.create(function()
   out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
   finish()
 end)
-
-resume()

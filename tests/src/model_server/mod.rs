@@ -153,6 +153,14 @@ impl ModelServer {
             .count()
     }
 
+    /// Drops the turns not served yet; returns how many there were.
+    pub fn clear_turns(&self) -> usize {
+        let mut s = lock(&self.state);
+        let n = s.turns.len();
+        s.turns.clear();
+        n
+    }
+
     /// Turns not served yet.
     pub fn remaining_turns(&self) -> usize {
         lock(&self.state).turns.len()

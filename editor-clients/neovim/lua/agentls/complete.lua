@@ -10,6 +10,7 @@
 local M = {}
 
 local protocol = require("agentls.protocol")
+local util = require("agentls.lsp_util")
 
 -- The method, as the generated protocol module names it.
 local METHOD = protocol.methods.inlineCompletion
@@ -26,46 +27,15 @@ local pending = nil
 -- Bumped by every request and every clear: an answer is for the latest request only.
 local generation = 0
 
-local function has_011()
-  return vim.fn.has("nvim-0.11") == 1
-end
-
 --- Whether this Neovim has the built-in inline completion (0.12+).
 function M.builtin()
   return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.enable ~= nil
 end
 
--- A line's byte column for an LSP character offset in `enc`; past the end clamps to the
--- line's length (LSP's rule).
-local function byte_col(line, character, enc)
-  if enc == "utf-8" then
-    return math.min(character, #line)
-  end
-  local ok, col
-  if has_011() then
-    ok, col = pcall(vim.str_byteindex, line, enc, character, false)
-  else
-    ok, col = pcall(vim.str_byteindex, line, character, enc == "utf-16")
-  end
-  return ok and math.min(col, #line) or #line
-end
-
-local function line_at(buf, row)
-  return vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
-end
-
 local function cancel()
-  if pending then
-    local p = pending
-    pending = nil
-    pcall(function()
-      if has_011() then
-        p.client:cancel_request(p.id)
-      else
-        p.client.cancel_request(p.id)
-      end
-    end)
-  end
+  local p = pending
+  pending = nil
+  util.cancel(p)
 end
 
 --- Clears the ghost text and withdraws the request in flight.
@@ -93,7 +63,7 @@ end
 -- Snippet items (`insertText` as a StringValue) are left out: agentls sends plain text.
 local function fitting(result, buf, row, col, enc)
   local items = type(result) == "table" and (result.items or result) or {}
-  local line = line_at(buf, row)
+  local line = util.line_at(buf, row)
   local out = {}
   for _, item in ipairs(items) do
     local text = type(item) == "table" and item.insertText or nil
@@ -102,8 +72,8 @@ local function fitting(result, buf, row, col, enc)
       local r = item.range
       if type(r) == "table" and r.start and r["end"] then
         srow, erow = r.start.line, r["end"].line
-        scol = byte_col(line, r.start.character, enc)
-        ecol = byte_col(line, r["end"].character, enc)
+        scol = util.byte_col(line, r.start.character, enc)
+        ecol = util.byte_col(line, r["end"].character, enc)
       end
       if srow == row and erow == row and scol <= col and ecol >= col then
         local typed = line:sub(scol + 1, col)
@@ -198,13 +168,8 @@ function M.request()
     shown = { buf = buf, row = row, col = col, tick = tick, items = items, index = 1 }
     draw()
   end
-  local ok, id
-  if has_011() then
-    ok, id = client:request(METHOD, params, handler, buf)
-  else
-    ok, id = client.request(METHOD, params, handler, buf)
-  end
-  if ok and id then
+  local id = util.request(client, METHOD, params, handler, buf)
+  if id then
     pending = { client = client, id = id, buf = buf }
   end
 end

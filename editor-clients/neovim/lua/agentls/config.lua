@@ -28,6 +28,19 @@ local defaults = {
     next = "<M-]>",
     prev = "<M-[>",
   },
+  -- Next-edit suggestions (textDocument/copilotInlineEdit): the rest of a rename, the
+  -- calls of a function that gained a parameter.
+  next_edit = {
+    enabled = true,
+    -- Ask after a change in normal mode and on leaving insert mode (else only through
+    -- :AgentNextEdit or require("agentls.next_edit").request()).
+    auto = true,
+    -- Milliseconds of quiet before asking.
+    debounce_ms = 100,
+    -- Normal-mode keys; each acts only while suggestions show, else does what it did.
+    jump = "<Tab>",
+    dismiss = "<Esc>",
+  },
 }
 
 local current = vim.deepcopy(defaults)

@@ -226,6 +226,9 @@ function M.setup(opts)
   if config.get().completion.enabled then
     require("agentls.complete").setup(config.get().completion)
   end
+  if config.get().next_edit.enabled then
+    require("agentls.next_edit").setup(config.get().next_edit)
+  end
   M.did_setup = true
 end
 
