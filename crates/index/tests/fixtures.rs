@@ -110,7 +110,7 @@ fn rust_outline() {
               function perimeter 13:8
             tests/perimeter.rs
               function perimeter_of_a_square 5:4
-              function perimeter_of_a_circle 12:4
+              function perimeter_of_a_circle 10:4
         "#]],
     );
 }
