@@ -23,6 +23,7 @@ mod neovim;
 mod neovim_complete;
 mod neovim_plugin;
 mod neovim_typing;
+mod read_your_writes;
 mod robustness;
 mod run_cli;
 mod support;
