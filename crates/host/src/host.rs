@@ -314,7 +314,7 @@ impl Host {
         if spec.provider.is_none() {
             match &model {
                 Some(name) => crate::models::check_model(&models, name)?,
-                None => return Err(agentls_agent::headless::HeadlessError::NoModel.to_string()),
+                None => return Err(agentls_agent::HeadlessError::NoModel.to_string()),
             }
         }
         let tools = self.tools(&spec).await;
@@ -336,7 +336,6 @@ impl Host {
         }
         let options = HeadlessOptions {
             workspace: spec.workspace.clone(),
-            task: String::new(),
             model: model.clone(),
             models,
             provider: spec.provider.clone(),
@@ -539,7 +538,7 @@ impl HostedSession {
             self.built.session.id(),
             options.front_end,
             self.built.session.model_name(),
-            self.built.session.metrics(),
+            &crate::stats::totals(self.built.session.metrics()),
         );
         let outcome = self
             .built
@@ -549,7 +548,10 @@ impl HostedSession {
             })
             .await;
         let error_examples = recorder.error_examples().clone();
-        let record = recorder.finish(&outcome.metrics, &outcome.status);
+        let record = recorder.finish(
+            &crate::stats::totals(&outcome.metrics),
+            outcome.status.outcome().0,
+        );
         let alerts = if options.record_stats {
             crate::stats::record_run(config.stats.db_path(None), record.clone()).await
         } else {

@@ -277,7 +277,7 @@ mod with_local {
                 user_text: None,
             };
             let render = |ev: &Event| {
-                if let Some(line) = agentls_agent::headless::render_event(ev) {
+                if let Some(line) = agentls_agent::render_event(ev) {
                     let _ = writeln!(std::io::stdout().lock(), "{line}");
                 }
             };

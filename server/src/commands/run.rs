@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agentls_agent::headless::render_event;
+use agentls_agent::render_event;
 use agentls_agent::{AllowAll, DenyAll, Event, Status};
 use agentls_host::config::{self, Approve};
 use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
