@@ -56,7 +56,7 @@ pub fn render_event(ev: &Event) -> Option<String> {
         Event::Compacted { masked, summarized } => Some(format!(
             "compacted: {masked} outputs masked, {summarized} messages summarised"
         )),
-        Event::Approval { what, granted } => Some(match granted {
+        Event::Approval { what, granted, .. } => Some(match granted {
             None => format!("waiting for approval: {what}"),
             Some(true) => format!("approved: {what}"),
             Some(false) => format!("refused: {what}"),

@@ -168,7 +168,9 @@ pub enum Saves {
 /// The front end's sinks: where edits, approvals, file reads and commands go.
 #[derive(Default)]
 pub struct Adapters {
-    /// Who answers approvals; nobody (everything refused) when `None`.
+    /// Who answers approvals; when `None`, the front end does, through the session's
+    /// queue ([`HostedSession::spawn`], [`agentls_protocol::agent::ops::Op::Approval`]),
+    /// and until it is spawned every request is refused.
     pub approver: Option<Arc<dyn Approver>>,
     /// What the edits land through, made of the disk sink.
     pub wrap_edits: Option<WrapEdits>,
@@ -334,6 +336,17 @@ impl Host {
         if let Some(wall) = spec.max_wall {
             budget.max_wall = wall;
         }
+        // Without an approver of the front end's, approvals go through the session's
+        // queue ([`HostedSession::spawn`]); refused while it is not spawned.
+        let approvals = adapters
+            .approver
+            .is_none()
+            .then(|| Arc::new(crate::queue::Approvals::default()));
+        let approver: Arc<dyn Approver> = match (&adapters.approver, &approvals) {
+            (Some(a), _) => a.clone(),
+            (None, Some(a)) => Arc::new(crate::queue::OpApprover(a.clone())),
+            (None, None) => Arc::new(agentls_tools::DenyAll),
+        };
         let options = HeadlessOptions {
             workspace: spec.workspace.clone(),
             model: model.clone(),
@@ -349,7 +362,7 @@ impl Host {
             },
             trajectory_dir: spec.trajectory_dir.clone(),
             cancel: spec.cancel.clone().unwrap_or_default(),
-            approver: adapters.approver,
+            approver: Some(approver),
             verify: config.verify().unwrap_or_else(|e| {
                 tracing::warn!("language servers off: {e}");
                 agentls_agent::VerifyConfig {
@@ -387,6 +400,7 @@ impl Host {
             root,
             saves: adapters.saves,
             pending_model: None,
+            approvals,
         };
         if !resumed {
             hosted.save_if_host();
@@ -422,6 +436,9 @@ pub struct HostedSession {
     saves: Saves,
     /// A model picked for the next turn.
     pending_model: Option<String>,
+    /// Approval requests answered through the queue, when the front end brought no
+    /// approver of its own.
+    pub(crate) approvals: Option<Arc<crate::queue::Approvals>>,
 }
 
 impl std::fmt::Debug for HostedSession {
