@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use agentls_agent::{Event, Status};
-use agentls_host::{Adapters, Emitted, Host, HostOptions, Spec, Turn};
+use agentls_agent::Status;
+use agentls_host::{Adapters, Host, HostOptions, Spec, Turn};
 use agentls_protocol::agent::ops::Op;
 use agentls_sandbox::{RunRequest, Sandbox, SandboxConfig};
 use anyhow::Context;
@@ -452,10 +452,6 @@ async fn attempt_turn(
 ) -> Result<Turn, String> {
     let deadline = tokio::time::Instant::now() + limit;
     let (handle, mut events) = host.open(spec, Adapters::default()).await?.spawn();
-    let sub = handle.submit(Op::Prompt {
-        text: prompt,
-        user_text: None,
-    });
     let timer = {
         let submitter = handle.submitter();
         tokio::spawn(async move {
@@ -463,29 +459,9 @@ async fn attempt_turn(
             submitter.submit(Op::Interrupt);
         })
     };
-    let turn = loop {
-        match events.recv().await {
-            Some(Emitted::Event {
-                event:
-                    Event::Approval {
-                        id: Some(id),
-                        granted: None,
-                        ..
-                    },
-                ..
-            }) => {
-                handle.submit(Op::Approval {
-                    id,
-                    approved: false,
-                });
-            }
-            Some(Emitted::Event { .. }) => {}
-            Some(Emitted::TurnEnded { sub: s, turn }) if s == sub => break Ok(*turn),
-            Some(Emitted::TurnEnded { .. }) => {}
-            Some(Emitted::Refused { error, .. }) => break Err(error),
-            None => break Err("internal: the session ended without an outcome".to_owned()),
-        }
-    };
+    let turn = handle
+        .prompt_to_end(&mut events, prompt, |_| {}, |_, _| Some(false))
+        .await;
     timer.abort();
     turn
 }

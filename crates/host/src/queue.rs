@@ -98,6 +98,49 @@ impl SessionHandle {
     }
 }
 
+impl SessionHandle {
+    /// Submits a prompt on `text` and reads `events` (this session's stream) until its
+    /// turn ends: `on` sees every event, and each approval request is answered with
+    /// what `approve(id, what)` says as an approval op, or, when it says `None`, by the
+    /// front end itself later (a question to the user on a task of its own, which
+    /// submits the answer through a [`Submitter`]).
+    pub async fn prompt_to_end(
+        &self,
+        events: &mut mpsc::UnboundedReceiver<Emitted>,
+        text: String,
+        mut on: impl FnMut(&Event),
+        mut approve: impl FnMut(&str, &str) -> Option<bool>,
+    ) -> Result<Turn, String> {
+        let sub = self.submit(Op::Prompt {
+            text,
+            user_text: None,
+        });
+        loop {
+            match events.recv().await {
+                Some(Emitted::Event { event, .. }) => {
+                    if let Event::Approval {
+                        id: Some(id),
+                        what,
+                        granted: None,
+                    } = &event
+                        && let Some(approved) = approve(id, what)
+                    {
+                        self.submit(Op::Approval {
+                            id: id.clone(),
+                            approved,
+                        });
+                    }
+                    on(&event);
+                }
+                Some(Emitted::TurnEnded { sub: s, turn }) if s == sub => return Ok(*turn),
+                Some(Emitted::TurnEnded { .. }) => {}
+                Some(Emitted::Refused { error, .. }) => return Err(error),
+                None => return Err("internal: the session ended without an outcome".to_owned()),
+            }
+        }
+    }
+}
+
 /// Approval requests waiting for their [`Op::Approval`], shared by the session's
 /// approver and its task. Until the session is spawned nobody can answer, and every
 /// request is refused.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use agentls_agent::render_event;
 use agentls_agent::{Event, Status};
 use agentls_host::config::{self, Approve};
-use agentls_host::{Adapters, Emitted, Host, HostOptions, Spec, Submitter};
+use agentls_host::{Adapters, Host, HostOptions, Spec, Submitter};
 use agentls_protocol::agent::ops::Op;
 
 use crate::cli::RunArgs;
@@ -84,34 +84,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 ctrl_c.submit(Op::Interrupt);
             }
         });
-        let sub = handle.submit(Op::Prompt {
-            text: task,
-            user_text: None,
-        });
         let asking = Arc::new(tokio::sync::Mutex::new(()));
-        let turn = loop {
-            match events.recv().await {
-                Some(Emitted::Event { event, .. }) => {
-                    if let Event::Approval {
-                        id: Some(id),
-                        what,
-                        granted: None,
-                    } = &event
-                    {
-                        answer(approve, handle.submitter(), id, what, &asking);
-                    }
-                    // Plain lines leave approvals out: the question is on the
-                    // terminal, and the summary lists what was refused.
-                    if printer.json || !matches!(event, Event::Approval { .. }) {
-                        printer.print(&event);
-                    }
-                }
-                Some(Emitted::TurnEnded { sub: s, turn }) if s == sub => break turn,
-                Some(Emitted::TurnEnded { .. }) => {}
-                Some(Emitted::Refused { error, .. }) => anyhow::bail!(error),
-                None => anyhow::bail!("internal: the session ended without an outcome"),
+        let approvals = handle.submitter();
+        let print = |event: &Event| {
+            // Plain lines leave approvals out: the question is on the terminal, and
+            // the summary lists what was refused.
+            if printer.json || !matches!(event, Event::Approval { .. }) {
+                printer.print(event);
             }
         };
+        let turn = handle
+            .prompt_to_end(&mut events, task, print, |id, what| {
+                answer(approve, &approvals, id, what, &asking)
+            })
+            .await
+            .map_err(anyhow::Error::msg)?;
         printer.end(handle.id(), &turn.outcome, &root);
         let id = handle.id().to_owned();
         anyhow::Ok((turn.outcome, id))
@@ -245,23 +232,23 @@ impl Printer {
     }
 }
 
-/// Answers the approval request `id` as `approve` says, with an approval op: at once,
-/// or after asking on the terminal (the question on stderr, one line from stdin; only
-/// `y` or `yes` allows; one question at a time), on a task of its own so that the
-/// events (and a Ctrl-C) go on meanwhile.
+/// The answer to the approval request `id` as `approve` says: at once, or `None` after
+/// starting the question on the terminal (on stderr, one line from stdin; only `y` or
+/// `yes` allows; one question at a time), on a task of its own that submits the answer
+/// as an approval op, so that the events (and a Ctrl-C) go on meanwhile.
 fn answer(
     approve: Approve,
-    to: Submitter,
+    to: &Submitter,
     id: &str,
     what: &str,
     asking: &Arc<tokio::sync::Mutex<()>>,
-) {
-    let id = id.to_owned();
-    let approved = match approve {
-        Approve::Never => false,
-        Approve::Always => true,
+) -> Option<bool> {
+    match approve {
+        Approve::Never => Some(false),
+        Approve::Always => Some(true),
         Approve::Ask => {
-            let (what, asking) = (what.to_owned(), asking.clone());
+            let (to, id, what) = (to.clone(), id.to_owned(), what.to_owned());
+            let asking = asking.clone();
             tokio::spawn(async move {
                 let _one = asking.lock().await;
                 let approved = tokio::task::spawn_blocking(move || {
@@ -275,10 +262,9 @@ fn answer(
                 .unwrap_or(false);
                 to.submit(Op::Approval { id, approved });
             });
-            return;
+            None
         }
-    };
-    to.submit(Op::Approval { id, approved });
+    }
 }
 
 /// Asks whether to allow `what` (a verb phrase: "run `cmd`") on `output` and reads the
