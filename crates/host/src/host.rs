@@ -168,9 +168,10 @@ pub enum Saves {
 /// The front end's sinks: where edits, approvals, file reads and commands go.
 #[derive(Default)]
 pub struct Adapters {
-    /// Who answers approvals; when `None`, the front end does, through the session's
-    /// queue ([`HostedSession::spawn`], [`agentls_protocol::agent::ops::Op::Approval`]),
-    /// and until it is spawned every request is refused.
+    /// Who answers approvals; when `None` (and the front end brings no `context`, whose
+    /// approver answers), the front end does, through the session's queue
+    /// ([`HostedSession::spawn`], [`agentls_protocol::agent::ops::Op::Approval`]), and
+    /// until it is spawned every request is refused.
     pub approver: Option<Arc<dyn Approver>>,
     /// What the edits land through, made of the disk sink.
     pub wrap_edits: Option<WrapEdits>,
@@ -336,16 +337,15 @@ impl Host {
         if let Some(wall) = spec.max_wall {
             budget.max_wall = wall;
         }
-        // Without an approver of the front end's, approvals go through the session's
-        // queue ([`HostedSession::spawn`]); refused while it is not spawned.
-        let approvals = adapters
-            .approver
-            .is_none()
+        // Without an approver of the front end's (nor a context of its own, which has
+        // one), approvals go through the session's queue ([`HostedSession::spawn`]);
+        // refused while it is not spawned.
+        let approvals = (adapters.approver.is_none() && adapters.context.is_none())
             .then(|| Arc::new(crate::queue::Approvals::default()));
-        let approver: Arc<dyn Approver> = match (&adapters.approver, &approvals) {
-            (Some(a), _) => a.clone(),
-            (None, Some(a)) => Arc::new(crate::queue::OpApprover(a.clone())),
-            (None, None) => Arc::new(agentls_tools::DenyAll),
+        let approver: Option<Arc<dyn Approver>> = match (adapters.approver, &approvals) {
+            (Some(a), _) => Some(a),
+            (None, Some(a)) => Some(Arc::new(crate::queue::OpApprover(a.clone()))),
+            (None, None) => None,
         };
         let options = HeadlessOptions {
             workspace: spec.workspace.clone(),
@@ -362,7 +362,7 @@ impl Host {
             },
             trajectory_dir: spec.trajectory_dir.clone(),
             cancel: spec.cancel.clone().unwrap_or_default(),
-            approver: Some(approver),
+            approver,
             verify: config.verify().unwrap_or_else(|e| {
                 tracing::warn!("language servers off: {e}");
                 agentls_agent::VerifyConfig {
