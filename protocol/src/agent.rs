@@ -30,6 +30,60 @@ pub const METHODS: &[&str] = &[
     list_changes::METHOD,
 ];
 
+/// What a front end sends a session: the operations of its submission queue. The
+/// session answers with its [`Event`]s (one stream); no front end reaches around it
+/// (a cancel token, an approver, a save hook): an interrupt, an approval's answer and
+/// a change of model or mode are operations like a prompt.
+pub mod ops {
+    use super::*;
+
+    /// One entry of a session's submission queue.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Submission {
+        /// Chosen by the front end; the events of the turn it starts carry it.
+        pub id: String,
+        /// What to do.
+        pub op: Op,
+    }
+
+    /// An operation on a session.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(tag = "type", rename_all = "camelCase")]
+    pub enum Op {
+        /// A turn on `text` (queued behind the turn that runs, if one does).
+        #[serde(rename_all = "camelCase")]
+        Prompt {
+            /// The message the model gets.
+            text: String,
+            /// The user's own words, when they are not the whole message (judged for
+            /// `[stats] satisfaction`).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            user_text: Option<String>,
+        },
+        /// Stops the turn that runs; its transcript is kept. Nothing when none runs.
+        Interrupt,
+        /// The user's answer to the approval request `id` (an [`Event::Approval`]).
+        #[serde(rename_all = "camelCase")]
+        Approval {
+            /// The request's id.
+            id: String,
+            /// Allowed or not.
+            approved: bool,
+        },
+        /// The model and the mode from the next turn on (`None`: unchanged).
+        #[serde(rename_all = "camelCase")]
+        OverrideTurnContext {
+            /// A configured model's name, or `auto`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            model: Option<String>,
+            /// Agent, ask or plan.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            mode: Option<Mode>,
+        },
+    }
+}
+
 /// The notification that streams a session's events.
 pub const EVENT: &str = "agent/event";
 
@@ -602,6 +656,10 @@ pub enum Event {
     /// A command waits for the user's approval, or got an answer.
     #[serde(rename_all = "camelCase")]
     Approval {
+        /// The request's id, when the answer comes back as an [`ops::Op::Approval`]
+        /// with it (a front end driving the session through its submission queue).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
         /// What is asked.
         what: String,
         /// `None` while waiting; then the answer.

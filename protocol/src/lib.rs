@@ -10,7 +10,9 @@
 //! the Neovim plugin's `lua/agentls/protocol.lua` by [`lua_module`] (checked and
 //! rewritten by the same test as `schema.json`).
 //!
-//! - [`agent`]: the `agent/*` extension (sessions, prompts, `agent/event`, review).
+//! - [`agent`]: the `agent/*` extension (sessions, prompts, `agent/event`, review), and
+//!   [`agent::ops`], the operations of a session's submission queue (`session.Submission`
+//!   in the schema).
 //! - [`commands`]: the `workspace/executeCommand` commands any client can send.
 //! - [`view_file_text`]: a debugging request.
 //! - [`inline_completion`]: LSP 3.18's `textDocument/inlineCompletion` (ghost text),
@@ -68,6 +70,7 @@ pub fn json_schema() -> serde_json::Value {
         "command.TaskArgs" => commands::TaskArgs,
         "command.Started" => commands::Started,
         "command.SessionArgs" => commands::SessionArgs,
+        "session.Submission" => agent::ops::Submission,
     );
     let mut requests = REQUESTS.to_vec();
     requests.sort_unstable();
@@ -314,7 +317,9 @@ mod tests {
             .unwrap()
             .keys()
             .filter_map(|k| k.split_once('.').map(|(m, _)| m))
-            .filter(|m| *m != "command")
+            // Not methods: the commands' arguments, and the session's submission queue
+            // (what front ends over the session host send it).
+            .filter(|m| *m != "command" && *m != "session")
             .collect();
         for m in &typed {
             assert!(listed.contains(m), "{m} has types but is not listed");

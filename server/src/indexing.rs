@@ -3,10 +3,10 @@
 //! client or a watcher.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, RwLockReadGuard};
 
 use agentls_index::{FileEvent, Index, Overlay};
-use agentls_text::DocUri;
+use agentls_text::{DocUri, Snapshot};
 use tower_lsp::Client;
 use tower_lsp::lsp_types as lsp;
 
@@ -157,6 +157,60 @@ pub fn schedule_update(state: &Arc<State>, uri: DocUri) {
         return;
     }
     push(state, Job::Update(uri));
+}
+
+/// The live buffers a request reads through the index.
+#[derive(Debug, Clone, Copy)]
+pub enum Reads<'a> {
+    /// One document's (its outline, say).
+    One(&'a DocUri),
+    /// Every open document's (workspace-wide symbols, definitions by name).
+    All,
+}
+
+/// Rounds of catching up before a request answers from the index as it is: each
+/// round parses what is behind, and only a change that arrives meanwhile (after the
+/// request, so not one it must see) or a parser that gives up makes another.
+const CATCH_UP_ROUNDS: usize = 3;
+
+/// The index holding every `didOpen`/`didChange` the client sent before now, for the
+/// buffers `reads` names: a request reads its client's own writes (the LSP ordering
+/// rule) whatever the queued jobs still have to do. A buffer whose re-index is still
+/// queued or running is parsed here, on the caller's thread (a request's, on the
+/// blocking pool), and committed as the job would commit it; the index never takes an
+/// older text over a newer one, and the job, when it runs, finds the text already in.
+/// The check and the answer happen under one read guard, so a swap (the crawl's
+/// result) cannot come between them.
+pub fn caught_up<'s>(state: &'s State, reads: Reads<'_>) -> RwLockReadGuard<'s, Index> {
+    for _ in 0..CATCH_UP_ROUNDS {
+        let snapshots = match reads {
+            Reads::One(uri) => state.store.snapshot(uri).into_iter().collect(),
+            Reads::All => state.store.snapshots(),
+        };
+        let behind: Vec<(PathBuf, Snapshot)> = {
+            let index = state.index();
+            let behind: Vec<_> = snapshots
+                .into_iter()
+                .filter_map(|snapshot| {
+                    let path = snapshot.uri.to_file_path()?;
+                    let parsed = agentls_index::Language::from_path(&path).is_some();
+                    (parsed && index.live_version(&path) != Some(snapshot.revision))
+                        .then_some((path, snapshot))
+                })
+                .collect();
+            if behind.is_empty() {
+                return index;
+            }
+            behind
+        };
+        let index = state.index_handle();
+        for (path, snapshot) in behind {
+            let text = Arc::<str>::from(snapshot.text());
+            agentls_index::update_buffer(&index, &path, text, snapshot.revision);
+        }
+    }
+    tracing::debug!("the index is still behind a live buffer; answering from it as it is");
+    state.index()
 }
 
 /// A buffer was closed: the index goes back to the disk's version of the file.

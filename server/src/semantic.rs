@@ -49,7 +49,7 @@ pub async fn follow(state: Arc<State>, client: Client, root: PathBuf) {
         let index = state.index_handle();
         let root = root.clone();
         tokio::task::spawn_blocking(move || {
-            agentls_agent::headless::adopt_unnamed_vectors(&root);
+            agentls_agent::adopt_unnamed_vectors(&root);
             semantic.sync(&index);
             let loaded = agentls_semantic::store::default_path(&root, tiers.now.id())
                 .map_or(0, |p| semantic.keep_in(p));

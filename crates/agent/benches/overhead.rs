@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentls_agent::{Session, SessionConfig, StaticContext, ToolSet, test_context};
+use agentls_agent::{Session, SessionConfig, StaticContext, ToolSet};
 use agentls_model::{
     CancellationToken, ChatRequest, EventStream, ModelProfile, Provider, StopReason, StreamEvent,
     Usage, collect,
@@ -111,7 +111,7 @@ fn bench(c: &mut Criterion) {
         let mut s = Session::new(
             provider.clone(),
             tools.clone(),
-            test_context(dir.path()),
+            agentls_tools::ToolContext::on_disk(dir.path()),
             SessionConfig::default(),
             static_ctx.clone(),
         );

@@ -7,8 +7,8 @@
 //! [`StaticContext`] and [`system_prompt`] (the stable prompt prefix), [`Event`]
 //! (progress out through a channel: steps, text, tool calls with their arguments, a
 //! command's output while it runs, the plan, provider errors), [`Metrics`],
-//! [`Trajectory`] (JSONL log), and
-//! [`headless::run_headless`] (one session against the disk, for `agentls run`).
+//! [`Trajectory`] (JSONL log), [`build_session`] (the one session builder, which the
+//! session host calls for every front end) and [`render_event`] (an event as a line).
 //!
 //! **Invariants.**
 //! - Every tool call gets exactly one result: an unknown tool, broken JSON, a refused
@@ -29,7 +29,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use agentls_agent::{Session, SessionConfig, StaticContext, Status, ToolSet, test_context};
+//! use agentls_agent::{Session, SessionConfig, StaticContext, Status, ToolSet};
+//! use agentls_tools::ToolContext;
 //! use agentls_model::{ClientOptions, HttpProvider, ModelProfile, ProviderSpec, WireFormat};
 //! use agentls_testkit::model_server::{ModelServer, Turn};
 //!
@@ -42,7 +43,7 @@
 //! };
 //! let provider = Arc::new(HttpProvider::new(spec, ClientOptions::default()).unwrap());
 //! let dir = tempfile::tempdir().unwrap();
-//! let ctx = test_context(dir.path());
+//! let ctx = ToolContext::on_disk(dir.path());
 //! let context = StaticContext::gather(dir.path(), &[]).await;
 //! let mut session = Session::new(provider, ToolSet::default(), ctx, SessionConfig::default(), context);
 //! let status = session.run("Is there anything to do?").await;
@@ -51,6 +52,7 @@
 //! # });
 //! ```
 
+pub mod build;
 pub mod compaction;
 pub mod config;
 pub mod context;
@@ -58,8 +60,8 @@ mod dispatch;
 pub mod event;
 pub mod final_check;
 pub(crate) mod git;
-pub mod headless;
 pub mod metrics;
+pub mod render;
 pub mod repeats;
 pub mod replay;
 pub mod saved;
@@ -70,18 +72,21 @@ mod subagent;
 pub mod toolset;
 pub mod trajectory;
 pub mod verify;
+pub mod workspace;
 pub mod workspace_paths;
 
+pub use agentls_tools::{AllowAll, DenyAll};
+pub use build::{
+    BuildHooks, BuiltSession, HeadlessError, HeadlessOptions, HeadlessOutcome, WrapEdits,
+    build_session,
+};
 pub use compaction::{Artifacts, ReadArtifact};
 pub use config::{Budget, CompactionConfig, Mode, SessionConfig};
 pub use context::{StaticContext, system_prompt};
 pub use dispatch::CallOutcome;
 pub use event::{Event, EventSender, PlanItem, SessionStatus};
-pub use headless::{
-    AllowAll, BuildHooks, BuiltSession, DenyAll, HeadlessOptions, HeadlessOutcome, WrapEdits,
-    build_session, run_headless, run_headless_with, test_context, workspace_context,
-};
 pub use metrics::Metrics;
+pub use render::render_event;
 pub use saved::{Pruned, Retention, SavedSession, SessionStore, StoreError};
 pub use session::{Session, new_session_id};
 pub use status::Status;
@@ -89,3 +94,4 @@ pub use subagent::Subagents;
 pub use toolset::ToolSet;
 pub use trajectory::Trajectory;
 pub use verify::{LspChecker, VerifyConfig};
+pub use workspace::{adopt_unnamed_vectors, workspace_context};

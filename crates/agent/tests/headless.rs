@@ -1,15 +1,28 @@
-//! `run_headless`: the standard tools, a subagent through `task`, edits on disk, the
-//! trajectory file, and events in order.
+//! A session from `build_session` without a front end's context: the standard tools,
+//! a subagent through `task`, edits on disk, the trajectory file, and events in order.
 
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
-use agentls_agent::{Event, HeadlessOptions, Status, ToolSet, run_headless};
+use agentls_agent::{
+    BuildHooks, Event, HeadlessError, HeadlessOptions, HeadlessOutcome, Status, ToolSet,
+    build_session,
+};
 use agentls_model::{ModelProfile, ModelsConfig, WireFormat};
 use agentls_testkit::model_server::{ModelServer, Turn};
 use common::{call, provider, workspace};
 use serde_json::{Value, json};
+
+/// Builds the session `options` describe and runs one turn on `task`.
+async fn run_one(
+    options: HeadlessOptions,
+    task: &str,
+    print: impl FnMut(&Event) + Send,
+) -> Result<HeadlessOutcome, HeadlessError> {
+    let mut built = build_session(options, BuildHooks::default()).await?;
+    Ok(built.run(task.to_owned(), print).await)
+}
 
 #[tokio::test]
 async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
@@ -30,7 +43,7 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
         json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
     ));
     server.push_turn(Turn::text("Fixed."));
-    let mut options = HeadlessOptions::new(ws.path().to_path_buf(), "Fix add.");
+    let mut options = HeadlessOptions::new(ws.path().to_path_buf());
     options.provider = Some(provider(
         &server,
         WireFormat::OpenaiResponses,
@@ -38,7 +51,7 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
     ));
     options.trajectory_dir = Some(logs.path().to_path_buf());
     let mut events = Vec::new();
-    let outcome = run_headless(options, |ev| events.push(ev.clone()))
+    let outcome = run_one(options, "Fix add.", |ev| events.push(ev.clone()))
         .await
         .unwrap();
     assert_eq!(
@@ -97,8 +110,8 @@ async fn a_headless_run_uses_a_subagent_edits_the_disk_and_logs_a_trajectory() {
 
 #[tokio::test]
 async fn a_missing_workspace_is_an_error_not_a_panic() {
-    let options = HeadlessOptions::new("/definitely/not/here", "x");
-    let err = run_headless(options, |_| {}).await.unwrap_err();
+    let options = HeadlessOptions::new("/definitely/not/here");
+    let err = run_one(options, "x", |_| {}).await.unwrap_err();
     assert!(err.to_string().contains("not a directory"), "{err}");
 }
 
@@ -119,18 +132,18 @@ async fn a_trajectory_replays_its_tool_calls_with_the_same_outcomes() {
         json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
     ));
     server.push_turn(Turn::text("Fixed."));
-    let mut options = HeadlessOptions::new(ws.path().to_path_buf(), "Fix add.");
+    let mut options = HeadlessOptions::new(ws.path().to_path_buf());
     options.provider = Some(provider(
         &server,
         WireFormat::OpenaiChat,
         ModelProfile::default(),
     ));
     options.trajectory_dir = Some(logs.path().to_path_buf());
-    let outcome = run_headless(options, |_| {}).await.unwrap();
+    let outcome = run_one(options, "Fix add.", |_| {}).await.unwrap();
     // Replay on a fresh copy of the original workspace.
     let fresh = workspace();
     let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
-    let ctx = agentls_agent::test_context(fresh.path());
+    let ctx = agentls_tools::ToolContext::on_disk(fresh.path());
     let replayed = agentls_agent::replay::replay(&outcome.trajectory.unwrap(), &tools, &ctx)
         .await
         .unwrap();
@@ -172,10 +185,13 @@ async fn long_run(main: &ModelServer, cheap: &ModelServer, models: ModelsConfig)
     for _ in 0..30 {
         cheap.push_turn(Turn::text("Goal: read. Next steps: SUMMARY-BY-CHEAP"));
     }
-    let mut options = HeadlessOptions::new(ws.path().to_path_buf(), "Read small.txt many times.");
+    let mut options = HeadlessOptions::new(ws.path().to_path_buf());
     options.model = Some("main".into());
     options.models = models;
-    run_headless(options, |_| {}).await.unwrap().status
+    run_one(options, "Read small.txt many times.", |_| {})
+        .await
+        .unwrap()
+        .status
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use agentls_agent::{Session, SessionConfig, StaticContext, Status, ToolSet, test_context};
+use agentls_agent::{Session, SessionConfig, StaticContext, Status, ToolSet};
 use agentls_model::{EditFormat, ModelProfile, WireFormat};
 use agentls_sandbox::{Decision, Policy, Sandbox, SandboxConfig};
 use agentls_testkit::model_server::{ModelServer, Turn};
@@ -52,7 +52,7 @@ async fn run_as(profile: ModelProfile, fix: Turn) -> (ModelServer, tempfile::Tem
 
 /// A tool context whose commands run in the real sandbox, every command allowed.
 fn sandboxed(root: &std::path::Path) -> agentls_tools::ToolContext {
-    let mut ctx = test_context(root);
+    let mut ctx = agentls_tools::ToolContext::on_disk(root);
     ctx.sandbox = Some(Arc::new(Sandbox::new(SandboxConfig::new(root)).unwrap()));
     ctx.policy = Arc::new(Policy::new(Decision::Allow));
     ctx
@@ -351,7 +351,7 @@ async fn a_failed_real_edit_is_reported_and_retried() {
     let mut s = Session::new(
         provider(&server, WireFormat::Anthropic, ModelProfile::default()),
         tools,
-        test_context(ws.path()),
+        agentls_tools::ToolContext::on_disk(ws.path()),
         SessionConfig::default(),
         static_ctx,
     );
@@ -717,7 +717,7 @@ async fn constrained_session(server: &ModelServer, ws: &std::path::Path) -> (Ses
     let session = Session::new(
         provider,
         tools,
-        test_context(ws),
+        agentls_tools::ToolContext::on_disk(ws),
         SessionConfig::default(),
         static_ctx,
     );
@@ -838,7 +838,7 @@ async fn a_tool_whose_call_was_refused_is_forbidden_to_a_constraining_provider_f
     let mut s = Session::new(
         provider,
         tools,
-        test_context(ws.path()),
+        agentls_tools::ToolContext::on_disk(ws.path()),
         SessionConfig::default(),
         static_ctx,
     );

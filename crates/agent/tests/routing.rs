@@ -7,9 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use agentls_agent::{
-    Event, Session, SessionConfig, StaticContext, Status, Trajectory, test_context,
-};
+use agentls_agent::{Event, Session, SessionConfig, StaticContext, Status, Trajectory};
 use agentls_model::{
     ClientOptions, HttpProvider, ModelProfile, ProviderSpec, RetryPolicy, Router, RouterConfig,
     RouterMode, WireFormat,
@@ -65,7 +63,7 @@ async fn each_call_is_routed_and_failures_escalate_to_the_strong_model() {
     let mut s = Session::new(
         fast_p.clone(),
         tools(&Spans::default(), 0),
-        test_context(ws.path()),
+        agentls_tools::ToolContext::on_disk(ws.path()),
         SessionConfig::default(),
         StaticContext::gather(ws.path(), &[]).await,
     )
@@ -184,7 +182,7 @@ async fn refusals_do_not_escalate_and_a_first_route_needs_no_takeover_note() {
     let mut s = Session::new(
         fast_p.clone(),
         agentls_agent::ToolSet::new(vec![Arc::new(Refused)]),
-        test_context(ws.path()),
+        agentls_tools::ToolContext::on_disk(ws.path()),
         SessionConfig::default(),
         StaticContext::gather(ws.path(), &[]).await,
     )
@@ -207,7 +205,7 @@ async fn refusals_do_not_escalate_and_a_first_route_needs_no_takeover_note() {
     let mut s = Session::new(
         fast_p.clone(),
         agentls_agent::ToolSet::new(vec![Arc::new(Refused)]),
-        test_context(ws.path()),
+        agentls_tools::ToolContext::on_disk(ws.path()),
         SessionConfig {
             mode: agentls_agent::Mode::Plan,
             ..SessionConfig::default()

@@ -134,10 +134,7 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
         solver: Solver::Pipeline,
         ..ModelProfile::default()
     };
-    let mut options = HeadlessOptions::new(
-        root.clone(),
-        "calc.add returns the wrong result; calc.sub is right. Fix it.",
-    );
+    let mut options = HeadlessOptions::new(root.clone());
     options.provider = Some(provider(&server, WireFormat::OpenaiChat, profile));
     options.session = SessionConfig {
         solve: SolveConfig {
@@ -152,13 +149,15 @@ async fn the_good_candidate_lands_and_no_candidate_touches_disk_or_buffers_befor
         ..BuildHooks::default()
     };
     let mut lines = Vec::new();
-    let outcome = agentls_agent::run_headless_with(options, hooks, |ev| {
-        if let Some(l) = agentls_agent::headless::render_event(ev) {
-            lines.push(l);
-        }
-    })
-    .await
-    .unwrap();
+    let task = "calc.add returns the wrong result; calc.sub is right. Fix it.";
+    let mut built = agentls_agent::build_session(options, hooks).await.unwrap();
+    let outcome = built
+        .run(task.to_owned(), |ev| {
+            if let Some(l) = agentls_agent::render_event(ev) {
+                lines.push(l);
+            }
+        })
+        .await;
     stop.cancel();
     watcher.await.unwrap();
 
@@ -342,7 +341,7 @@ async fn run_python(
         solver: Solver::Pipeline,
         ..ModelProfile::default()
     };
-    let mut options = HeadlessOptions::new(root.clone(), task);
+    let mut options = HeadlessOptions::new(root.clone());
     options.provider = Some(provider(&server, WireFormat::OpenaiChat, profile));
     options.session = SessionConfig {
         solve: SolveConfig {
@@ -355,9 +354,8 @@ async fn run_python(
         context: Some(ctx),
         ..BuildHooks::default()
     };
-    let outcome = agentls_agent::run_headless_with(options, hooks, |_| {})
-        .await
-        .unwrap();
+    let mut built = agentls_agent::build_session(options, hooks).await.unwrap();
+    let outcome = built.run(task.to_string(), |_| {}).await;
     let Some(report) = tap.lock().unwrap().clone() else {
         panic!("the pipeline left no report");
     };

@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use agentls_agent::{Session, SessionConfig, StaticContext, Status, ToolSet, test_context};
+use agentls_agent::{Session, SessionConfig, StaticContext, Status, ToolSet};
 use agentls_model::{
     ClientOptions, EditFormat, HttpProvider, ModelProfile, ProviderSpec, RetryPolicy, WireFormat,
 };
@@ -76,7 +76,7 @@ async fn the_new_model_gets_its_tools_a_note_and_foreign_calls_as_text() {
     let mut s = Session::new(
         named_provider(&a, "model-a", EditFormat::ApplyPatch),
         tools,
-        test_context(ws.path()),
+        agentls_tools::ToolContext::on_disk(ws.path()),
         SessionConfig::default(),
         static_ctx,
     );

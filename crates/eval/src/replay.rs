@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use agentls_agent::{ToolSet, test_context};
+use agentls_agent::ToolSet;
 
 use crate::args::ReplayArgs;
 
@@ -16,7 +16,7 @@ pub fn run(args: ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let root = args.workspace.canonicalize()?;
     let replayed = runtime.block_on(async {
         let tools = ToolSet::from_registry(&agentls_tools::Registry::standard());
-        let ctx = test_context(&root);
+        let ctx = agentls_tools::ToolContext::on_disk(&root);
         agentls_agent::replay::replay(&args.file, &tools, &ctx).await
     })?;
     let mut differ = 0;

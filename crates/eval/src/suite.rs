@@ -12,12 +12,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentls_agent::{DenyAll, Status};
-use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
-use agentls_model::CancellationToken;
+use agentls_agent::Status;
+use agentls_host::{Adapters, Host, HostOptions, Spec, Turn};
+use agentls_protocol::agent::ops::Op;
 use agentls_sandbox::{RunRequest, Sandbox, SandboxConfig};
 use anyhow::Context;
 use serde::Deserialize;
@@ -194,7 +193,7 @@ async fn check(task: &Task, ws: &Path) -> anyhow::Result<(bool, String)> {
     let out = sandbox
         .run(
             RunRequest::shell(&task.file.check).limits(limits),
-            &CancellationToken::new(),
+            &agentls_model::CancellationToken::new(),
         )
         .await
         .context("running the check")?;
@@ -371,17 +370,6 @@ async fn run_attempt(
     // The budget's wall time is checked before each model call; a call that runs on
     // (a small model generating without end) is cancelled when the time is up, less
     // the time to wind down.
-    let cancel = CancellationToken::new();
-    let timer = tokio::spawn({
-        let (cancel, limit) = (
-            cancel.clone(),
-            stop_after(Duration::from_secs(args.time_limit)),
-        );
-        async move {
-            tokio::time::sleep(limit).await;
-            cancel.cancel();
-        }
-    });
     // The pipeline's samples: a seed per attempt, its report for coverage.
     let (solve_config, solve_tap) = crate::solve::config(attempt);
     let spec = Spec {
@@ -392,28 +380,11 @@ async fn run_attempt(
         final_check: Some(!args.no_final_check),
         solve: Some(solve_config),
         trajectory_dir: Some(trajectory_dir),
-        cancel: Some(cancel.clone()),
         ..Spec::default()
     };
-    // Nothing the policy asks about runs unattended.
-    let adapters = Adapters {
-        approver: Some(Arc::new(DenyAll)),
-        ..Adapters::default()
-    };
-    let turn = async {
-        let mut session = host.open(spec, adapters).await?;
-        let op = Op::Prompt {
-            text: task.file.prompt.clone(),
-            user_text: None,
-        };
-        session
-            .submit(op, |_| {})
-            .await?
-            .ok_or_else(|| "internal: the turn ended without an outcome".to_owned())
-    }
-    .await;
+    let limit = stop_after(Duration::from_secs(args.time_limit));
+    let turn = attempt_turn(host, spec, task.file.prompt.clone(), limit).await;
     let agent_ms = ms(t0.elapsed());
-    timer.abort();
     let (status, metrics, trajectory, record) = match turn {
         Ok(t) => (
             match &t.outcome.status {
@@ -474,6 +445,32 @@ async fn run_attempt(
     let done =
         Attempt::deserialize(&line).context("an attempt line that does not read back as one")?;
     Ok((done, line, status))
+}
+
+/// One attempt's turn, driven through the session's queue alone: the task as a
+/// prompt, an interrupt once `limit` (counted from before the session opens) runs out,
+/// and a refusal for every approval request: nothing the policy asks about runs
+/// unattended.
+async fn attempt_turn(
+    host: &Host,
+    spec: Spec,
+    prompt: String,
+    limit: Duration,
+) -> Result<Turn, String> {
+    let deadline = tokio::time::Instant::now() + limit;
+    let (handle, mut events) = host.open(spec, Adapters::default()).await?.spawn();
+    let timer = {
+        let submitter = handle.submitter();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            submitter.submit(Op::Interrupt);
+        })
+    };
+    let turn = handle
+        .prompt_to_end(&mut events, prompt, |_| {}, |_, _| Some(false))
+        .await;
+    timer.abort();
+    turn
 }
 
 /// When an attempt's stop fires: a wind-down reserve (a fiftieth of the limit, at most

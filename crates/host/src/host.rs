@@ -168,7 +168,10 @@ pub enum Saves {
 /// The front end's sinks: where edits, approvals, file reads and commands go.
 #[derive(Default)]
 pub struct Adapters {
-    /// Who answers approvals; nobody (everything refused) when `None`.
+    /// Who answers approvals; when `None` (and the front end brings no `context`, whose
+    /// approver answers), the front end does, through the session's queue
+    /// ([`HostedSession::spawn`], [`agentls_protocol::agent::ops::Op::Approval`]), and
+    /// until it is spawned every request is refused.
     pub approver: Option<Arc<dyn Approver>>,
     /// What the edits land through, made of the disk sink.
     pub wrap_edits: Option<WrapEdits>,
@@ -314,7 +317,7 @@ impl Host {
         if spec.provider.is_none() {
             match &model {
                 Some(name) => crate::models::check_model(&models, name)?,
-                None => return Err(agentls_agent::headless::HeadlessError::NoModel.to_string()),
+                None => return Err(agentls_agent::HeadlessError::NoModel.to_string()),
             }
         }
         let tools = self.tools(&spec).await;
@@ -334,9 +337,18 @@ impl Host {
         if let Some(wall) = spec.max_wall {
             budget.max_wall = wall;
         }
+        // Without an approver of the front end's (nor a context of its own, which has
+        // one), approvals go through the session's queue ([`HostedSession::spawn`]);
+        // refused while it is not spawned.
+        let approvals = (adapters.approver.is_none() && adapters.context.is_none())
+            .then(|| Arc::new(crate::queue::Approvals::default()));
+        let approver: Option<Arc<dyn Approver>> = match (adapters.approver, &approvals) {
+            (Some(a), _) => Some(a),
+            (None, Some(a)) => Some(Arc::new(crate::queue::OpApprover(a.clone()))),
+            (None, None) => None,
+        };
         let options = HeadlessOptions {
             workspace: spec.workspace.clone(),
-            task: String::new(),
             model: model.clone(),
             models,
             provider: spec.provider.clone(),
@@ -350,7 +362,7 @@ impl Host {
             },
             trajectory_dir: spec.trajectory_dir.clone(),
             cancel: spec.cancel.clone().unwrap_or_default(),
-            approver: adapters.approver,
+            approver,
             verify: config.verify().unwrap_or_else(|e| {
                 tracing::warn!("language servers off: {e}");
                 agentls_agent::VerifyConfig {
@@ -388,6 +400,7 @@ impl Host {
             root,
             saves: adapters.saves,
             pending_model: None,
+            approvals,
         };
         if !resumed {
             hosted.save_if_host();
@@ -423,6 +436,9 @@ pub struct HostedSession {
     saves: Saves,
     /// A model picked for the next turn.
     pending_model: Option<String>,
+    /// Approval requests answered through the queue, when the front end brought no
+    /// approver of its own.
+    pub(crate) approvals: Option<Arc<crate::queue::Approvals>>,
 }
 
 impl std::fmt::Debug for HostedSession {
@@ -539,7 +555,7 @@ impl HostedSession {
             self.built.session.id(),
             options.front_end,
             self.built.session.model_name(),
-            self.built.session.metrics(),
+            &crate::stats::totals(self.built.session.metrics()),
         );
         let outcome = self
             .built
@@ -549,7 +565,10 @@ impl HostedSession {
             })
             .await;
         let error_examples = recorder.error_examples().clone();
-        let record = recorder.finish(&outcome.metrics, &outcome.status);
+        let record = recorder.finish(
+            &crate::stats::totals(&outcome.metrics),
+            outcome.status.outcome().0,
+        );
         let alerts = if options.record_stats {
             crate::stats::record_run(config.stats.db_path(None), record.clone()).await
         } else {

@@ -9,7 +9,10 @@
 //! ([`satisfaction`]), saves and resumes sessions, and connects the configured MCP
 //! servers ([`mcp`]). A front end supplies only its sinks (approvals, edits, client
 //! files, terminal, its own tool context), sends [`Op`]s and renders the one event
-//! stream it gets back (`agent/event`'s types).
+//! stream it gets back (`agent/event`'s types). [`HostedSession::spawn`] puts the
+//! session on a submission queue of the protocol's ops (prompt, interrupt, an
+//! approval's answer, model and mode): the front end holds a [`SessionHandle`], and
+//! approval requests come to it as events when it brings no approver.
 //!
 //! **Architecture invariant:** no front end builds `HeadlessOptions` or a
 //! `RunRecorder` itself; what a session is, how it is recorded and saved, lives here.
@@ -33,7 +36,9 @@ pub mod embedding;
 mod host;
 pub mod mcp;
 pub mod models;
+mod queue;
 pub mod satisfaction;
 pub mod stats;
 
 pub use host::{Adapters, Host, HostError, HostOptions, HostedSession, Op, Saves, Spec, Turn};
+pub use queue::{Emitted, SessionHandle, Submitter};

@@ -1,6 +1,6 @@
 //! Which model a session runs on: the name asked for, else `[agent] model`, else the
 //! first configured; `auto` is the router. Providers are built by
-//! [`agentls_agent::headless::provider`], the one place that makes them.
+//! [`agentls_agent::build::provider`], the one place that makes them.
 
 use std::sync::Arc;
 
@@ -49,7 +49,7 @@ pub async fn switch_to(
 ) -> Result<Arc<dyn Provider>, String> {
     tokio::task::spawn_blocking(move || {
         let name = resolve_name(&models, &name, &prompt)?;
-        agentls_agent::headless::provider(&models, &name).map_err(|e| e.to_string())
+        agentls_agent::build::provider(&models, &name).map_err(|e| e.to_string())
     })
     .await
     .map_err(|e| format!("building the model failed: {e}"))?

@@ -2,6 +2,25 @@
 
 use std::path::PathBuf;
 
+use agentls_agent::Metrics;
+
+/// The session's metrics as the stats crate takes them: plain numbers (it sits below
+/// the agent and knows nothing of it).
+pub fn totals(m: &Metrics) -> agentls_stats::Totals {
+    agentls_stats::Totals {
+        wall_ms: m.wall_ms,
+        model_ms: m.model_ms,
+        tool_ms: m.tool_ms,
+        steps: m.steps,
+        input_tokens: m.input_tokens,
+        cached_input_tokens: m.cached_input_tokens,
+        output_tokens: m.output_tokens,
+        cost_usd: m.cost_usd,
+        failed_steps: m.failed_steps,
+        failed_commands: m.failed_commands,
+    }
+}
+
 /// Records `record` in the database at `path`, off the async threads, and returns the
 /// alerts it takes part in: tools that failed in this run whose failure rate under its
 /// model, over the last day, left the baseline of the 30 days before (each logged as a

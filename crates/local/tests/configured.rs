@@ -134,7 +134,7 @@ async fn a_headless_run_reaches_the_configured_local_model() {
     let mut started_on = None;
     let outcome = session
         .submit(op, |ev: &agentls_agent::Event| {
-            if let Some(line) = agentls_agent::headless::render_event(ev) {
+            if let Some(line) = agentls_agent::render_event(ev) {
                 eprintln!("{line}");
             }
             if let agentls_agent::Event::Status { model, .. } = ev {

@@ -146,42 +146,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
-        let ctx = agentls_tools_test_context(&root);
+        let ctx = ToolContext::on_disk(&root);
         (dir, WorkspaceServer::new(ctx, read_only))
-    }
-
-    /// A context with edits on disk and no sandbox (the agent crate's `test_context`
-    /// without depending on it).
-    fn agentls_tools_test_context(root: &std::path::Path) -> ToolContext {
-        let index = Arc::new(std::sync::RwLock::new(Default::default()));
-        ToolContext {
-            root: root.to_path_buf(),
-            store: Arc::new(Default::default()),
-            read_limits: Default::default(),
-            index: index.clone(),
-            semantic: Default::default(),
-            sandbox: None,
-            policy: Arc::new(Default::default()),
-            edits: Arc::new(agentls_tools::DiskSink::with_index(index)),
-            approver: Arc::new(Refuse),
-            diagnostics: None,
-            checker: None,
-            subagents: None,
-            cancel: Default::default(),
-            progress: None,
-            reads: Arc::new(agentls_tools::ReadVersions::new()),
-            client_files: None,
-            terminal: None,
-        }
-    }
-
-    struct Refuse;
-
-    #[async_trait::async_trait]
-    impl agentls_tools::Approver for Refuse {
-        async fn approve(&self, _what: &str) -> bool {
-            false
-        }
     }
 
     #[tokio::test]

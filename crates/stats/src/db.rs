@@ -40,7 +40,7 @@ pub struct RunRecord {
     pub output_tokens: u64,
     /// Cost in US dollars, when known.
     pub cost_usd: Option<f64>,
-    /// `done`, `cancelled`, `budget` or `provider_error`.
+    /// `done`, `cancelled`, `budget` or `provider_error` (`unfinished`: a caller's bug).
     pub status: String,
     /// Steps with a failed call or command.
     pub failed_steps: u32,

@@ -1,9 +1,10 @@
 //! What every agent run measured, kept for `agentls stats`: an embedded SQLite database
 //! (`rusqlite`, SQLite compiled in) under the user's data directory.
 //!
-//! - [`RunRecorder`] watches one run's [`agentls_agent::Event`]s (time to first
-//!   token, time to first landed edit, edits landed) and turns them, with the session's
-//!   [`agentls_agent::Metrics`] before and after the run, into a [`RunRecord`].
+//! - [`RunRecorder`] watches one run's [`agentls_protocol::agent::Event`]s (time to
+//!   first token, time to first landed edit, edits landed) and turns them, with the
+//!   session's [`Totals`] before and after the run (plain numbers the session hands
+//!   over: this crate sits below the agent), into a [`RunRecord`].
 //! - [`StatsDb`] stores records ([`StatsDb::record`]) and reads them back
 //!   ([`StatsDb::runs`]); [`summarize`] makes the per-model tables, [`alerts`] the
 //!   tools whose failure rate under a model left its baseline.
@@ -36,7 +37,7 @@ mod summary;
 
 pub use alerts::{Alert, alerts};
 pub use db::{KeepRecord, RunRecord, StatsDb, StatsError};
-pub use recorder::RunRecorder;
+pub use recorder::{RunRecorder, Totals};
 pub use satisfaction::SatisfactionRecord;
 pub use summary::{ModelSummary, ToolSummary, summarize};
 

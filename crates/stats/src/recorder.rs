@@ -1,9 +1,11 @@
-//! One run's record, from its events and the session's metrics around it.
+//! One run's record, from its events and the session's totals around it. The events
+//! are the protocol's (`agent/event`), the totals plain numbers: the session hands
+//! them over, and this crate knows nothing of the agent.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use agentls_agent::{Event, Metrics, Status};
+use agentls_protocol::agent::{Event, SessionStatus};
 
 use crate::{RunRecord, cut};
 
@@ -17,13 +19,39 @@ const EDIT_TOOLS: &[&str] = &[
     "move_file",
 ];
 
+/// A session's totals over all its runs so far, as far as a run's record needs them
+/// (the agent's `Metrics`, as plain numbers).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    /// Wall time inside runs.
+    pub wall_ms: f64,
+    /// Time spent waiting for the model.
+    pub model_ms: f64,
+    /// Time spent inside tool calls.
+    pub tool_ms: f64,
+    /// Model calls.
+    pub steps: u32,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cached_input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Cost in US dollars, when known.
+    pub cost_usd: Option<f64>,
+    /// Steps in which a call failed.
+    pub failed_steps: u32,
+    /// Commands that ran and failed.
+    pub failed_commands: u32,
+}
+
 /// Watches one run: give it every event ([`RunRecorder::observe`]), then the session's
-/// metrics and status at the end ([`RunRecorder::finish`]).
+/// totals and how the run ended ([`RunRecorder::finish`]).
 #[derive(Debug)]
 pub struct RunRecorder {
     started: Instant,
     record: RunRecord,
-    before: Metrics,
+    before: Totals,
     examples: BTreeMap<String, Vec<String>>,
 }
 
@@ -34,8 +62,8 @@ const EXAMPLE_CHARS: usize = 160;
 
 impl RunRecorder {
     /// A run of session `session_id` in `front_end` on `model` starting now; `before`
-    /// is the session's metrics so far (a session's metrics add up over its runs).
-    pub fn start(session_id: &str, front_end: &str, model: &str, before: &Metrics) -> Self {
+    /// is the session's totals so far (a session's totals add up over its runs).
+    pub fn start(session_id: &str, front_end: &str, model: &str, before: &Totals) -> Self {
         let started_at_ms = crate::now_ms();
         Self {
             started: Instant::now(),
@@ -96,9 +124,9 @@ impl RunRecorder {
         &self.examples
     }
 
-    /// The record: this run's share of the session's metrics (`after` minus what they
-    /// were at the start) and how it ended.
-    pub fn finish(mut self, after: &Metrics, status: &Status) -> RunRecord {
+    /// The record: this run's share of the session's totals (`after` minus what they
+    /// were at the start) and how it ended (`status`, the `finished` event's).
+    pub fn finish(mut self, after: &Totals, status: SessionStatus) -> RunRecord {
         let (a, b) = (after, &self.before);
         let r = &mut self.record;
         r.wall_ms = (a.wall_ms - b.wall_ms).max(0.0);
@@ -112,10 +140,12 @@ impl RunRecorder {
         r.failed_steps = a.failed_steps.saturating_sub(b.failed_steps);
         r.failed_commands = a.failed_commands.saturating_sub(b.failed_commands);
         r.status = match status {
-            Status::Done { .. } => "done",
-            Status::Cancelled => "cancelled",
-            Status::BudgetExhausted { .. } => "budget",
-            Status::ProviderError { .. } => "provider_error",
+            SessionStatus::Done => "done",
+            SessionStatus::Cancelled => "cancelled",
+            SessionStatus::BudgetExhausted => "budget",
+            SessionStatus::Failed => "provider_error",
+            // A run that ended says how; these two would be a bug of the caller's.
+            SessionStatus::Idle | SessionStatus::Running => "unfinished",
         }
         .to_owned();
         self.record
@@ -128,11 +158,11 @@ mod tests {
 
     #[test]
     fn a_run_s_record_comes_from_its_events_and_its_share_of_the_metrics() {
-        let before = Metrics {
+        let before = Totals {
             steps: 3,
             input_tokens: 1000,
             wall_ms: 500.0,
-            ..Metrics::default()
+            ..Totals::default()
         };
         let mut rec = RunRecorder::start("s1", "editor", "small", &before);
         let started = |name: &str| Event::ToolStarted {
@@ -155,19 +185,14 @@ mod tests {
         rec.observe(&finished("str_replace", Some("InvalidArguments")));
         rec.observe(&started("str_replace"));
         rec.observe(&finished("str_replace", None));
-        let after = Metrics {
+        let after = Totals {
             steps: 5,
             input_tokens: 1800,
             wall_ms: 900.0,
             cost_usd: Some(0.5),
-            ..Metrics::default()
+            ..Totals::default()
         };
-        let r = rec.finish(
-            &after,
-            &Status::Done {
-                answer: "ok".into(),
-            },
-        );
+        let r = rec.finish(&after, SessionStatus::Done);
         assert_eq!((r.steps, r.input_tokens, r.wall_ms), (2, 800, 400.0));
         assert_eq!(r.cost_usd, Some(0.5));
         assert_eq!(r.calls["str_replace"], 2);
@@ -184,7 +209,7 @@ mod tests {
 
     #[test]
     fn failures_are_kept_as_examples_three_per_tool_first_line_cut() {
-        let mut rec = RunRecorder::start("s1", "run", "m", &Metrics::default());
+        let mut rec = RunRecorder::start("s1", "run", "m", &Totals::default());
         let long = format!("{}\nsecond line", "x".repeat(400));
         for summary in ["no match for old_string", long.as_str(), "c", "d"] {
             rec.observe(&Event::ToolFinished {

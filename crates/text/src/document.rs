@@ -111,9 +111,16 @@ impl Document {
     }
 
     /// A counter bumped by every accepted change. Unlike the client's version it is
-    /// strictly monotonic even when a buggy client repeats a version number.
+    /// strictly monotonic even when a buggy client repeats a version number. In a
+    /// [`crate::DocumentStore`] it comes from the store's clock: it increases across a
+    /// close and reopen of the same URI too, so two texts of one URI never share it.
     pub fn revision(&self) -> u64 {
         self.revision
+    }
+
+    /// Sets the revision from the store's clock (after the change that moved it).
+    pub(crate) fn stamp(&mut self, revision: u64) {
+        self.revision = revision;
     }
 
     /// The text.

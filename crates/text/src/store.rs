@@ -2,6 +2,7 @@
 //! reads the workspace.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use dashmap::DashMap;
 
@@ -13,6 +14,10 @@ use crate::{ContentChange, DocUri, Document, PositionEncoding, Snapshot, SyncErr
 #[derive(Debug, Default)]
 pub struct DocumentStore {
     docs: DashMap<DocUri, Document>,
+    /// The last revision given out: each change to any document takes the next one, so
+    /// a document's revisions increase across a close and reopen too, and a reader that
+    /// saw revision `r` of a URI knows any other text of it has another number.
+    clock: AtomicU64,
 }
 
 /// Where a text came from.
@@ -45,8 +50,14 @@ impl DocumentStore {
     /// Opens a document. Returns `true` if it was already open (a client bug; the new
     /// text replaces the old).
     pub fn open(&self, uri: DocUri, language_id: &str, version: i32, text: &str) -> bool {
-        let doc = Document::new(uri.clone(), language_id, version, text);
+        let mut doc = Document::new(uri.clone(), language_id, version, text);
+        doc.stamp(self.tick());
         self.docs.insert(uri, doc).is_some()
+    }
+
+    /// The next revision (see [`Document::revision`]).
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Applies a `didChange` batch to an open document (see [`Document::apply_changes`]).
@@ -61,7 +72,10 @@ impl DocumentStore {
             .docs
             .get_mut(uri)
             .ok_or_else(|| SyncError::UnknownDocument(uri.clone()))?;
-        doc.apply_changes(version, changes, encoding)
+        let result = doc.apply_changes(version, changes, encoding);
+        // Every batch moves the revision, applied or refused (see `Document::finish`).
+        doc.stamp(self.tick());
+        result
     }
 
     /// Replaces an open document's text with what the client reports (a save with text).
@@ -71,6 +85,7 @@ impl DocumentStore {
             .get_mut(uri)
             .ok_or_else(|| SyncError::UnknownDocument(uri.clone()))?;
         doc.resync(text);
+        doc.stamp(self.tick());
         Ok(())
     }
 
@@ -81,7 +96,9 @@ impl DocumentStore {
             .docs
             .get_mut(uri)
             .ok_or_else(|| SyncError::UnknownDocument(uri.clone()))?;
-        Ok(doc.mark_out_of_sync())
+        let was = doc.mark_out_of_sync();
+        doc.stamp(self.tick());
+        Ok(was)
     }
 
     /// Whether an open document is in sync; `None` if it is not open.

@@ -44,6 +44,7 @@
 //! assert!(ask.get("read_file").is_some() && ask.get("write_file").is_none());
 //! ```
 
+mod approvers;
 mod blind;
 pub mod client_files;
 mod context;
@@ -80,6 +81,7 @@ mod todo;
 mod todo_list;
 mod write_file;
 
+pub use approvers::{AllowAll, DenyAll};
 pub use blind::{read_before_edit, seen_texts};
 pub use context::{
     Approver, CheckResult, Checker, ClientFiles, CommandChoice, DiagnosticsSource, EditSink,

@@ -199,6 +199,11 @@ export type Event =
        * `None` while waiting; then the answer.
        */
       granted?: boolean | null;
+      /**
+       * The request's id, when the answer comes back as an [`ops::Op::Approval`]
+       * with it (a front end driving the session through its submission queue).
+       */
+      id?: string | null;
       type: "approval";
       /**
        * What is asked.
@@ -284,6 +289,50 @@ export type Event =
       wallMs: number;
     };
 /**
+ * An operation on a session.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Op".
+ */
+export type Op =
+  | {
+      /**
+       * The message the model gets.
+       */
+      text: string;
+      type: "prompt";
+      /**
+       * The user's own words, when they are not the whole message (judged for
+       * `[stats] satisfaction`).
+       */
+      userText?: string | null;
+    }
+  | {
+      type: "interrupt";
+    }
+  | {
+      /**
+       * Allowed or not.
+       */
+      approved: boolean;
+      /**
+       * The request's id.
+       */
+      id: string;
+      type: "approval";
+    }
+  | {
+      /**
+       * Agent, ask or plan.
+       */
+      mode?: Mode | null;
+      /**
+       * A configured model's name, or `auto`.
+       */
+      model?: string | null;
+      type: "overrideTurnContext";
+    };
+/**
  * Where a session is.
  *
  * This interface was referenced by `ProtocolTypes`'s JSON-Schema
@@ -321,6 +370,7 @@ export interface ProtocolTypes {
   "command.SessionArgs": SessionArgs;
   "command.Started": Started;
   "command.TaskArgs": TaskArgs;
+  "session.Submission": Submission;
   "textDocument/copilotInlineEdit.Params": CopilotInlineEditParams;
   "textDocument/copilotInlineEdit.Result": CopilotInlineEditResult;
   "textDocument/inlineCompletion.Params": InlineCompletionParams;
@@ -559,6 +609,11 @@ export interface EventParams {
          * `None` while waiting; then the answer.
          */
         granted?: boolean | null;
+        /**
+         * The request's id, when the answer comes back as an [`ops::Op::Approval`]
+         * with it (a front end driving the session through its submission queue).
+         */
+        id?: string | null;
         type: "approval";
         /**
          * What is asked.
@@ -1200,6 +1255,59 @@ export interface TaskArgs {
    * The document version `range` refers to.
    */
   version?: number | null;
+}
+/**
+ * One entry of a session's submission queue.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "Submission".
+ */
+export interface Submission {
+  /**
+   * Chosen by the front end; the events of the turn it starts carry it.
+   */
+  id: string;
+  /**
+   * What to do.
+   */
+  op:
+    | {
+        /**
+         * The message the model gets.
+         */
+        text: string;
+        type: "prompt";
+        /**
+         * The user's own words, when they are not the whole message (judged for
+         * `[stats] satisfaction`).
+         */
+        userText?: string | null;
+      }
+    | {
+        type: "interrupt";
+      }
+    | {
+        /**
+         * Allowed or not.
+         */
+        approved: boolean;
+        /**
+         * The request's id.
+         */
+        id: string;
+        type: "approval";
+      }
+    | {
+        /**
+         * Agent, ask or plan.
+         */
+        mode?: Mode | null;
+        /**
+         * A configured model's name, or `auto`.
+         */
+        model?: string | null;
+        type: "overrideTurnContext";
+      };
 }
 /**
  * The parameters: where the cursor is.

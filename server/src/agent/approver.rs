@@ -32,6 +32,7 @@ impl agentls_tools::Approver for LspApprover {
         let emit = |granted| {
             if let Some(e) = self.entry.upgrade() {
                 e.emit(Event::Approval {
+                    id: None,
                     what: what.to_owned(),
                     granted,
                 });

@@ -142,7 +142,7 @@ impl Reporter {
                 };
                 self.log(format!("edited {uri}{review}")).await;
             }
-            Event::Approval { what, granted } => {
+            Event::Approval { what, granted, .. } => {
                 let line = match granted {
                     None => format!("waiting for approval: {what}"),
                     Some(true) => format!("approved: {what}"),

@@ -48,7 +48,7 @@ mod with_local {
     use std::sync::Arc;
 
     use agentls_agent::{Event, Status};
-    use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
+    use agentls_host::{Adapters, Host, HostOptions, Spec};
     use agentls_local::{
         BenchOptions, CATALOG, LocalProvider, PrefixStore, Progress, bench_model, catalog_entry,
         default_data_dir, fetch, installed_path,
@@ -271,21 +271,19 @@ mod with_local {
             ..Spec::default()
         };
         let outcome = runtime.block_on(async {
-            let mut session = host.open(spec, Adapters::default()).await?;
-            let op = Op::Prompt {
-                text: DEMO_TASK.to_owned(),
-                user_text: None,
-            };
+            // Through the session's queue; nobody to ask: approval requests refused.
+            let (handle, mut events) = host.open(spec, Adapters::default()).await?.spawn();
             let render = |ev: &Event| {
-                if let Some(line) = agentls_agent::headless::render_event(ev) {
+                if let Some(line) = agentls_agent::render_event(ev) {
                     let _ = writeln!(std::io::stdout().lock(), "{line}");
                 }
             };
-            session
-                .submit(op, render)
-                .await?
+            handle
+                .prompt_to_end(&mut events, DEMO_TASK.to_owned(), render, |_, _| {
+                    Some(false)
+                })
+                .await
                 .map(|turn| turn.outcome)
-                .ok_or_else(|| "internal: the turn ended without an outcome".to_owned())
         });
         let outcome = outcome.map_err(anyhow::Error::msg)?;
         runtime.shutdown_background();

@@ -1,21 +1,21 @@
 //! `agentls run`: one agent session, headless, to completion. Edits land on disk;
 //! progress goes to stdout as plain lines (a live status line on a terminal) or, with
-//! `--json`, as one JSON event per line. Commands the policy marks `ask` are answered
-//! by `--approve` (or `[run] approve`): refused, asked on the terminal, or allowed; the
-//! summary lists what was refused.
+//! `--json`, as one JSON event per line. The session runs on its submission queue
+//! (`agentls_host::SessionHandle`): the task is a prompt op, Ctrl-C an interrupt op,
+//! and each approval request (a command the policy marks `ask`) is answered with an
+//! approval op as `--approve` (or `[run] approve`) says: refused, asked on the
+//! terminal, or allowed; the summary lists what was refused.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use agentls_agent::headless::render_event;
-use agentls_agent::{AllowAll, DenyAll, Event, Status};
+use agentls_agent::render_event;
+use agentls_agent::{Event, Status};
 use agentls_host::config::{self, Approve};
-use agentls_host::{Adapters, Host, HostOptions, Op, Spec};
-use agentls_model::CancellationToken;
-use agentls_tools::Approver;
-use async_trait::async_trait;
+use agentls_host::{Adapters, Host, HostOptions, Spec, Submitter};
+use agentls_protocol::agent::ops::Op;
 
 use crate::cli::RunArgs;
 
@@ -45,18 +45,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             Approve::Never
         }
     });
-    let approver: Arc<dyn Approver> = match approve {
-        Approve::Never => Arc::new(DenyAll),
-        Approve::Always => Arc::new(AllowAll),
-        Approve::Ask => Arc::new(PromptApprover::default()),
-    };
     let mode = args.mode.parse().map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let json = args.json;
     let live = !json && std::io::stdout().is_terminal();
-    let cancel = CancellationToken::new();
     let options = HostOptions::interactive("run", &config);
     let host = Host::new(config, options);
     let spec = Spec {
@@ -65,44 +59,49 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         resume: saved,
         final_check: args.no_final_check.then_some(false),
         trajectory_dir: args.trajectory_dir.clone(),
-        cancel: Some(cancel.clone()),
         user_mcp: true,
         ..Spec::default()
     };
-    let adapters = Adapters {
-        approver: Some(approver),
-        ..Adapters::default()
-    };
     let task = args.task.join(" ");
     let (outcome, id) = runtime.block_on(async move {
-        let ctrl_c = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                ctrl_c.cancel();
-            }
-        });
         let mut printer = Printer {
             json,
             live,
             tool: String::new(),
             model: String::new(),
         };
-        let mut session = host
-            .open(spec, adapters)
+        // No approver of ours: requests come as events, answers go as ops.
+        let session = host
+            .open(spec, Adapters::default())
             .await
             .map_err(anyhow::Error::msg)?;
-        printer.begin(session.id());
-        let op = Op::Prompt {
-            text: task,
-            user_text: None,
+        let root = session.root().to_owned();
+        let (handle, mut events) = session.spawn();
+        printer.begin(handle.id());
+        let ctrl_c = handle.submitter();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                ctrl_c.submit(Op::Interrupt);
+            }
+        });
+        let asking = Arc::new(tokio::sync::Mutex::new(()));
+        let approvals = handle.submitter();
+        let print = |event: &Event| {
+            // Plain lines leave approvals out: the question is on the terminal, and
+            // the summary lists what was refused.
+            if printer.json || !matches!(event, Event::Approval { .. }) {
+                printer.print(event);
+            }
         };
-        let turn = session
-            .submit(op, |ev| printer.print(ev))
+        let turn = handle
+            .prompt_to_end(&mut events, task, print, |id, what| {
+                answer(approve, &approvals, id, what, &asking)
+            })
             .await
-            .map_err(anyhow::Error::msg)?
-            .ok_or_else(|| anyhow::anyhow!("internal: the turn ended without an outcome"))?;
-        printer.end(session.id(), &turn.outcome, session.root());
-        anyhow::Ok((turn.outcome, session.id().to_owned()))
+            .map_err(anyhow::Error::msg)?;
+        printer.end(handle.id(), &turn.outcome, &root);
+        let id = handle.id().to_owned();
+        anyhow::Ok((turn.outcome, id))
     })?;
     if let Some(path) = &outcome.trajectory {
         eprintln!("trajectory: {}", path.display());
@@ -233,27 +232,38 @@ impl Printer {
     }
 }
 
-/// Asks on the terminal: the question on stderr, one line from stdin; only `y` or
-/// `yes` allows. One question at a time.
-#[derive(Default)]
-struct PromptApprover {
-    one_at_a_time: tokio::sync::Mutex<()>,
-}
-
-#[async_trait]
-impl Approver for PromptApprover {
-    async fn approve(&self, what: &str) -> bool {
-        let _turn = self.one_at_a_time.lock().await;
-        let what = what.to_owned();
-        let answer = tokio::task::spawn_blocking(move || {
-            ask(
-                &what,
-                &mut std::io::stdin().lock(),
-                &mut std::io::stderr().lock(),
-            )
-        })
-        .await;
-        answer.unwrap_or(false)
+/// The answer to the approval request `id` as `approve` says: at once, or `None` after
+/// starting the question on the terminal (on stderr, one line from stdin; only `y` or
+/// `yes` allows; one question at a time), on a task of its own that submits the answer
+/// as an approval op, so that the events (and a Ctrl-C) go on meanwhile.
+fn answer(
+    approve: Approve,
+    to: &Submitter,
+    id: &str,
+    what: &str,
+    asking: &Arc<tokio::sync::Mutex<()>>,
+) -> Option<bool> {
+    match approve {
+        Approve::Never => Some(false),
+        Approve::Always => Some(true),
+        Approve::Ask => {
+            let (to, id, what) = (to.clone(), id.to_owned(), what.to_owned());
+            let asking = asking.clone();
+            tokio::spawn(async move {
+                let _one = asking.lock().await;
+                let approved = tokio::task::spawn_blocking(move || {
+                    ask(
+                        &what,
+                        &mut std::io::stdin().lock(),
+                        &mut std::io::stderr().lock(),
+                    )
+                })
+                .await
+                .unwrap_or(false);
+                to.submit(Op::Approval { id, approved });
+            });
+            None
+        }
     }
 }
 

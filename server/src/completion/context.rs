@@ -214,7 +214,8 @@ fn definitions(
     }
     let limits = state.config().config.read_limits();
     let found: Vec<agentls_index::Symbol> = {
-        let index = state.index();
+        // Every buffer's newest text: a definition typed just before the request counts.
+        let index = crate::indexing::caught_up(state, crate::indexing::Reads::All);
         names
             .iter()
             .filter_map(|name| {

@@ -19,6 +19,7 @@ use serde_json::Value;
 use tower_lsp::lsp_types as lsp;
 
 use crate::convert::from_lsp;
+use crate::indexing::Reads;
 use crate::state::State;
 
 /// Longest instruction shown in a title (chars).
@@ -87,9 +88,10 @@ pub fn code_actions(state: &State, params: lsp::CodeActionParams) -> Vec<lsp::Co
         );
     }
 
+    // The index as of this request: a stub opened just before it is in its outline.
     let definition = path
         .as_deref()
-        .and_then(|p| state.index().outline(p))
+        .and_then(|p| crate::indexing::caught_up(state, Reads::One(&uri)).outline(p))
         .and_then(|outline| innermost(&outline, first).cloned());
     if selection {
         out.push(

@@ -14,6 +14,7 @@ use ropey::Rope;
 use tower_lsp::lsp_types as lsp;
 
 use crate::convert::{from_lsp, to_lsp};
+use crate::indexing::{Reads, caught_up};
 use crate::state::State;
 
 /// Most results a `workspace/symbol` answer carries.
@@ -60,15 +61,15 @@ pub fn document_symbol(
     params: lsp::DocumentSymbolParams,
 ) -> Option<lsp::DocumentSymbolResponse> {
     let path = params.text_document.uri.to_file_path().ok()?;
-    let known = state.index().outline(&path);
+    let uri = from_lsp::uri(&params.text_document.uri);
+    let known = caught_up(state, Reads::One(&uri)).outline(&path);
     let outline = match known {
         Some(outline) => outline,
-        // Not indexed yet (the crawl runs in the background, or the buffer's update is
-        // queued): its outline from a parse of its own, with no lock on the index, so
-        // that other requests never wait on this parse. The index gets the file from
-        // the crawl or the queued update.
+        // Not indexed (a closed file the crawl has not reached yet; an open one is in
+        // the index caught up above): its outline from a parse of its own, with no
+        // lock on the index, so that other requests never wait on this parse. The
+        // index gets the file from the crawl.
         None => {
-            let uri = crate::convert::from_lsp::uri(&params.text_document.uri);
             let text = match state.store.snapshot(&uri) {
                 Some(snapshot) => snapshot.text(),
                 None if state.root().is_some_and(|root| path.starts_with(root)) => state
@@ -125,9 +126,8 @@ pub fn workspace_symbol(
     if let Some(question) = params.query.strip_prefix(super::semantic::SYMBOL_PREFIX) {
         return super::semantic::as_symbols(state, question);
     }
-    let symbols = state
-        .index()
-        .workspace_symbols(&params.query, WORKSPACE_SYMBOL_LIMIT);
+    let symbols =
+        caught_up(state, Reads::All).workspace_symbols(&params.query, WORKSPACE_SYMBOL_LIMIT);
     let mut texts = Texts::new(state);
     symbols
         .into_iter()
@@ -179,7 +179,7 @@ pub fn definition(
     params: lsp::GotoDefinitionParams,
 ) -> Option<lsp::GotoDefinitionResponse> {
     let name = word_at(state, &params.text_document_position_params)?;
-    let definitions = state.index().definitions(&name);
+    let definitions = caught_up(state, Reads::All).definitions(&name);
     let mut texts = Texts::new(state);
     let locations: Vec<_> = definitions
         .iter()
@@ -193,7 +193,7 @@ pub fn definition(
 pub fn references(state: &State, params: lsp::ReferenceParams) -> Option<Vec<lsp::Location>> {
     let name = word_at(state, &params.text_document_position)?;
     let (definitions, references) = {
-        let index = state.index();
+        let index = caught_up(state, Reads::All);
         let definitions = if params.context.include_declaration {
             index.definitions(&name)
         } else {

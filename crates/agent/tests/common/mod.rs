@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agentls_agent::{Session, SessionConfig, StaticContext, ToolSet, test_context};
+use agentls_agent::{Session, SessionConfig, StaticContext, ToolSet};
 use agentls_model::{
     ClientOptions, HttpProvider, ModelProfile, ProviderSpec, RetryPolicy, WireFormat,
 };
@@ -284,7 +284,7 @@ pub async fn session(
     config: SessionConfig,
     profile: ModelProfile,
 ) -> Session {
-    let ctx = test_context(root);
+    let ctx = agentls_tools::ToolContext::on_disk(root);
     let static_ctx = StaticContext::gather(root, &[]).await;
     Session::new(
         provider(server, WireFormat::OpenaiChat, profile),

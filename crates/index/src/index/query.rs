@@ -270,6 +270,15 @@ impl Index {
         self.live.get(id).map(|l| l.text.clone())
     }
 
+    /// The caller's version of `path`'s live buffer as the index holds it (the one
+    /// given to [`crate::update_buffer`]); `None` when it has no live buffer or took
+    /// it unversioned ([`Index::update_file`]). A reader that must see a buffer's
+    /// newest text compares it with the store's revision.
+    pub fn live_version(&self, path: &Path) -> Option<u64> {
+        let id = self.ids.get(path)?;
+        self.live.get(id)?.version
+    }
+
     /// Whether `path` has a live buffer (a kept syntax tree, or a followed text file's
     /// text).
     pub fn is_live(&self, path: &Path) -> bool {

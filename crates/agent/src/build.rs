@@ -1,83 +1,33 @@
-//! One session run to completion without an editor: edits land on disk through the
-//! edit engine's validated plans, progress goes to a printer. `agentls run` is a thin
-//! wrapper around [`run_headless`]. Approvals (commands the policy marks `ask`) go to
-//! [`HeadlessOptions::approver`]: [`DenyAll`] by default, [`AllowAll`], or the CLI's
-//! terminal prompt; whatever was refused ends up in [`Metrics::refused`] and the summary.
+//! [`build_session`]: the one session builder every front end goes through (by the
+//! session host, `crates/host`): the models resolved, the tools' context (the front
+//! end's own, or the workspace's on disk: [`crate::workspace`]), subagents, the
+//! trajectory, and the outermost edit sink (`agentls_tools::Recording`), which keeps
+//! the files each turn's edits changed. [`BuiltSession::run`] runs one turn, handing
+//! every event to the caller as it happens. Approvals go to
+//! [`HeadlessOptions::approver`] (everything refused when `None`); what was refused ends
+//! up in [`Metrics::refused`].
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use agentls_model::{CancellationToken, ClientOptions, ModelsConfig, Provider, Router};
-use agentls_text::{DocumentStore, ReadLimits};
-use agentls_tools::{Approver, DiskSink, ToolContext};
-use async_trait::async_trait;
+use agentls_tools::{Approver, ToolContext};
 
 use crate::config::SessionConfig;
 use crate::context::StaticContext;
-use crate::event::{Event, SessionStatus};
+use crate::event::Event;
 use crate::metrics::Metrics;
 use crate::session::Session;
 use crate::status::Status;
 use crate::subagent::Subagents;
 use crate::toolset::ToolSet;
 use crate::trajectory::{self, Trajectory};
-
-/// Says no to everything: headless runs have nobody to ask.
-#[derive(Debug, Default)]
-pub struct DenyAll;
-
-#[async_trait]
-impl Approver for DenyAll {
-    async fn approve(&self, what: &str) -> bool {
-        tracing::info!("headless: refused approval for {what}");
-        false
-    }
-}
-
-/// Says yes to everything the policy marks `ask` (forbidden commands stay forbidden:
-/// the policy refuses them before anyone is asked).
-#[derive(Debug, Default)]
-pub struct AllowAll;
-
-#[async_trait]
-impl Approver for AllowAll {
-    async fn approve(&self, what: &str) -> bool {
-        tracing::info!("headless: approved {what}");
-        true
-    }
-}
-
-/// A tool context on `root` with edits landing on disk, no sandbox, nobody to approve.
-/// For tests and examples; [`run_headless`] adds the sandbox.
-pub fn test_context(root: &Path) -> ToolContext {
-    let index = Arc::new(RwLock::new(agentls_index::Index::default()));
-    ToolContext {
-        root: root.to_path_buf(),
-        store: Arc::new(DocumentStore::new()),
-        read_limits: ReadLimits::default(),
-        index: index.clone(),
-        semantic: Default::default(),
-        sandbox: None,
-        policy: Arc::new(agentls_sandbox::Policy::default()),
-        edits: Arc::new(DiskSink::with_index(index)),
-        approver: Arc::new(DenyAll),
-        diagnostics: None,
-        checker: None,
-        subagents: None,
-        cancel: CancellationToken::new(),
-        progress: None,
-        reads: Arc::new(agentls_tools::ReadVersions::new()),
-        client_files: None,
-        terminal: None,
-    }
-}
+use crate::workspace::{adopt_unnamed_vectors, workspace_context};
 
 /// What a headless run needs.
 pub struct HeadlessOptions {
     /// The workspace root.
     pub workspace: PathBuf,
-    /// The task.
-    pub task: String,
     /// Model name from `models`, or `auto` (the router); the first configured model when
     /// `None`.
     pub model: Option<String>,
@@ -94,7 +44,7 @@ pub struct HeadlessOptions {
     pub trajectory_dir: Option<PathBuf>,
     /// Cancels the run (Ctrl-C).
     pub cancel: CancellationToken,
-    /// Who answers approvals (commands the policy marks `ask`); [`DenyAll`] when `None`.
+    /// Who answers approvals (commands the policy marks `ask`); `agentls_tools::DenyAll` when `None`.
     /// What it refused is listed in [`Metrics::refused`].
     pub approver: Option<Arc<dyn Approver>>,
     /// The workspace's language servers: verify on edit and the `diagnostics` tool.
@@ -102,13 +52,12 @@ pub struct HeadlessOptions {
 }
 
 impl HeadlessOptions {
-    /// A run of `task` in `workspace` with everything else at its default: the first
+    /// A session in `workspace` with everything else at its default: the first
     /// configured model, the standard tools, the default session, no approver. Callers
     /// set the fields they need.
-    pub fn new(workspace: impl Into<PathBuf>, task: impl Into<String>) -> Self {
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
-            task: task.into(),
             model: None,
             models: ModelsConfig::default(),
             provider: None,
@@ -126,7 +75,6 @@ impl std::fmt::Debug for HeadlessOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HeadlessOptions")
             .field("workspace", &self.workspace)
-            .field("task", &self.task)
             .field("model", &self.model)
             .field("session", &self.session)
             .field("approver", &self.approver.as_ref().map(|_| "…"))
@@ -284,61 +232,9 @@ async fn resolve_off_thread(o: &HeadlessOptions) -> Result<Resolved, HeadlessErr
         })?
 }
 
-/// Crawls `root` into `index` before the first step, as the server does on `initialized`
-/// (`server/src/indexing.rs`): without it `symbols` and `repo_map` answer nothing. The
-/// crawl runs on a blocking thread into a fresh index, swapped in at the end, so the
-/// lock is held for the swap only. A failed crawl leaves the index empty and says so.
-async fn crawl(root: &Path, index: &Arc<RwLock<agentls_index::Index>>) {
-    let crawl_root = root.to_path_buf();
-    let result = tokio::task::spawn_blocking(move || {
-        let started = std::time::Instant::now();
-        let mut fresh = agentls_index::Index::new(agentls_index::IndexOptions::default());
-        let stats = fresh.crawl(&crawl_root, &agentls_index::Overlay::new());
-        (fresh, stats, started.elapsed())
-    })
-    .await;
-    match result {
-        Ok((fresh, stats, took)) => {
-            tracing::info!(files = stats.files, lines = stats.lines, ?took, "indexed");
-            *index.write().unwrap_or_else(|p| p.into_inner()) = fresh;
-        }
-        Err(e) => tracing::error!("indexing failed: {e}"),
-    }
-}
-
 /// Makes the sink edits land through out of the disk sink.
 pub type WrapEdits =
     Box<dyn FnOnce(Arc<dyn agentls_tools::EditSink>) -> Arc<dyn agentls_tools::EditSink> + Send>;
-
-/// The tools' context on the workspace `root` as every front end needs it: the index
-/// crawled, the workspace's language servers started (for verify on edit), edits on
-/// disk, and, when `writes`, the sandbox for commands. Nobody to ask: approvals are
-/// refused until the caller sets its approver.
-pub async fn workspace_context(
-    root: &Path,
-    verify: &crate::VerifyConfig,
-    writes: bool,
-) -> ToolContext {
-    let mut ctx = test_context(root);
-    // Detected while the index crawls; started at once, so the first edit's check
-    // does not pay for the start.
-    let detect = {
-        let (root, verify) = (root.to_path_buf(), verify.clone());
-        tokio::task::spawn_blocking(move || crate::LspChecker::detect(&root, &verify))
-    };
-    crawl(root, &ctx.index).await;
-    if let Ok(Some(checker)) = detect.await {
-        checker.warm_up();
-        ctx.checker = Some(Arc::new(checker));
-    }
-    if writes {
-        match agentls_sandbox::Sandbox::new(agentls_sandbox::SandboxConfig::new(root)) {
-            Ok(sb) => ctx.sandbox = Some(Arc::new(sb)),
-            Err(e) => tracing::warn!("no sandbox, commands disabled: {e}"),
-        }
-    }
-    ctx
-}
 
 /// What a front end may change in [`build_session`].
 #[derive(Default)]
@@ -380,20 +276,6 @@ impl std::fmt::Debug for BuildHooks {
     }
 }
 
-/// Gives vectors the workspace at `root` stored under the name stores had before they
-/// were named by model too their model's name, so that they are read back
-/// ([`agentls_semantic::store::adopt_unnamed`]); the server and headless sessions call
-/// it before reading their stores.
-pub fn adopt_unnamed_vectors(root: &Path) {
-    match agentls_semantic::store::adopt_unnamed(root) {
-        Ok(Some(path)) => {
-            tracing::info!(path = %path.display(), "stored vectors renamed by their model")
-        }
-        Ok(None) => {}
-        Err(e) => tracing::warn!("stored vectors' old name: {e}"),
-    }
-}
-
 /// A session built and ready to run, with the receiver of its events. What every
 /// front end starts from (`agentls run`, `agentls eval`, `agentls acp`): they differ
 /// only in where the events and the edits go.
@@ -417,7 +299,7 @@ impl std::fmt::Debug for BuiltSession {
     }
 }
 
-/// Builds the session `options` describe (its `task` is not read): models resolved,
+/// Builds the session `options` describe: models resolved,
 /// the workspace indexed, its language servers started, the sandbox, subagents and
 /// trajectory set up. See [`BuildHooks`] for what a front end may change.
 pub async fn build_session(
@@ -536,26 +418,6 @@ pub async fn build_session(
     })
 }
 
-/// Runs one session on `options.task` to completion, calling `print` with every event
-/// as it happens.
-pub async fn run_headless(
-    options: HeadlessOptions,
-    print: impl FnMut(&Event) + Send,
-) -> Result<HeadlessOutcome, HeadlessError> {
-    run_headless_with(options, BuildHooks::default(), print).await
-}
-
-/// [`run_headless`] with the front end's `hooks` (an embedding model, say).
-pub async fn run_headless_with(
-    mut options: HeadlessOptions,
-    hooks: BuildHooks,
-    print: impl FnMut(&Event) + Send,
-) -> Result<HeadlessOutcome, HeadlessError> {
-    let task = std::mem::take(&mut options.task);
-    let mut built = build_session(options, hooks).await?;
-    Ok(built.run(task, print).await)
-}
-
 impl BuiltSession {
     /// Runs one turn on `message`, calling `print` with every event as it happens.
     pub async fn run(
@@ -595,106 +457,4 @@ fn key_values(models: &ModelsConfig) -> Vec<String> {
         .filter_map(|m| m.api_key_env.as_deref())
         .filter_map(|var| std::env::var(var).ok())
         .collect()
-}
-
-/// One event as a line for people (`None` for events not worth a line).
-pub fn render_event(ev: &Event) -> Option<String> {
-    match ev {
-        Event::Status { model, .. } => Some(format!("running on {model}")),
-        Event::Step { step } => Some(format!("step {step}")),
-        Event::Routed { model, reason } => Some(format!("route → {model}: {reason}")),
-        Event::TextDelta { .. }
-        | Event::ThinkingDelta { .. }
-        | Event::Usage { .. }
-        | Event::Edit { .. } => None,
-        Event::ToolStarted {
-            name, arguments, ..
-        } if name == "run_command" => {
-            let command = arguments["command"].as_str().unwrap_or_default();
-            Some(format!("  $ {command}"))
-        }
-        Event::ToolStarted { .. } => None,
-        Event::ToolOutput { text, .. } => {
-            let lines: Vec<String> = text
-                .strip_suffix('\n')
-                .unwrap_or(text)
-                .split('\n')
-                .map(|l| format!("    │ {}", l.trim_end_matches('\r')))
-                .collect();
-            Some(lines.join("\n"))
-        }
-        Event::Plan { items } => {
-            let mut out = String::from("plan:");
-            for item in items {
-                let mark = match item.status.as_str() {
-                    "completed" => "[x]",
-                    "in_progress" => "[>]",
-                    _ => "[ ]",
-                };
-                out.push_str(&format!("\n  {mark} {}", item.text));
-            }
-            Some(out)
-        }
-        Event::Error { class, message } => Some(format!("error ({class}): {message}")),
-        Event::ToolFinished {
-            name,
-            summary,
-            error,
-            failed,
-            ms,
-            ..
-        } => Some(match error {
-            Some(class) => format!("  ✗ {name} ({class}, {ms} ms): {summary}"),
-            None if *failed => format!("  ✗ {name} ({ms} ms): {summary}"),
-            None => format!("  ✓ {name} ({ms} ms): {summary}"),
-        }),
-        Event::Compacted { masked, summarized } => Some(format!(
-            "compacted: {masked} outputs masked, {summarized} messages summarised"
-        )),
-        Event::Approval { what, granted } => Some(match granted {
-            None => format!("waiting for approval: {what}"),
-            Some(true) => format!("approved: {what}"),
-            Some(false) => format!("refused: {what}"),
-        }),
-        // The totals are the caller's to print: it has the whole metrics.
-        Event::Finished {
-            status, message, ..
-        } => Some(match status {
-            SessionStatus::Done => format!("done.\n{message}"),
-            _ => message.clone(),
-        }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn finished(error: Option<&str>, failed: bool) -> Event {
-        Event::ToolFinished {
-            id: "c1".into(),
-            name: "run_command".into(),
-            summary: "$ cargo test".into(),
-            error: error.map(str::to_owned),
-            failed,
-            ms: 9,
-        }
-    }
-
-    #[test]
-    fn a_command_that_exited_non_zero_reads_as_a_failure() {
-        let line = |ev| render_event(&ev).unwrap_or_default();
-        assert_eq!(
-            line(finished(None, false)),
-            "  ✓ run_command (9 ms): $ cargo test"
-        );
-        assert_eq!(
-            line(finished(None, true)),
-            "  ✗ run_command (9 ms): $ cargo test"
-        );
-        assert_eq!(
-            line(finished(Some("Timeout"), false)),
-            "  ✗ run_command (Timeout, 9 ms): $ cargo test"
-        );
-    }
 }
