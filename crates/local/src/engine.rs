@@ -792,6 +792,36 @@ impl Engine {
         }
     }
 
+    /// llama.cpp's batched decoding with nothing around it, as its
+    /// `llama-batched-bench` times text generation: the cached prompt forked to
+    /// `width` sequences, then `steps` forward passes of one token per sequence
+    /// (logits kept, nothing sampled). The passes' time; the prompt stays cached.
+    pub fn time_batched_decode(
+        &mut self,
+        width: usize,
+        steps: usize,
+    ) -> Result<std::time::Duration, EngineError> {
+        let base = self.cached.len();
+        let token = *self
+            .cached
+            .last()
+            .ok_or_else(|| EngineError::Unsupported("no prompt to decode after".into()))?;
+        self.fork(width)?;
+        let started = std::time::Instant::now();
+        let one = [token];
+        for step in 0..steps {
+            let feeds: Vec<(usize, usize, &[u32])> =
+                (0..width).map(|seq| (seq, base + step, &one[..])).collect();
+            if let Err(e) = self.decode_seqs(&feeds) {
+                self.join(width);
+                return Err(e);
+            }
+        }
+        let took = started.elapsed();
+        self.join(width);
+        Ok(took)
+    }
+
     /// Most tokens one forward pass takes.
     pub fn batch_size(&self) -> usize {
         self.batch_size

@@ -81,7 +81,7 @@ pub use bench::{BenchOptions, BenchReport, bench_model};
 pub use bench_fim::FimReference;
 pub use configured::{completion_plan, configured_completer, configured_provider, register};
 pub use constrain::{CallGrammar, Check};
-pub use engine::{Engine, EngineError, EngineOptions, ModelInfo};
+pub use engine::{Engine, EngineError, EngineOptions, MAX_SEQUENCES, ModelInfo};
 pub use fetch::{
     CATALOG, CatalogEntry, DEFAULT_MODEL, DEMO_TASK, FetchError, Progress, catalog_entry,
     default_data_dir, fetch, installed_path,

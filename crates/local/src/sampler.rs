@@ -123,7 +123,7 @@ mod tests {
         let logits: Vec<f32> = (0..50_000).map(|_| rng.f32() * 30.0).collect();
         let mut sorted: Vec<u32> = (0..logits.len() as u32).collect();
         sorted.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
-        let even = |i: &u32| i % 2 == 0;
+        let even = |i: &u32| i.is_multiple_of(2);
         let expect: Vec<u32> = sorted.iter().copied().filter(even).take(64).collect();
         assert_eq!(top_allowed(&logits, 64, &mut |i| even(&i)), expect);
         // Too few allowed among the best: the whole vocabulary is searched.
