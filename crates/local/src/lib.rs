@@ -26,6 +26,10 @@
 //!   ([`CompletionPlan`]), else has it give way to the agent. [`FimReference`]
 //!   ([`bench_fim`]) is llama.cpp's own infill, for `agentls bench complete`.
 //! - [`bench_model`] measures it all in one run against llama.cpp called directly.
+//! - Batched sampling ([`agentls_model::Provider::stream_many`]): N answers to one
+//!   request decoded as N sequences of one batch over the prompt read once (copied
+//!   with [`Engine::fork`]), each with its own sampler, seed, stops and (greedy)
+//!   prompt-lookup drafts; at most [`MAX_SEQUENCES`] at a time.
 //! - [`LocalProvider`] streams text deltas, tool calls, [`agentls_model::Usage`]
 //!   (prompt tokens served from the KV cache count as `cached_input`) and a stop
 //!   reason.
