@@ -285,6 +285,10 @@ pub enum BenchTarget {
     /// the first and last token, against llama.cpp's own infill path in the same run
     /// (needs `local`). See docs/benchmarks.md.
     Complete(agentls_eval::bench_complete::Options),
+    /// Batched sampling on the embedded model: generation tok/s with 1, 2, 4, 8
+    /// sequences in one batch, against llama.cpp's own batched decoding of the same
+    /// widths in the same run (needs `local`). See docs/benchmarks.md.
+    Decode(agentls_eval::bench_decode::Options),
     /// The embedded model (prompt and generation tok/s vs llama.cpp called directly,
     /// prefix cache, speculative decoding, time to first token; needs `local`).
     Model {

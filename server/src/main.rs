@@ -88,6 +88,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 logging::init(None)?;
                 agentls_eval::bench_complete::main(options)
             }
+            cli::BenchTarget::Decode(options) => agentls_eval::bench_decode::main(options),
             cli::BenchTarget::Model {
                 model,
                 path,

@@ -595,6 +595,24 @@ pub fn manifest(options: &Options) -> anyhow::Result<Manifest> {
     Ok(serde_json::from_str(&text)?)
 }
 
+/// The GGUF a bench runs: `path` when given, else the catalog model `model`'s copy in
+/// the data directory (an error that says how to fetch it when absent).
+#[cfg(feature = "local")]
+pub fn model_path(model: &str, path: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(p) = path {
+        return Ok(p.to_path_buf());
+    }
+    let entry =
+        agentls_local::catalog_entry(model).with_context(|| format!("unknown model {model}"))?;
+    let dir = agentls_local::default_data_dir().context("no data directory")?;
+    let (p, present) = agentls_local::installed_path(entry, &dir);
+    anyhow::ensure!(
+        present,
+        "{model} is not on disk: run `agentls model fetch {model}`"
+    );
+    Ok(p)
+}
+
 /// Runs the cases through both sides.
 #[cfg(feature = "local")]
 pub fn run(options: &Options) -> anyhow::Result<Report> {
@@ -609,22 +627,7 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
     let manifest = manifest(options)?;
     let (cases, missing) = load_cases(&manifest, &Roots::detect(), options);
     anyhow::ensure!(!cases.is_empty(), "no case to run: {}", missing.join("; "));
-    let path = match &options.path {
-        Some(p) => p.clone(),
-        None => {
-            let entry = agentls_local::catalog_entry(&options.model)
-                .with_context(|| format!("unknown model {}", options.model))?;
-            let dir = agentls_local::default_data_dir().context("no data directory")?;
-            let (p, present) = agentls_local::installed_path(entry, &dir);
-            anyhow::ensure!(
-                present,
-                "{} is not on disk: run `agentls model fetch {}`",
-                options.model,
-                options.model
-            );
-            p
-        }
-    };
+    let path = model_path(&options.model, options.path.as_deref())?;
     let opts = EngineOptions {
         threads: options
             .threads

@@ -14,6 +14,7 @@
 
 pub mod args;
 pub mod bench_complete;
+pub mod bench_decode;
 pub mod bench_heavy;
 pub mod bench_search;
 pub mod html;

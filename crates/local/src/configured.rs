@@ -328,6 +328,20 @@ impl Provider for Configured {
         }
         self.engine.stream(req, cancel)
     }
+
+    fn stream_many(
+        &self,
+        req: &ChatRequest,
+        samplings: &[agentls_model::Sampling],
+        cancel: CancellationToken,
+    ) -> Option<agentls_model::ManyStream> {
+        if req.max_tokens.is_none() && self.profile.max_output != self.engine.profile().max_output {
+            let mut req = req.clone();
+            req.max_tokens = Some(self.profile.max_output);
+            return self.engine.stream_many(&req, samplings, cancel);
+        }
+        self.engine.stream_many(req, samplings, cancel)
+    }
 }
 
 #[cfg(test)]

@@ -326,7 +326,7 @@ impl Engine {
             .map(|m| format!("{}:{:?}", m.len(), m.modified().ok()))
             .unwrap_or_default();
         let identity = format!(
-            "{}:{stamp}:ctx{context}:batch{batch_size}:fa{}:kv{}",
+            "{}:{stamp}:ctx{context}:batch{batch_size}:fa{}:kv{}:seq{MAX_SEQUENCES}",
             path.display(),
             opts.flash_attention,
             opts.kv_cache
@@ -398,6 +398,9 @@ impl Engine {
     }
 }
 
+/// Most sequences one context decodes together ([`Engine::fork`]).
+pub const MAX_SEQUENCES: usize = 16;
+
 /// Makes a llama.cpp context over `model`; one at a time in the process (llama.cpp's
 /// context constructor writes to the model).
 fn new_context(
@@ -421,7 +424,11 @@ fn new_context(
         // Off by default: llama.cpp's CPU flash-attention kernel reads a batch of
         // 2 to 63 queries one query at a time, which makes verifying a draft cost
         // nearly as much as generating its tokens one by one.
-        .with_flash_attention_policy(flash_attention_policy(opts.flash_attention));
+        .with_flash_attention_policy(flash_attention_policy(opts.flash_attention))
+        // Several answers decoded in one batch ([`Engine::fork`]): one cache for them
+        // all, so that the prompt's cells are shared rather than split per sequence.
+        .with_n_seq_max(MAX_SEQUENCES as u32)
+        .with_kv_unified(true);
     let params = with_kv_cache(params, opts);
     model.new_context(backend, params).map_err(llama)
 }
@@ -700,6 +707,124 @@ impl Engine {
         self.cached.extend_from_slice(tokens);
         self.all_logits = all;
         Ok(())
+    }
+
+    /// Copies the cached prompt (sequence 0) to sequences `1..n`: they share its
+    /// cells, and each then grows on its own with [`Self::decode_seqs`] until
+    /// [`Self::join`]. At most [`MAX_SEQUENCES`].
+    pub fn fork(&mut self, n: usize) -> Result<(), EngineError> {
+        if n > MAX_SEQUENCES || n == 0 {
+            return Err(EngineError::Unsupported(format!(
+                "{n} sequences at once (at most {MAX_SEQUENCES})"
+            )));
+        }
+        if self.cached.is_empty() {
+            return Err(EngineError::Unsupported("no prompt to fork".into()));
+        }
+        for seq in 1..n as i32 {
+            // Left empty by the last `join`; cleared anyway so that no stale cell
+            // of a failed call joins the copy.
+            let _ = self.ctx.clear_kv_cache_seq(Some(seq as u32), None, None);
+            self.ctx
+                .kv_cache_seq_cp(0, seq, None, None)
+                .map_err(llama)?;
+        }
+        Ok(())
+    }
+
+    /// One forward pass over tokens of several sequences: each `(seq, pos, tokens)`
+    /// puts `tokens` at positions `pos..` of sequence `seq` (forked with
+    /// [`Self::fork`]; `pos` past the prompt). The logits after every token stay in
+    /// llama.cpp's buffer, in the order given: read them with [`Self::batch_logits`]
+    /// (index counted across the feeds). Sequence 0's tokens here are not counted in
+    /// [`Self::cached`]: [`Self::join`] drops them.
+    pub fn decode_seqs(&mut self, feeds: &[(usize, usize, &[u32])]) -> Result<(), EngineError> {
+        let total: usize = feeds.iter().map(|f| f.2.len()).sum();
+        if total > self.batch_size {
+            return Err(EngineError::Unsupported(format!(
+                "{total} tokens in one pass; the batch holds {}",
+                self.batch_size
+            )));
+        }
+        self.batch.clear();
+        self.all_logits = false;
+        for &(seq, pos, tokens) in feeds {
+            let seq = i32::try_from(seq).map_err(llama)?;
+            for (i, &t) in tokens.iter().enumerate() {
+                let at = i32::try_from(pos + i).map_err(llama)?;
+                self.batch
+                    .add(LlamaToken(t as i32), at, &[seq], true)
+                    .map_err(llama)?;
+            }
+        }
+        if let Err(e) = self.ctx.decode(&mut self.batch) {
+            self.reset();
+            return Err(llama(e));
+        }
+        self.all_logits = true;
+        Ok(())
+    }
+
+    /// Drops sequence `seq`'s cells from position `from` on (its rejected draft, or
+    /// all it generated once it ends), keeping the prompt's.
+    pub fn drop_seq_from(&mut self, seq: usize, from: usize) -> Result<(), EngineError> {
+        let from = u32::try_from(from.max(self.cached.len())).map_err(llama)?;
+        let seq = i32::try_from(seq).map_err(llama)?;
+        if let Err(e) = self.ctx.kv_cache_seq_rm(seq, Some(from), None) {
+            self.reset();
+            return Err(llama(e));
+        }
+        Ok(())
+    }
+
+    /// Ends a [`Self::fork`] of `n` sequences: drops sequences `1..n` and what
+    /// sequence 0 generated, leaving the prompt cached for the next call.
+    pub fn join(&mut self, n: usize) {
+        let prompt = u32::try_from(self.cached.len()).ok();
+        let mut ok = prompt.is_some();
+        for seq in 1..n.min(MAX_SEQUENCES) as i32 {
+            ok &= self.ctx.kv_cache_seq_rm(seq, None, None).is_ok();
+        }
+        ok &= self.ctx.kv_cache_seq_rm(0, prompt, None).is_ok();
+        self.all_logits = false;
+        if !ok {
+            self.reset();
+        }
+    }
+
+    /// llama.cpp's batched decoding with nothing around it, as its
+    /// `llama-batched-bench` times text generation: the cached prompt forked to
+    /// `width` sequences, then `steps` forward passes of one token per sequence
+    /// (logits kept, nothing sampled). The passes' time; the prompt stays cached.
+    pub fn time_batched_decode(
+        &mut self,
+        width: usize,
+        steps: usize,
+    ) -> Result<std::time::Duration, EngineError> {
+        let base = self.cached.len();
+        let token = *self
+            .cached
+            .last()
+            .ok_or_else(|| EngineError::Unsupported("no prompt to decode after".into()))?;
+        self.fork(width)?;
+        let started = std::time::Instant::now();
+        let one = [token];
+        for step in 0..steps {
+            let feeds: Vec<(usize, usize, &[u32])> =
+                (0..width).map(|seq| (seq, base + step, &one[..])).collect();
+            if let Err(e) = self.decode_seqs(&feeds) {
+                self.join(width);
+                return Err(e);
+            }
+        }
+        let took = started.elapsed();
+        self.join(width);
+        Ok(took)
+    }
+
+    /// Most tokens one forward pass takes.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
     }
 
     /// The tokens in the KV cache, in order.

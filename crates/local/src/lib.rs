@@ -26,6 +26,10 @@
 //!   ([`CompletionPlan`]), else has it give way to the agent. [`FimReference`]
 //!   ([`bench_fim`]) is llama.cpp's own infill, for `agentls bench complete`.
 //! - [`bench_model`] measures it all in one run against llama.cpp called directly.
+//! - Batched sampling ([`agentls_model::Provider::stream_many`]): N answers to one
+//!   request decoded as N sequences of one batch over the prompt read once (copied
+//!   with [`Engine::fork`]), each with its own sampler, seed, stops and (greedy)
+//!   prompt-lookup drafts; at most [`MAX_SEQUENCES`] at a time.
 //! - [`LocalProvider`] streams text deltas, tool calls, [`agentls_model::Usage`]
 //!   (prompt tokens served from the KV cache count as `cached_input`) and a stop
 //!   reason.
@@ -81,7 +85,7 @@ pub use bench::{BenchOptions, BenchReport, bench_model};
 pub use bench_fim::FimReference;
 pub use configured::{completion_plan, configured_completer, configured_provider, register};
 pub use constrain::{CallGrammar, Check};
-pub use engine::{Engine, EngineError, EngineOptions, ModelInfo};
+pub use engine::{Engine, EngineError, EngineOptions, MAX_SEQUENCES, ModelInfo};
 pub use fetch::{
     CATALOG, CatalogEntry, DEFAULT_MODEL, DEMO_TASK, FetchError, Progress, catalog_entry,
     default_data_dir, fetch, installed_path,

@@ -6,12 +6,13 @@
 //! cores, which would carry an attempt past its time limit.
 
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use agentls_model::{
-    ChatRequest, ErrorClass, EventStream, ModelError, ModelProfile, Part, Provider, RUNAWAY_STOP,
-    Role, ScoreFuture, StopReason, StreamEvent, Usage, lenient,
+    ChatRequest, ErrorClass, EventStream, ManyStream, ModelError, ModelProfile, Part, Provider,
+    RUNAWAY_STOP, Role, Sampling, ScoreFuture, StopReason, StreamEvent, Usage, lenient,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +25,8 @@ use crate::sampler::Sampler;
 use crate::speculate::{Drafter, Lookup};
 use crate::template::TOOL_CALL_OPEN;
 use crate::tokenizer::Utf8Stream;
+
+mod many;
 
 /// Seed for temperature > 0 when the request names none; fixed so that runs can be
 /// replayed.
@@ -218,6 +221,36 @@ impl Provider for LocalProvider {
         }
         receiver_stream(rx, cancel)
     }
+
+    /// `None` for a request with tools (tool calls are decoded one at a time, by
+    /// [`Provider::stream`]). More samplings than
+    /// [`MAX_SEQUENCES`](crate::engine::MAX_SEQUENCES) are decoded
+    /// that many at a time, the prompt read once.
+    fn stream_many(
+        &self,
+        req: &ChatRequest,
+        samplings: &[Sampling],
+        cancel: CancellationToken,
+    ) -> Option<ManyStream> {
+        if !req.tools.is_empty() {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel(256);
+        let job = self.job(req, cancel.clone());
+        let samplings = samplings.to_vec();
+        let spawned = std::thread::Builder::new()
+            .name("agentls-local-many".into())
+            .spawn(move || job.run_many(&samplings, &tx));
+        if let Err(e) = spawned {
+            let (tx, rx) = mpsc::channel(1);
+            let _ = tx.try_send(Err(ModelError::new(
+                ErrorClass::UnexpectedEnvironment,
+                format!("cannot start the local model thread: {e}"),
+            )));
+            return Some(receiver_stream(rx, cancel));
+        }
+        Some(receiver_stream(rx, cancel))
+    }
 }
 
 impl LocalProvider {
@@ -288,10 +321,10 @@ pub(crate) async fn answer_or_abort<T>(
 /// The generation thread's events, ended by the abort error as soon as `cancel` fires
 /// rather than when the thread next looks at it. Events already sent come first; an
 /// error is the thread's last word, so it ends the stream too (no second abort).
-fn receiver_stream(
-    rx: mpsc::Receiver<Result<StreamEvent, ModelError>>,
+fn receiver_stream<T: Send + 'static>(
+    rx: mpsc::Receiver<Result<T, ModelError>>,
     cancel: CancellationToken,
-) -> EventStream {
+) -> Pin<Box<dyn futures::Stream<Item = Result<T, ModelError>> + Send>> {
     Box::pin(futures::stream::unfold(
         Some((rx, cancel)),
         |state| async move {
@@ -323,6 +356,10 @@ struct Job {
 
 /// The consumer went away: stop quietly.
 struct Gone;
+
+/// Where a call's events go (the stream's channel, or a sequence's tag in a
+/// [`ManyStream`]'s).
+type Emit<'a> = dyn Fn(StreamEvent) -> Result<(), Gone> + 'a;
 
 fn send(tx: &Tx, ev: StreamEvent) -> Result<(), Gone> {
     tx.blocking_send(Ok(ev)).map_err(|_| Gone)
@@ -373,33 +410,37 @@ impl Job {
 
     fn generate(&self, tx: &Tx) -> Result<Result<(), ModelError>, Gone> {
         let mut engine = self.lock();
-        if self.cancel.is_cancelled() {
-            return Ok(Err(ModelError::aborted()));
-        }
-        let prompt = match self.prompt(&engine) {
-            Ok(p) => p,
+        let (prompt, logits, cached) = match self.read_prompt(&mut engine) {
+            Ok(read) => read,
             Err(e) => return Ok(Err(e)),
         };
+        let decoded = match self.decode(&mut engine, &prompt, logits, tx)? {
+            Ok(d) => d,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.finish(decoded, prompt.tokens.len(), cached, &|ev| send(tx, ev))
+    }
+
+    /// Renders and reads the request's prompt: the prompt, the logits for the first
+    /// token and how many of its tokens came from the cache.
+    fn read_prompt(&self, engine: &mut Engine) -> Result<(Prompt, Vec<f32>, usize), ModelError> {
+        if self.cancel.is_cancelled() {
+            return Err(ModelError::aborted());
+        }
+        let prompt = self.prompt(engine)?;
         let started = Instant::now();
         engine.set_interrupt(Some(self.cancel.clone()));
         let read =
             engine.prefill_with_store(&prompt.tokens, prompt.head, self.prefix_store.as_ref());
         engine.set_interrupt(None);
-        let (logits, cached) = match read {
-            Ok(x) => x,
-            Err(e) => return Ok(Err(engine_error(e))),
-        };
+        let (logits, cached) = read.map_err(engine_error)?;
         debug!(
             prompt = prompt.tokens.len(),
             cached,
             prefill_ms = started.elapsed().as_millis() as u64,
             "prompt read"
         );
-        let decoded = match self.decode(&mut engine, &prompt, logits, tx)? {
-            Ok(d) => d,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.finish(decoded, prompt.tokens.len(), cached, tx)
+        Ok((prompt, logits, cached))
     }
 
     /// The request's prompt as tokens: the template's rendering, then what the harness
@@ -528,6 +569,7 @@ impl Job {
         };
         let mut stop = StopReason::MaxTokens;
         let mut batch = Vec::new();
+        let emit = |ev| send(tx, ev);
         'generate: while dec.generated < max_new {
             if self.cancel.is_cancelled() {
                 return Ok(Err(ModelError::aborted()));
@@ -563,13 +605,13 @@ impl Job {
                     left, "tool call closed by its shortest ending"
                 );
                 for id in ids {
-                    dec.push(id, engine, &mut out, tx)?;
+                    dec.push(id, engine, &mut out, &emit)?;
                 }
                 stop = StopReason::EndTurn;
                 break;
             };
             history.push(token);
-            if let Some(reason) = dec.push(token, engine, &mut out, tx)? {
+            if let Some(reason) = dec.push(token, engine, &mut out, &emit)? {
                 stop = reason;
                 break;
             }
@@ -611,7 +653,7 @@ impl Job {
                 }
                 accepted += 1;
                 history.push(d);
-                ended = dec.push(d, engine, &mut out, tx)?;
+                ended = dec.push(d, engine, &mut out, &emit)?;
                 if ended.is_some() || dec.generated >= max_new {
                     break;
                 }
@@ -651,7 +693,7 @@ impl Job {
         decoded: Decoded,
         prompt: usize,
         cached: usize,
-        tx: &Tx,
+        emit: &Emit<'_>,
     ) -> Result<Result<(), ModelError>, Gone> {
         let Decoded {
             mut out,
@@ -669,46 +711,34 @@ impl Job {
         let offered: Vec<&str> = self.req.tools.iter().map(|t| t.name.as_str()).collect();
         let (rest, calls) = out.finish(&offered);
         if let Some(text) = rest {
-            send(tx, StreamEvent::TextDelta(text))?;
+            emit(StreamEvent::TextDelta(text))?;
         }
         for (i, call) in calls.iter().enumerate() {
             let id = format!("call_{i}");
-            send(
-                tx,
-                StreamEvent::ToolCallStart {
-                    id: id.clone(),
-                    name: call.name.clone(),
-                },
-            )?;
-            send(
-                tx,
-                StreamEvent::ToolCallDelta {
-                    id: id.clone(),
-                    arguments: call.arguments.clone(),
-                },
-            )?;
-            send(
-                tx,
-                StreamEvent::ToolCallEnd {
-                    id,
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                },
-            )?;
+            emit(StreamEvent::ToolCallStart {
+                id: id.clone(),
+                name: call.name.clone(),
+            })?;
+            emit(StreamEvent::ToolCallDelta {
+                id: id.clone(),
+                arguments: call.arguments.clone(),
+            })?;
+            emit(StreamEvent::ToolCallEnd {
+                id,
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })?;
         }
         if !calls.is_empty() && stop == StopReason::EndTurn {
             stop = StopReason::ToolUse;
         }
-        send(
-            tx,
-            StreamEvent::Usage(Usage {
-                input: prompt as u64,
-                cached_input: cached as u64,
-                cache_write: 0,
-                output: generated as u64,
-            }),
-        )?;
-        send(tx, StreamEvent::Stop(stop))?;
+        emit(StreamEvent::Usage(Usage {
+            input: prompt as u64,
+            cached_input: cached as u64,
+            cache_write: 0,
+            output: generated as u64,
+        }))?;
+        emit(StreamEvent::Stop(stop))?;
         Ok(Ok(()))
     }
 }
@@ -802,7 +832,7 @@ impl Gen<'_> {
         token: u32,
         engine: &Engine,
         out: &mut Output,
-        tx: &Tx,
+        emit: &Emit<'_>,
     ) -> Result<Option<StopReason>, Gone> {
         self.generated += 1;
         if engine.info.end_ids.contains(&token) {
@@ -826,7 +856,7 @@ impl Gen<'_> {
             }
         }
         if let Some(delta) = out.release() {
-            send(tx, StreamEvent::TextDelta(delta))?;
+            emit(StreamEvent::TextDelta(delta))?;
         }
         Ok(None)
     }
@@ -960,7 +990,7 @@ mod tests {
     #[tokio::test]
     async fn the_engine_abort_is_passed_on_once_and_ends_the_stream() {
         let (tx, rx) = mpsc::channel(4);
-        let mut stream = receiver_stream(rx, CancellationToken::new());
+        let mut stream = receiver_stream::<StreamEvent>(rx, CancellationToken::new());
         tx.send(Err(ModelError::aborted())).await.expect("send");
         let err = stream.next().await.expect("an item").expect_err("an error");
         assert_eq!(err.class, ErrorClass::UserAborted);

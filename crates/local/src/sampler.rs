@@ -41,20 +41,12 @@ impl Sampler {
                 return Some(best as u32);
             }
         }
-        let mut order: Vec<u32> = (0..logits.len() as u32)
-            .filter(|&i| logits[i as usize].is_finite())
-            .collect();
-        order.sort_unstable_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
         let want = if self.temperature <= 0.0 {
             1
         } else {
             CANDIDATES
         };
-        let picked: Vec<u32> = order
-            .into_iter()
-            .filter(|&i| allowed(i))
-            .take(want)
-            .collect();
+        let picked = top_allowed(logits, want, allowed);
         let first = *picked.first()?;
         if self.temperature <= 0.0 {
             return Some(first);
@@ -90,9 +82,55 @@ impl Sampler {
 /// Most candidates a sampled step draws from (top-k, before top-p).
 pub const CANDIDATES: usize = 64;
 
+/// The first `want` tokens `allowed` accepts, in descending logit order (finite
+/// logits only). Sorting a 150k vocabulary took more than a batched step's forward
+/// pass: the best few hundred are selected first, and the whole vocabulary sorted
+/// only when too few of them are allowed.
+fn top_allowed(logits: &[f32], want: usize, allowed: &mut dyn FnMut(u32) -> bool) -> Vec<u32> {
+    let by_logit = |a: &u32, b: &u32| logits[*b as usize].total_cmp(&logits[*a as usize]);
+    let mut order: Vec<u32> = (0..logits.len() as u32)
+        .filter(|&i| logits[i as usize].is_finite())
+        .collect();
+    let head = (want * 4).max(256);
+    if order.len() > head {
+        order.select_nth_unstable_by(head, by_logit);
+        let mut best = order[..head].to_vec();
+        best.sort_unstable_by(by_logit);
+        let picked: Vec<u32> = best
+            .into_iter()
+            .filter(|&i| allowed(i))
+            .take(want)
+            .collect();
+        if picked.len() == want {
+            return picked;
+        }
+    }
+    order.sort_unstable_by(by_logit);
+    order
+        .into_iter()
+        .filter(|&i| allowed(i))
+        .take(want)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_top_candidates_are_those_a_full_sort_gives() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let logits: Vec<f32> = (0..50_000).map(|_| rng.f32() * 30.0).collect();
+        let mut sorted: Vec<u32> = (0..logits.len() as u32).collect();
+        sorted.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
+        let even = |i: &u32| i.is_multiple_of(2);
+        let expect: Vec<u32> = sorted.iter().copied().filter(even).take(64).collect();
+        assert_eq!(top_allowed(&logits, 64, &mut |i| even(&i)), expect);
+        // Too few allowed among the best: the whole vocabulary is searched.
+        let rare = |i: &u32| i % 1000 == 7;
+        let expect: Vec<u32> = sorted.iter().copied().filter(rare).take(64).collect();
+        assert_eq!(top_allowed(&logits, 64, &mut |i| rare(&i)), expect);
+    }
 
     #[test]
     fn greedy_takes_the_largest_allowed() {

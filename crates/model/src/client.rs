@@ -52,6 +52,55 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     ) -> Option<ScoreFuture<'a>> {
         None
     }
+    /// Several answers to one request at once, one per entry of `samplings` (which
+    /// replace `req.sampling`; sequence `i` is `samplings[i]`), or `None` where the
+    /// provider cannot decode them together (then call [`Self::stream`] per sample).
+    /// The embedded engine reads the prompt once and decodes the answers as
+    /// sequences of one batch, each with its own sampler and seed.
+    ///
+    /// Each sequence's events come in the order [`Self::stream`] gives them, tagged
+    /// with its index ([`ManyEvent::Event`]); a sequence ends with its
+    /// [`StreamEvent::Usage`], its [`ManyEvent::Stats`], then its
+    /// [`StreamEvent::Stop`], while the others may still be decoding. Sequences
+    /// interleave. An `Err` ends the whole stream (cancelling `cancel` gives a
+    /// [`ErrorClass::UserAborted`] one at once); dropping the stream stops decoding.
+    fn stream_many(
+        &self,
+        _req: &ChatRequest,
+        _samplings: &[crate::Sampling],
+        _cancel: CancellationToken,
+    ) -> Option<ManyStream> {
+        None
+    }
+}
+
+/// What [`Provider::stream_many`] yields.
+pub type ManyStream = Pin<Box<dyn Stream<Item = Result<ManyEvent, ModelError>> + Send>>;
+
+/// One item of a [`ManyStream`]: an event of the sequence numbered by its index in
+/// the `samplings` asked for, or that sequence's figures.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ManyEvent {
+    /// The sequence's next event, as [`Provider::stream`] would yield it.
+    Event(usize, StreamEvent),
+    /// How the sequence was decoded: sent once, after its `Usage` and before its
+    /// `Stop`.
+    Stats(usize, DecodeStats),
+}
+
+/// How one sequence of [`Provider::stream_many`] was decoded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Time to read the prompt (shared by every sequence of the call), in ms.
+    pub prompt_ms: u64,
+    /// Time from the prompt read to this sequence's end, in ms.
+    pub decode_ms: u64,
+    /// Tokens drafted for it by prompt lookup (greedy sequences only).
+    pub drafted: u64,
+    /// Drafted tokens the model kept.
+    pub accepted: u64,
+    /// Sequences decoded in the same batch (the width asked for).
+    pub width: usize,
 }
 
 /// The future [`Provider::score`] returns.

@@ -103,7 +103,10 @@ pub mod types;
 pub mod usage;
 mod wire;
 
-pub use client::{ClientOptions, EventStream, HttpProvider, Provider, ProviderSpec, ScoreFuture};
+pub use client::{
+    ClientOptions, DecodeStats, EventStream, HttpProvider, ManyEvent, ManyStream, Provider,
+    ProviderSpec, ScoreFuture,
+};
 pub use complete::{Completer, ContextChunk, FimAnswer, FimFuture, FimRequest, FimStop, StopRules};
 pub use completions::{CompleterSpec, HttpCompleter};
 pub use config::{ModelConfig, ModelsConfig};
@@ -112,7 +115,7 @@ pub use event::{RUNAWAY_STOP, StopReason, StreamEvent};
 pub use local::{LocalModelSpec, LocalSource};
 pub use paths::{EditArgs, PathCheck, PathConstraint, PathKind};
 pub use profile::{EditFormat, ModelProfile, ProfileOverrides, PromptVariant, Solver, WireFormat};
-pub use response::{Accumulator, Response, collect};
+pub use response::{Accumulator, Response, collect, collect_many};
 pub use retry::RetryPolicy;
 pub use router::{Phase, Route, RouteInput, Router, RouterConfig, RouterMode, Tier};
 pub use secret::Secret;

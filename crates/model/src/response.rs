@@ -85,6 +85,36 @@ impl Accumulator {
     }
 }
 
+/// Reads a [`ManyStream`](crate::ManyStream) of `n` sequences to its end: each
+/// sequence's answer and figures, by index (a sequence that sent nothing has an empty
+/// answer and default figures).
+pub async fn collect_many(
+    mut stream: crate::ManyStream,
+    n: usize,
+) -> Result<Vec<(Response, crate::DecodeStats)>, ModelError> {
+    let mut accs: Vec<Accumulator> = (0..n).map(|_| Accumulator::default()).collect();
+    let mut stats = vec![crate::DecodeStats::default(); n];
+    while let Some(item) = stream.next().await {
+        match item? {
+            crate::ManyEvent::Event(i, ev) => {
+                if let Some(acc) = accs.get_mut(i) {
+                    acc.push(&ev);
+                }
+            }
+            crate::ManyEvent::Stats(i, s) => {
+                if let Some(slot) = stats.get_mut(i) {
+                    *slot = s;
+                }
+            }
+        }
+    }
+    Ok(accs
+        .into_iter()
+        .map(Accumulator::finish)
+        .zip(stats)
+        .collect())
+}
+
 /// Reads a stream to its end.
 pub async fn collect(mut stream: EventStream) -> Result<Response, ModelError> {
     let mut acc = Accumulator::default();
