@@ -60,7 +60,12 @@ pub struct Line {
 /// The completer built for one configuration (or why none could be).
 #[derive(Debug)]
 struct Backend {
-    key: String,
+    /// What it was built from: `[completion] model` and `stream`, and the models.
+    key: (
+        Option<String>,
+        bool,
+        std::collections::BTreeMap<String, agentls_model::ModelConfig>,
+    ),
     completer: Result<Arc<dyn Completer>, String>,
 }
 
@@ -204,9 +209,10 @@ impl Completions {
     /// local model loads on the blocking pool); the reason when there is none, said
     /// once in the log.
     pub async fn completer(&self, config: Config) -> Result<Arc<dyn Completer>, String> {
-        let key = format!(
-            "{:?} {} {}",
-            config.completion.model, config.completion.stream, config.models
+        let key = (
+            config.completion.model.clone(),
+            config.completion.stream,
+            config.models.clone(),
         );
         let mut backend = self.backend.lock().await;
         if let Some(b) = backend.as_ref().filter(|b| b.key == key) {

@@ -70,9 +70,9 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         Some(cli::Command::Bench(args)) => match args.target {
             cli::BenchTarget::Index { corpus } => {
                 let corpus = corpus
-                    .or_else(agentls_search::bench::default_corpus)
+                    .or_else(agentls_eval::bench_index::default_corpus)
                     .ok_or_else(|| anyhow::anyhow!("no corpus: pass --corpus DIR"))?;
-                let report = agentls_search::bench::run(&corpus);
+                let report = agentls_eval::bench_index::run(&corpus);
                 write!(std::io::stdout().lock(), "{report}")?;
                 Ok(ExitCode::SUCCESS)
             }

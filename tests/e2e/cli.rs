@@ -44,7 +44,8 @@ fn doctor_reports_merged_configuration_and_problems() {
     std::fs::write(
         &user,
         "[files]\nmax_bytes = 100\n[completion]\nmodel = \"fim\"\nlanguages = { markdown = false }\n\
-         [models.fim]\nwire = \"openai_chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+         [models.fim]\nwire = \"openai_chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\nthread = 2\n\
+         [mcp.servers.x]\ncomand = \"x\"\n",
     )
     .unwrap();
     let ws = dir.path().join("ws");
@@ -65,6 +66,14 @@ fn doctor_reports_merged_configuration_and_problems() {
         stdout.contains("unknown setting `files.colour`"),
         "{stdout}"
     );
+    // Every table is typed: a key no type reads is named by its path, inside a model's
+    // or an MCP server's table too.
+    for key in ["models.fim.thread", "mcp.servers.x.comand"] {
+        assert!(
+            stdout.contains(&format!("unknown setting `{key}` ignored")),
+            "{key}: {stdout}"
+        );
+    }
     // Which editor settings give exact edits.
     assert!(stdout.contains("debounce_text_changes = 0"), "{stdout}");
     // Code completion: which model answers, through which endpoint, at what cost.

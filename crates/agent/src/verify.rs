@@ -9,11 +9,11 @@ use std::time::Duration;
 use agentls_lspclient::{Checked, LanguageServers, LanguageServersConfig};
 use agentls_tools::{CheckResult, Checker, NavAnswer, NavAsk, NavQuery};
 use async_trait::async_trait;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `[verify]`: whether agentls runs the workspace's language servers, how long an edit
 /// waits for their diagnostics, and whether warnings are shown after edits.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct VerifyConfig {
     /// Run language servers at all (on by default).

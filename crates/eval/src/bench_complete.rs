@@ -35,7 +35,7 @@
 //! (from the request), and the ratios.
 //!
 //! [`LocalCompleter`]: agentls_local::LocalCompleter
-//! [`FimReference`]: agentls_local::FimReference
+//! [`FimReference`]: crate::bench_fim::FimReference
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -616,9 +616,10 @@ pub fn model_path(model: &str, path: Option<&Path>) -> anyhow::Result<PathBuf> {
 /// Runs the cases through both sides.
 #[cfg(feature = "local")]
 pub fn run(options: &Options) -> anyhow::Result<Report> {
+    use crate::bench_fim::FimReference;
     use agentls_local::engine::{Engine, EngineOptions};
     use agentls_local::fim::{COMPLETION_BATCH, COMPLETION_CONTEXT};
-    use agentls_local::{ContextChoice, FimReference, LocalCompleter};
+    use agentls_local::{ContextChoice, LocalCompleter};
     use agentls_model::CancellationToken;
     use agentls_model::complete::StopRules;
     use std::sync::{Arc, Mutex};

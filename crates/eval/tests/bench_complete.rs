@@ -3,23 +3,15 @@
 //! sides answer every case, the report counts them, and the cases' files are found
 //! on this machine. Without the weights it prints SKIPPED (fails under CI).
 
-#![allow(clippy::print_stderr)]
 #![allow(clippy::unwrap_used)]
+
+mod common;
 
 use agentls_eval::bench_complete::{Options, run};
 
 #[test]
 fn a_few_cases_run_through_both_sides() {
-    let (entry, dir) = (
-        agentls_local::catalog_entry("qwen2.5-coder-0.5b").unwrap(),
-        agentls_local::default_data_dir(),
-    );
-    if !dir.is_some_and(|d| agentls_local::installed_path(entry, &d).1) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "qwen2.5-coder-0.5b not fetched, and under CI this test must run"
-        );
-        eprintln!("SKIPPED a_few_cases_run_through_both_sides: qwen2.5-coder-0.5b not fetched");
+    if common::coder_model("a_few_cases_run_through_both_sides").is_none() {
         return;
     }
     let report = run(&Options {

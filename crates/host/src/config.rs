@@ -15,11 +15,17 @@
 //! layers as they arrive); `docs/config-reference.md` is generated from these types
 //! ([`reference`]) and a test keeps it so.
 //!
+//! Every table is a typed struct, parsed once here: the model tables are the model
+//! layer's own types (`agentls_model::ModelConfig`, `RouterConfig`), `[verify]` the
+//! agent's, `[language_servers]` the language-server client's, `[mcp]` the MCP crate's.
 //! A source that does not parse, or whose values have the wrong type, is skipped whole
-//! and reported; the others still apply. Unknown keys are reported, not fatal.
+//! and reported with the key's path (`models.local.threads: invalid type …`); the others
+//! still apply. Unknown keys (found against the types' JSON Schema, inside every table
+//! and every `[models.NAME]` alike) are reported with their path and ignored, not fatal.
+//! [`Config::models`] checks what only the model layer can (each model's keys against
+//! its wire, the router's names); `agentls doctor` prints all of it.
 //!
-//! The model tables are kept as data here and read by the model layer
-//! (`agentls_model::ModelsConfig`), which checks them:
+//! The model tables, as the model layer reads them:
 //!
 //! ```toml
 //! summarizer = "local"          # compaction summaries; default: the router's fast model
@@ -41,6 +47,7 @@
 //! strong = "sonnet"
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -55,7 +62,7 @@ pub const CONFIG_ENV: &str = "AGENTLS_CONFIG";
 pub const WORKSPACE_FILE: &str = "agentls.toml";
 
 /// Every setting agentls reads.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(default, rename_all = "snake_case")]
 pub struct Config {
     /// How files that are not open are read.
@@ -78,35 +85,27 @@ pub struct Config {
     /// `[completion]`: code completion while typing (inline ghost text, and Helix's
     /// completion items).
     pub completion: CompletionSettings,
-    /// `[models.NAME]`: model endpoints, read by the agent (agentls-model's
-    /// `ModelsConfig`); kept as data here so the server does not call them unknown.
-    /// Only taken from the user file or `--config`, never from the workspace.
-    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    #[schemars(with = "Option<Value>")]
-    pub models: serde_json::Value,
-    /// `[router]`: the `auto` model's fast and strong models (agentls-model).
-    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    #[schemars(with = "Option<Value>")]
-    pub router: serde_json::Value,
-    /// `summarizer`: the model that writes compaction summaries (agentls-model).
-    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    #[schemars(with = "Option<Value>")]
-    pub summarizer: serde_json::Value,
-    /// `[verify]`: the workspace's language servers and verify on edit (agentls-agent's
-    /// `VerifyConfig`). Never from the workspace.
-    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    #[schemars(with = "Option<Value>")]
-    pub verify: serde_json::Value,
-    /// `[language_servers.NAME]`: which programs check the code (agentls-lspclient).
-    /// Never from the workspace: a repository must not pick programs to run.
-    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    #[schemars(with = "Option<Value>")]
-    pub language_servers: serde_json::Value,
-    /// `[mcp.servers.NAME]`: MCP servers whose tools the agent gets (agentls-mcp).
-    /// Never from the workspace: a repository must not pick programs to run.
-    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    #[schemars(with = "Option<Value>")]
-    pub mcp: serde_json::Value,
+    /// `[models.NAME]`: a model sessions can use, by the name users pick it with (an
+    /// HTTP endpoint, or the embedded engine with `wire = "local"`). Only taken from
+    /// the user file, `--config` or the client's settings, never from the workspace.
+    pub models: BTreeMap<String, agentls_model::ModelConfig>,
+    /// `[router]`: the `auto` model's fast and strong models (never from the workspace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router: Option<agentls_model::RouterConfig>,
+    /// The model that writes compaction summaries (a `[models.NAME]`); the router's
+    /// fast model when unset. Never from the workspace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarizer: Option<String>,
+    /// `[verify]`: the workspace's language servers and verify on edit. Never from the
+    /// workspace.
+    pub verify: agentls_agent::VerifyConfig,
+    /// `[language_servers.NAME]`: overrides of the language servers agentls knows, or
+    /// new ones (a new one needs `command` and `filetypes`). Never from the workspace:
+    /// a repository must not pick programs to run.
+    pub language_servers: agentls_lspclient::LanguageServersConfig,
+    /// `[mcp]`: MCP servers whose tools the agent gets. Never from the workspace: a
+    /// repository must not pick programs to run.
+    pub mcp: agentls_mcp::McpConfig,
 }
 
 /// `[files]`: reading files from disk.
@@ -409,22 +408,19 @@ impl Config {
     /// ([`agentls_model::local::embedded_default_models`]): `agentls acp`, `agentls run`
     /// and the language server all read their models here.
     pub fn models(&self) -> Result<agentls_model::ModelsConfig, String> {
-        let mut table = serde_json::Map::new();
-        let none = self.models.is_null() || self.models.as_object().is_some_and(|m| m.is_empty());
-        let embedded = none
-            .then(agentls_model::local::embedded_default_models)
-            .flatten();
-        for (key, value) in [
-            ("models", embedded.as_ref().unwrap_or(&self.models)),
-            ("router", &self.router),
-            ("summarizer", &self.summarizer),
-        ] {
-            if !value.is_null() {
-                table.insert(key.to_owned(), value.clone());
-            }
-        }
-        let models: agentls_model::ModelsConfig =
-            serde_json::from_value(Value::Object(table)).map_err(|e| format!("[models]: {e}"))?;
+        let embedded = match self.models.is_empty() {
+            true => agentls_model::local::embedded_default_models(),
+            false => None,
+        };
+        let models = match embedded {
+            Some(table) => serde_json::from_value(table).map_err(|e| format!("[models]: {e}"))?,
+            None => self.models.clone(),
+        };
+        let models = agentls_model::ModelsConfig {
+            models,
+            router: self.router.clone(),
+            summarizer: self.summarizer.clone(),
+        };
         models.validate().map_err(|e| e.message)?;
         Ok(models)
     }
@@ -438,18 +434,12 @@ impl Config {
         })
     }
 
-    /// `[verify]` and `[language_servers]` as the agent reads them.
-    pub fn verify(&self) -> Result<agentls_agent::VerifyConfig, String> {
-        let mut verify: agentls_agent::VerifyConfig = if self.verify.is_null() {
-            agentls_agent::VerifyConfig::default()
-        } else {
-            serde_json::from_value(self.verify.clone()).map_err(|e| format!("[verify]: {e}"))?
-        };
-        if !self.language_servers.is_null() {
-            verify.servers = serde_json::from_value(self.language_servers.clone())
-                .map_err(|e| format!("[language_servers]: {e}"))?;
+    /// `[verify]` with `[language_servers]`, as the agent reads them.
+    pub fn verify(&self) -> agentls_agent::VerifyConfig {
+        agentls_agent::VerifyConfig {
+            servers: self.language_servers.clone(),
+            ..self.verify.clone()
         }
-        Ok(verify)
     }
 
     /// The read limits these settings ask for.
@@ -595,14 +585,17 @@ impl Merged {
     }
 
     fn remerge(&mut self) {
-        let defaults = serde_json::to_value(Config::default()).unwrap_or(Value::Null);
-        let mut merged = defaults.clone();
+        let mut merged = serde_json::to_value(Config::default()).unwrap_or(Value::Null);
         self.applied.clear();
         self.problems = self.load_problems.clone();
         // The model a workspace file chose, with what was in force before it: checked
         // once every layer (and so every configured model) is in.
         let mut workspace_model: Option<(Source, Value, Value)> = None;
         for (source, layer) in &self.layers {
+            let mut unknown = Vec::new();
+            let mut layer = layer.clone();
+            take_unknown(schema(), schema(), &mut layer, "", &mut unknown);
+            let layer = &layer;
             let mut candidate = merged.clone();
             merge_into(&mut candidate, layer);
             if matches!(source, Source::Workspace(_)) {
@@ -617,16 +610,19 @@ impl Merged {
                 // A later layer chose the model: the workspace's choice is moot.
                 workspace_model = None;
             }
-            match serde_json::from_value::<Config>(candidate.clone()) {
+            match serde_path_to_error::deserialize::<_, Config>(candidate.clone()) {
                 Ok(_) => {
                     merged = candidate;
                     self.applied.push(source.clone());
-                    for key in unknown_keys(&defaults, layer, "") {
+                    for key in unknown {
                         self.problems
                             .push(format!("{source}: unknown setting `{key}` ignored"));
                     }
                 }
-                Err(e) => self.problems.push(format!("{source}: skipped: {e}")),
+                Err(e) => {
+                    self.problems
+                        .push(format!("{source}: skipped: `{}`: {}", e.path(), e.inner()))
+                }
             }
         }
         self.config = serde_json::from_value(merged).unwrap_or_default();
@@ -860,17 +856,6 @@ fn merge_into(base: &mut Value, layer: &Value) {
     }
 }
 
-/// Top-level keys whose contents other crates check (the model layer's `[models]`,
-/// `[router]` and `summarizer`, the agent's `[verify]`, …).
-const PASSTHROUGH: &[&str] = &[
-    "models",
-    "router",
-    "summarizer",
-    "verify",
-    "language_servers",
-    "mcp",
-];
-
 /// Keys that choose programs to run: never taken from a workspace file.
 const PROGRAM_KEYS: &[&str] = &["language_servers", "verify", "mcp"];
 
@@ -880,35 +865,88 @@ const USER_KEYS: &[&str] = &["sessions", "stats"];
 /// Keys that choose models: never taken from a workspace file.
 const MODEL_KEYS: &[&str] = &["models", "router", "summarizer", "semantic"];
 
-/// Tables whose keys are the user's own (language ids), not settings.
-const OPEN_TABLES: &[&str] = &["completion.languages"];
+/// [`Config`]'s JSON Schema, against which every layer's keys are checked.
+fn schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        serde_json::to_value(schemars::schema_for!(Config)).unwrap_or(Value::Bool(true))
+    })
+}
 
-fn unknown_keys(known: &Value, layer: &Value, prefix: &str) -> Vec<String> {
-    let (Value::Object(known), Value::Object(layer)) = (known, layer) else {
-        return vec![];
-    };
-    let mut out = Vec::new();
-    for (k, v) in layer {
-        if prefix.is_empty() && PASSTHROUGH.contains(&k.as_str()) {
-            continue;
-        }
-        let path = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match known.get(k) {
-            None => out.push(path),
-            Some(_) if OPEN_TABLES.contains(&path.as_str()) => {}
-            Some(sub) => out.extend(unknown_keys(sub, v, &path)),
+/// The schema `s` stands for: a `$ref` followed to its definition, and of the
+/// alternatives of an `Option` (`anyOf`, `oneOf`, `allOf`) the one that is a table.
+fn resolve<'a>(s: &'a Value, root: &'a Value) -> &'a Value {
+    if let Some(name) = s
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        && let Some(def) = root.get("$defs").and_then(|d| d.get(name))
+    {
+        return resolve(def, root);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(table) = s
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|alt| resolve(alt, root))
+            .find(|alt| alt.get("properties").is_some() || entries(alt).is_some())
+        {
+            return table;
         }
     }
-    out
+    s
+}
+
+/// A map's value schema (`[models.NAME]`, `[completion.languages]`): its keys are the
+/// user's own.
+fn entries(s: &Value) -> Option<&Value> {
+    s.get("additionalProperties").filter(|a| a.is_object())
+}
+
+/// Removes from `layer` the keys that no field of the configuration's types reads
+/// (`schema` being the type at `prefix`), and adds their dotted paths to `unknown`.
+fn take_unknown(
+    schema: &Value,
+    root: &Value,
+    layer: &mut Value,
+    prefix: &str,
+    unknown: &mut Vec<String>,
+) {
+    let Value::Object(table) = layer else {
+        return;
+    };
+    let schema = resolve(schema, root);
+    let fields = schema.get("properties").and_then(Value::as_object);
+    let entries = entries(schema);
+    if fields.is_none() && entries.is_none() {
+        // Not a table: any value, or a wrong type the parser reports with its path.
+        return;
+    }
+    let mut gone = Vec::new();
+    for (key, value) in table.iter_mut() {
+        let path = match prefix {
+            "" => key.clone(),
+            _ => format!("{prefix}.{key}"),
+        };
+        match fields.and_then(|f| f.get(key)).or(entries) {
+            Some(field) => take_unknown(field, root, value, &path, unknown),
+            None => {
+                gone.push(key.clone());
+                unknown.push(path);
+            }
+        }
+    }
+    for key in gone {
+        table.remove(&key);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agentls_model::WireFormat;
     use serde_json::json;
 
     #[test]
@@ -972,8 +1010,8 @@ mod tests {
         m.load_file(Source::Workspace(ws.clone()), &ws);
         // The rest of the file applies; the model keys do not, and each is reported once.
         assert_eq!(m.config.files.max_bytes, 99);
-        assert!(m.config.models.is_null() && m.config.router.is_null());
-        assert!(m.config.summarizer.is_null());
+        assert!(m.config.models.is_empty() && m.config.router.is_none());
+        assert!(m.config.summarizer.is_none());
         assert_eq!(m.problems.len(), 3, "{:?}", m.problems);
         assert!(
             m.problems
@@ -985,7 +1023,7 @@ mod tests {
             Source::Client,
             json!({"models": {"mine": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1"}}}),
         );
-        assert_eq!(m.config.models["mine"]["wire"], "openai_chat");
+        assert_eq!(m.config.models["mine"].wire, WireFormat::OpenaiChat);
     }
 
     #[test]
@@ -1038,18 +1076,19 @@ mod tests {
         .unwrap();
         let mut m = Merged::default();
         m.load_file(Source::Workspace(ws.clone()), &ws);
-        assert!(m.config.language_servers.is_null() && m.config.verify.is_null());
-        assert!(m.config.mcp.is_null());
+        assert!(m.config.language_servers.is_empty());
+        assert_eq!(m.config.verify, agentls_agent::VerifyConfig::default());
+        assert!(m.config.mcp.servers.is_empty());
         assert_eq!(m.config.sessions, SessionsSettings::default());
         assert_eq!(m.config.stats, StatsSettings::default());
         assert_eq!(m.problems.len(), 5, "{:?}", m.problems);
-        assert_eq!(m.config.verify().unwrap().wait_ms, 2000);
+        assert_eq!(m.config.verify().wait_ms, 2000);
         // From the user (here the client's settings) they are taken.
         m.set_layer(
             Source::Client,
             json!({"verify": {"wait_ms": 500}, "language_servers": {"pylsp": {"enabled": false}}}),
         );
-        let v = m.config.verify().unwrap();
+        let v = m.config.verify();
         assert_eq!(v.wait_ms, 500);
         assert_eq!(v.servers["pylsp"].enabled, Some(false));
     }
@@ -1211,16 +1250,102 @@ mod tests {
     }
 
     #[test]
-    fn model_tables_are_data_not_unknown_keys() {
+    fn model_tables_are_typed_settings() {
         let mut m = Merged::default();
         m.set_layer(
             Source::User("u.toml".into()),
-            json!({"models": {"gpt": {"wire": "openai_chat"}}, "router": {"fast": "gpt"}}),
+            json!({"models": {"gpt": {"wire": "openai_chat"}}, "router": {"fast": "gpt", "strong": "gpt"}}),
         );
         assert_eq!(m.problems, Vec::<String>::new());
-        assert_eq!(m.config.models["gpt"]["wire"], "openai_chat");
+        assert_eq!(m.config.models["gpt"].wire, WireFormat::OpenaiChat);
+        assert_eq!(m.config.router.as_ref().map(|r| r.threshold), Some(4));
         assert!(toml::to_string_pretty(&m.config).is_ok_and(|t| t.contains("[models.gpt]")));
         assert!(toml::to_string_pretty(&Config::default()).is_ok());
+    }
+
+    #[test]
+    fn unknown_keys_in_every_table_are_reported_with_their_path() {
+        let mut m = Merged::default();
+        m.set_layer(
+            Source::User("u.toml".into()),
+            json!({
+                "models": {"gpt": {"wire": "openai_chat", "base_url": "http://127.0.0.1:1/v1",
+                                   "api_key_envv": "K", "profile": {"solvr": "loop"}}},
+                "router": {"fast": "gpt", "strong": "gpt", "mod": "auto"},
+                "verify": {"wait": 1},
+                "language_servers": {"pylsp": {"cmd": "pylsp"}},
+                "mcp": {"servers": {"x": {"comand": "x"}}, "timeout": 1},
+                "completion": {"languages": {"rust": false}, "debounce": 1},
+                "colour": 1,
+            }),
+        );
+        let mut unknown: Vec<&str> = m
+            .problems
+            .iter()
+            .filter_map(|p| p.strip_prefix("user config u.toml: unknown setting `"))
+            .filter_map(|p| p.strip_suffix("` ignored"))
+            .collect();
+        unknown.sort_unstable();
+        assert_eq!(
+            unknown,
+            [
+                "colour",
+                "completion.debounce",
+                "language_servers.pylsp.cmd",
+                "mcp.servers.x.comand",
+                "mcp.timeout",
+                "models.gpt.api_key_envv",
+                "models.gpt.profile.solvr",
+                "router.mod",
+                "verify.wait",
+            ],
+            "{:?}",
+            m.problems
+        );
+        assert_eq!(m.problems.len(), unknown.len(), "{:?}", m.problems);
+        // The rest of every table applies: a typo costs its key, not the file.
+        assert_eq!(m.applied.len(), 1);
+        assert!(
+            m.config
+                .models()
+                .is_ok_and(|c| c.models.contains_key("gpt"))
+        );
+        assert!(m.config.mcp.servers.contains_key("x"));
+        assert!(!m.config.completion.enabled_for("rust"));
+    }
+
+    #[test]
+    fn a_wrong_value_names_its_key_and_skips_its_layer() {
+        let mut m = Merged::default();
+        m.set_layer(
+            Source::User("u.toml".into()),
+            json!({"files": {"max_bytes": 7}}),
+        );
+        m.set_layer(
+            Source::Client,
+            json!({"files": {"max_bytes": 9}, "models": {"local": {"wire": "local", "threads": "two"}}}),
+        );
+        assert_eq!(m.config.files.max_bytes, 7);
+        assert_eq!(m.problems.len(), 1, "{:?}", m.problems);
+        assert!(
+            m.problems[0].starts_with(
+                "workspace/didChangeConfiguration: skipped: `models.local.threads`: invalid type: string \"two\""
+            ),
+            "{:?}",
+            m.problems
+        );
+        m.set_layer(Source::Client, json!({"verify": {"wait_ms": -1}}));
+        assert!(
+            m.problems[0].contains("skipped: `verify.wait_ms`: invalid value"),
+            "{:?}",
+            m.problems
+        );
+        m.set_layer(Source::Client, json!({"router": {"fast": "a"}}));
+        assert!(
+            m.problems[0].contains("skipped: `router`: missing field `strong`"),
+            "{:?}",
+            m.problems
+        );
     }
 
     #[test]

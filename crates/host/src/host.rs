@@ -288,15 +288,7 @@ impl Host {
         if let Some(tools) = cached.as_ref() {
             return tools.clone();
         }
-        let config = self.config();
-        let servers: agentls_mcp::McpConfig = if config.mcp.is_null() {
-            agentls_mcp::McpConfig::default()
-        } else {
-            serde_json::from_value(config.mcp.clone()).unwrap_or_else(|e| {
-                tracing::warn!("[mcp] is invalid, no MCP server is used: {e}");
-                agentls_mcp::McpConfig::default()
-            })
-        };
+        let servers = self.config().mcp;
         let tools = crate::mcp::connect(&servers).await;
         *cached = Some(tools.clone());
         tools
@@ -363,13 +355,7 @@ impl Host {
             trajectory_dir: spec.trajectory_dir.clone(),
             cancel: spec.cancel.clone().unwrap_or_default(),
             approver,
-            verify: config.verify().unwrap_or_else(|e| {
-                tracing::warn!("language servers off: {e}");
-                agentls_agent::VerifyConfig {
-                    enabled: false,
-                    ..Default::default()
-                }
-            }),
+            verify: config.verify(),
         };
         let embedders = self.inner.options.embedders.as_ref();
         let hooks = BuildHooks {

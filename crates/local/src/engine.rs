@@ -52,17 +52,15 @@ fn llama(e: impl std::fmt::Display) -> EngineError {
     EngineError::Llama(e.to_string())
 }
 
-/// llama.cpp's `llama_flash_attn_type` for on or off (`_ENABLED`, `_DISABLED`).
-pub(crate) fn flash_attention_policy(on: bool) -> i32 {
+/// llama.cpp's `llama_flash_attn_type` for on or off (`_ENABLED`, `_DISABLED`). Public
+/// for the benchmarks in `agentls-eval`, which drive llama.cpp directly as the reference.
+pub fn flash_attention_policy(on: bool) -> i32 {
     i32::from(on)
 }
 
 /// `params` with the KV cache types `opts` asks for: keys as asked, values too when
 /// flash attention is on (without it llama.cpp refuses a quantised value cache).
-pub(crate) fn with_kv_cache(
-    params: LlamaContextParams,
-    opts: &EngineOptions,
-) -> LlamaContextParams {
+pub fn with_kv_cache(params: LlamaContextParams, opts: &EngineOptions) -> LlamaContextParams {
     let kind = match opts.kv_cache {
         KvCache::F16 => KvCacheType::F16,
         KvCache::Q8_0 => KvCacheType::Q8_0,
@@ -166,7 +164,7 @@ pub(crate) fn missing_cpu_features() -> Vec<&'static str> {
 }
 
 /// llama.cpp's process-wide backend: initialised once, never torn down.
-pub(crate) fn backend() -> Result<&'static LlamaBackend, EngineError> {
+pub fn backend() -> Result<&'static LlamaBackend, EngineError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {

@@ -507,7 +507,7 @@ impl LocalCompleter {
 
     /// Runs one completion on a thread of its own, which ends with it: a thread
     /// that has run llama.cpp keeps its OpenMP team while it lives, and teams beyond
-    /// the cores slow every model call in the process (see `bench`'s module doc).
+    /// the cores slow every model call in the process (see `bench_model` in agentls-eval).
     /// Requests wait for the engine in turn; one cancelled meanwhile costs nothing.
     fn submit(
         &self,

@@ -23,9 +23,9 @@
 //!   `<|file_sep|>`), greedy, cut by the model layer's `StopRules` as it grows, with
 //!   the KV cache kept across keystrokes; [`configured_completer`] gives it a llama.cpp
 //!   context of its own over the agent's weights when memory allows
-//!   ([`CompletionPlan`]), else has it give way to the agent. [`FimReference`]
-//!   ([`bench_fim`]) is llama.cpp's own infill, for `agentls bench complete`.
-//! - [`bench_model`] measures it all in one run against llama.cpp called directly.
+//!   ([`CompletionPlan`]), else has it give way to the agent.
+//! - `agentls bench model` and `agentls bench complete` (crates/eval) measure it against
+//!   llama.cpp called directly, through [`engine`]'s public backend and context settings.
 //! - Batched sampling ([`agentls_model::Provider::stream_many`]): N answers to one
 //!   request decoded as N sequences of one batch over the prompt read once (copied
 //!   with [`Engine::fork`]), each with its own sampler, seed, stops and (greedy)
@@ -66,8 +66,6 @@
 //! assert_eq!(agentls_local::catalog_entry("smollm2-135m").map(|e| e.size), Some(98_362_432));
 //! ```
 
-pub mod bench;
-pub mod bench_fim;
 pub mod configured;
 pub mod constrain;
 pub mod engine;
@@ -81,8 +79,6 @@ pub mod speculate;
 pub mod template;
 pub mod tokenizer;
 
-pub use bench::{BenchOptions, BenchReport, bench_model};
-pub use bench_fim::FimReference;
 pub use configured::{completion_plan, configured_completer, configured_provider, register};
 pub use constrain::{CallGrammar, Check};
 pub use engine::{Engine, EngineError, EngineOptions, MAX_SEQUENCES, ModelInfo};

@@ -114,9 +114,10 @@ async fn a_headless_run_reaches_the_configured_local_model() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("notes.txt"), "The answer is 42.\n").unwrap();
     // Through the session host, as `agentls run` drives it, on the configured models.
-    let mut config = agentls_host::config::Config::default();
-    let file: toml::Table = toml::from_str(&models_toml(&path)).unwrap();
-    config.models = serde_json::to_value(&file["models"]).unwrap();
+    let config = agentls_host::config::Config {
+        models: ModelsConfig::from_toml(&models_toml(&path)).unwrap().models,
+        ..Default::default()
+    };
     let host = Host::new(config, HostOptions::unrecorded("run"));
     let spec = Spec {
         workspace: ws.path().to_path_buf(),

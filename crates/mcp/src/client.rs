@@ -17,20 +17,22 @@ use agentls_tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use async_trait::async_trait;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// `[mcp]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// `[mcp]`: MCP servers whose tools the agent gets (never from a workspace file).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpConfig {
-    /// `[mcp.servers.NAME]`.
+    /// `[mcp.servers.NAME]`: one server each, run over stdio (`command`) or reached
+    /// over streamable HTTP (`url`); its tools become `NAME__tool`.
     #[serde(default)]
     pub servers: BTreeMap<String, ServerSpec>,
 }
 
-/// One server.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// `[mcp.servers.NAME]`: one server, run over stdio (`command`) or reached over
+/// streamable HTTP (`url`); its tools become `NAME__tool`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSpec {
     /// The program, for a stdio server.

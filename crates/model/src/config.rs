@@ -71,7 +71,7 @@ pub struct ModelsConfig {
 }
 
 /// One `[models.NAME]` table.
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// Wire format.
@@ -90,7 +90,8 @@ pub struct ModelConfig {
     /// `local` only: CPU threads (default: all cores).
     #[serde(default)]
     pub threads: Option<usize>,
-    /// `local` only: context size in tokens (default [`local::DEFAULT_CONTEXT`]).
+    /// `local` only: context size in tokens (default 8192, `local::DEFAULT_CONTEXT`,
+    /// capped by the model's training).
     #[serde(default)]
     pub context: Option<u32>,
     /// `local` only: llama.cpp's flash-attention kernel (default off; see
@@ -98,7 +99,7 @@ pub struct ModelConfig {
     #[serde(default)]
     pub flash_attention: Option<bool>,
     /// `local` only: how the attention cache stores entries, `f16` (default), `q8_0`
-    /// or `q4_0` ([`local::KvCache`]).
+    /// or `q4_0` (keys; values too with flash attention).
     #[serde(default)]
     pub kv_cache: Option<local::KvCache>,
     /// `local` only: a catalog model not on disk is fetched on first use (default
@@ -109,7 +110,7 @@ pub struct ModelConfig {
     #[serde(default)]
     pub api_key_env: Option<String>,
     /// The key itself: allowed in the user's own config only, never in a workspace
-    /// file (see [`ModelsConfig::reject_inline_keys`]).
+    /// file (`agentls run` and the other command-line front ends refuse it there).
     #[serde(default, skip_serializing)]
     pub api_key: Option<String>,
     /// Profile overrides on top of the built-in profile of `model`.

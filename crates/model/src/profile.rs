@@ -1,12 +1,13 @@
 //! What we know about a model: window, limits, edit format, prompt variant, prices,
 //! caching. Built-in profiles for common models; user overrides on top.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::usage::{Price, Usage};
 
 /// How a model is reached: one of the HTTP APIs, or the embedded engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WireFormat {
     /// OpenAI chat completions, also spoken by vLLM, llama.cpp's server, Ollama,
@@ -28,7 +29,7 @@ impl WireFormat {
 }
 
 /// The edit tool a model is given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EditFormat {
     /// The `apply_patch` envelope, for models trained on it.
@@ -38,7 +39,7 @@ pub enum EditFormat {
 }
 
 /// Which flavour of system prompt suits the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PromptVariant {
     /// Tuned for OpenAI models.
@@ -90,7 +91,7 @@ pub struct ModelProfile {
 }
 
 /// How a session solves a task (`solver` in `[models.NAME.profile]`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Solver {
     /// The pipeline for lean-profile models, the tool loop for the others.
@@ -135,21 +136,35 @@ impl Default for ModelProfile {
 }
 
 /// User overrides of a profile, as written under `[models.NAME.profile]`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Each key overrides its namesake of the model's built-in profile.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)] // Each field overrides the namesake of [`ModelProfile`].
 pub struct ProfileOverrides {
+    /// Context window in tokens.
     pub context_window: Option<u32>,
+    /// Output limit in tokens (sent when the request sets none).
     pub max_output: Option<u32>,
+    /// The edit tool the model is given.
     pub edit_format: Option<EditFormat>,
+    /// The system prompt's flavour.
     pub prompt_variant: Option<PromptVariant>,
+    /// Prices in US dollars per million tokens; costs are reported only with them.
     pub price: Option<Price>,
+    /// Whether the provider caches prompt prefixes (Anthropic gets `cache_control`).
     pub prompt_caching: Option<bool>,
+    /// Whether `prediction` (predicted outputs) may be sent.
     pub supports_prediction: Option<bool>,
+    /// Whether tools go through the API; if not, the prompt describes them and calls
+    /// are read from the text.
     pub native_tools: Option<bool>,
+    /// Whether the model may call several tools in one turn.
     pub parallel_tool_calls: Option<bool>,
+    /// Chat completions: send `max_completion_tokens` instead of `max_tokens`.
     pub max_completion_tokens: Option<bool>,
+    /// The lean profile: only the lean tools and a four-step workflow in the prompt
+    /// (the embedded models').
     pub lean_tools: Option<bool>,
+    /// How a task is solved: `auto`, `loop` or `pipeline` (docs/solve.md).
     pub solver: Option<Solver>,
 }
 

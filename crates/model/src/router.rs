@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// `[router]` in the config.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RouterConfig {
     /// Cheap, quick model (configured name).
@@ -23,7 +23,9 @@ fn default_threshold() -> u32 {
 }
 
 /// Routing strategy.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RouterMode {
     /// Score each request's complexity.

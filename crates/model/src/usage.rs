@@ -40,7 +40,7 @@ impl Usage {
 }
 
 /// Prices in US dollars per million tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
     /// Uncached input.

@@ -1,6 +1,7 @@
 //! Workspace grep: ripgrep's crates (`ignore` parallel walker, `grep-regex`,
 //! `grep-searcher`) over the disk, with every open buffer's live text searched in place of
-//! its file; plus [`bench`](mod@bench), which measures the index and grep against ctags and ripgrep.
+//! its file. `agentls bench index` (crates/eval's `bench_index`) measures the index and grep
+//! against ctags and ripgrep.
 //!
 //! Entry point: [`grep`] with [`GrepOptions`] (regex or literal, case mode, word,
 //! include/exclude globs, context, max results) and an [`Overlay`] of open buffers;
@@ -30,7 +31,6 @@
 //! assert!(found.matches[1].from_buffer);
 //! ```
 
-pub mod bench;
 mod grep;
 
 pub use agentls_index::{LiveText, Overlay};

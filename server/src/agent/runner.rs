@@ -354,16 +354,7 @@ async fn checker(
     if let Some(known) = &*slot {
         return known.clone();
     }
-    let verify = match config.verify() {
-        Ok(v) => v,
-        Err(e) => {
-            tracing::warn!("language servers off: {e}");
-            agentls_agent::VerifyConfig {
-                enabled: false,
-                ..Default::default()
-            }
-        }
-    };
+    let verify = config.verify();
     let root = root.to_path_buf();
     let found =
         tokio::task::spawn_blocking(move || agentls_agent::LspChecker::detect(&root, &verify))

@@ -42,6 +42,11 @@ pub fn run(workspace: &Path, out: &mut dyn Write) -> std::io::Result<()> {
     for problem in &merged.problems {
         writeln!(out, "  problem: {problem}")?;
     }
+    // What only the model layer checks: each model's keys against its wire, the
+    // router's and the summarizer's names.
+    if let Err(e) = merged.config.models() {
+        writeln!(out, "  problem: {e}")?;
+    }
     let toml = toml::to_string_pretty(&merged.config).unwrap_or_else(|e| format!("# {e}\n"));
     writeln!(out, "merged configuration:")?;
     for line in toml.lines() {
@@ -140,14 +145,7 @@ fn mcp_servers(config: &config::Config, out: &mut dyn Write) -> std::io::Result<
         out,
         "MCP servers ([mcp.servers], tools offered as NAME__tool):"
     )?;
-    let mcp: agentls_mcp::McpConfig = if config.mcp.is_null() {
-        agentls_mcp::McpConfig::default()
-    } else {
-        match serde_json::from_value(config.mcp.clone()) {
-            Ok(m) => m,
-            Err(e) => return writeln!(out, "  [mcp] is invalid: {e}"),
-        }
-    };
+    let mcp = &config.mcp;
     if mcp.servers.is_empty() {
         return writeln!(out, "  none configured");
     }
@@ -158,7 +156,7 @@ fn mcp_servers(config: &config::Config, out: &mut dyn Write) -> std::io::Result<
         Ok(r) => r,
         Err(e) => return writeln!(out, "  cannot check: {e}"),
     };
-    let (connected, failed) = runtime.block_on(agentls_mcp::connect_all(&mcp));
+    let (connected, failed) = runtime.block_on(agentls_mcp::connect_all(mcp));
     for server in &connected {
         let names: Vec<&str> = server.tools.iter().map(|t| t.spec().name).collect();
         writeln!(
@@ -193,10 +191,7 @@ fn language_servers(
         out,
         "language servers (verify on edit and the diagnostics tool; started by the first agent session):"
     )?;
-    let verify = match config.verify() {
-        Ok(v) => v,
-        Err(e) => return writeln!(out, "  problem: {e}"),
-    };
+    let verify = config.verify();
     if !verify.enabled {
         return writeln!(out, "  off ([verify] enabled = false)");
     }

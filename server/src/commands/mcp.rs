@@ -14,7 +14,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         Some(&args.workspace),
         serde_json::Value::Null,
     )?;
-    let verify = config.verify().map_err(anyhow::Error::msg)?;
+    let verify = config.verify();
     let root = args
         .workspace
         .canonicalize()

@@ -48,10 +48,11 @@ mod with_local {
     use std::sync::Arc;
 
     use agentls_agent::{Event, Status};
+    use agentls_eval::bench_model::{BenchOptions, bench_model};
     use agentls_host::{Adapters, Host, HostOptions, Spec};
     use agentls_local::{
-        BenchOptions, CATALOG, LocalProvider, PrefixStore, Progress, bench_model, catalog_entry,
-        default_data_dir, fetch, installed_path,
+        CATALOG, LocalProvider, PrefixStore, Progress, catalog_entry, default_data_dir, fetch,
+        installed_path,
     };
     use anyhow::Context;
 

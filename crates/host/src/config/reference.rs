@@ -2,16 +2,14 @@
 //! comments, types and defaults (schemars). `docs/config-reference.md` is this page; a
 //! test fails when it is stale (`UPDATE_DOCS=1 cargo test -p agentls-host` writes it).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// The whole page, in Markdown.
+use super::{entries, resolve};
+
+/// The whole page, in Markdown: a section for every table (`[models.NAME]` and the
+/// tables inside tables too), then the top-level keys.
 pub fn markdown() -> String {
-    let schema = serde_json::to_value(schemars::schema_for!(super::Config)).unwrap_or_default();
-    let defs = schema
-        .get("$defs")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let root = super::schema();
     let mut out = String::from(
         "# Configuration reference\n\n\
          <!-- Generated from crates/host/src/config.rs by `UPDATE_DOCS=1 cargo test -p agentls-host`; do not edit. -->\n\n\
@@ -20,37 +18,88 @@ pub fn markdown() -> String {
          `~/.config/agentls/config.toml`, or `--config FILE`); the workspace's `agentls.toml` (which may not\n\
          choose models, programs or where agentls writes, and may only lower limits); the editor's\n\
          `initializationOptions` and `workspace/didChangeConfiguration`; the command line's flags.\n\
+         Every table below is a type the loader parses once; a key no type reads is reported with\n\
+         its path and ignored, a value of the wrong type skips its layer and names the key.\n\
          `agentls doctor` prints the layers found and any problem.\n\n\
          An example, parsed by a test through the same loader:\n\n```toml\n",
     );
     out.push_str(EXAMPLE);
     out.push_str("```\n");
-    let props = sorted_properties(&schema);
-    let mut tables = Vec::new();
     let mut top = Vec::new();
-    for (key, prop) in &props {
-        match def_of(prop, &defs) {
-            Some(def) if def.get("properties").is_some() => tables.push((key, prop, def)),
-            _ => top.push((key, prop)),
+    for (key, prop) in sorted_properties(root) {
+        if !section(&mut out, &key, &prop, root) {
+            top.push((key, prop));
         }
     }
-    for (key, prop, def) in tables {
-        out.push_str(&format!("\n## `[{key}]`\n\n"));
-        if let Some(d) = description(prop).or_else(|| description(def)) {
-            out.push_str(&format!("{}\n\n", one_paragraph(&d)));
-        }
-        out.push_str("| key | type | default | meaning |\n|---|---|---|---|\n");
-        let fields = sorted_properties(def);
-        for (name, field) in &fields {
-            out.push_str(&row(name, field, &defs));
-        }
-    }
-    out.push_str("\n## Tables read by other parts\n\n");
+    out.push_str("\n## Top-level keys\n\n");
+    out.push_str(HEADER);
     for (key, prop) in top {
-        let d = description(prop).unwrap_or_default();
-        out.push_str(&format!("- `{key}`: {}\n", one_paragraph(&d)));
+        out.push_str(&row(&key, &prop, root));
     }
     out
+}
+
+const HEADER: &str = "| key | type | default | meaning |\n|---|---|---|---|\n";
+
+/// The table `prop` at `path` (a map of tables is `path.NAME`), with its keys and then
+/// the tables inside it; `false` when `prop` is no table.
+fn section(out: &mut String, path: &str, prop: &Value, root: &Value) -> bool {
+    let def = resolve(prop, root);
+    let (path, table) = match (def.get("properties"), entries(def)) {
+        (Some(_), _) => (path.to_owned(), def),
+        (None, Some(entry)) if resolve(entry, root).get("properties").is_some() => {
+            (format!("{path}.NAME"), resolve(entry, root))
+        }
+        _ => return false,
+    };
+    out.push_str(&format!("\n## `[{path}]`\n"));
+    if let Some(d) = description(prop).or_else(|| description(def)) {
+        out.push_str(&format!("\n{}\n", one_paragraph(&d)));
+    }
+    let required: Vec<&str> = table
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut inner = Vec::new();
+    let mut rows = String::new();
+    for (name, field) in sorted_properties(table) {
+        if is_table(&field, root) {
+            inner.push((name, field));
+        } else {
+            let field = match required.contains(&name.as_str()) {
+                true => with_default(field, "required"),
+                false => field,
+            };
+            rows.push_str(&row(&name, &field, root));
+        }
+    }
+    if !rows.is_empty() {
+        out.push('\n');
+        out.push_str(HEADER);
+        out.push_str(&rows);
+    }
+    for (name, field) in inner {
+        section(out, &format!("{path}.{name}"), &field, root);
+    }
+    true
+}
+
+/// `field` with its default column saying `what` (a key without a default).
+fn with_default(mut field: Value, what: &str) -> Value {
+    if let Some(f) = field.as_object_mut() {
+        f.insert("x-default".into(), Value::from(what));
+    }
+    field
+}
+
+/// Whether `prop` is a table, or a map of tables, with a section of its own.
+fn is_table(prop: &Value, root: &Value) -> bool {
+    let def = resolve(prop, root);
+    def.get("properties").is_some()
+        || entries(def).is_some_and(|e| resolve(e, root).get("properties").is_some())
 }
 
 /// The example configuration shown first on the page (and parsed by a test).
@@ -88,14 +137,6 @@ fn sorted_properties(schema: &Value) -> std::collections::BTreeMap<String, Value
         .unwrap_or_default()
 }
 
-fn def_of<'a>(prop: &'a Value, defs: &'a Map<String, Value>) -> Option<&'a Value> {
-    let reference = prop
-        .get("$ref")
-        .or_else(|| prop.pointer("/allOf/0/$ref"))
-        .and_then(Value::as_str)?;
-    defs.get(reference.rsplit('/').next()?)
-}
-
 fn description(v: &Value) -> Option<String> {
     v.get("description")
         .and_then(Value::as_str)
@@ -106,11 +147,12 @@ fn one_paragraph(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn row(name: &str, field: &Value, defs: &Map<String, Value>) -> String {
-    let ty = type_of(field, defs);
-    let default = match field.get("default") {
-        None | Some(Value::Null) => "unset".to_owned(),
-        Some(v) => format!("`{v}`"),
+fn row(name: &str, field: &Value, root: &Value) -> String {
+    let ty = type_of(field, root);
+    let default = match (field.get("default"), field.get("x-default")) {
+        (_, Some(Value::String(what))) => what.clone(),
+        (None | Some(Value::Null), _) => "unset".to_owned(),
+        (Some(v), _) => format!("`{v}`"),
     };
     let meaning = description(field).unwrap_or_default();
     format!(
@@ -119,9 +161,10 @@ fn row(name: &str, field: &Value, defs: &Map<String, Value>) -> String {
     )
 }
 
-fn type_of(field: &Value, defs: &Map<String, Value>) -> String {
-    if let Some(def) = def_of(field, defs) {
-        return type_of(def, defs);
+fn type_of(field: &Value, root: &Value) -> String {
+    let def = resolve(field, root);
+    if !std::ptr::eq(def, field) {
+        return type_of(def, root);
     }
     if let Some(options) = field.get("oneOf").or_else(|| field.get("anyOf")) {
         let parts: Vec<String> = options
@@ -130,7 +173,7 @@ fn type_of(field: &Value, defs: &Map<String, Value>) -> String {
             .flatten()
             .map(|o| match o.get("const").or_else(|| o.pointer("/enum/0")) {
                 Some(c) => format!("`{c}`"),
-                None => type_of(o, defs),
+                None => type_of(o, root),
             })
             .filter(|t| t != "null")
             .collect();
@@ -171,18 +214,30 @@ mod tests {
             "{} is stale: run `UPDATE_DOCS=1 cargo test -p agentls-host`",
             path.display()
         );
-        // Every table of the settings has its section, with its keys.
+        // Every key of the settings has its section (a table, or a map of tables by
+        // NAME) or its row among the top-level keys.
+        let top = &want[want.find("## Top-level keys").unwrap()..];
+        for key in sorted_properties(super::super::schema()).keys() {
+            let sections = [format!("## `[{key}]`"), format!("## `[{key}.NAME]`")];
+            assert!(
+                sections.iter().any(|s| want.contains(s.as_str()))
+                    || top.contains(&format!("| `{key}` |")),
+                "{key}"
+            );
+        }
         for table in [
             "[agent]",
-            "[files]",
-            "[sessions]",
-            "[stats]",
-            "[run]",
-            "[semantic]",
+            "[models.NAME]",
+            "[models.NAME.profile]",
+            "[router]",
+            "[verify]",
+            "[language_servers.NAME]",
+            "[mcp.servers.NAME]",
         ] {
             assert!(want.contains(&format!("## `{table}`")), "{table}");
         }
         assert!(want.contains("| `max_steps` | integer | `50` |"), "{want}");
+        assert!(top.contains("| `summarizer` | string | unset |"), "{top}");
     }
 
     /// The example on the page goes through the one loader without a problem, and

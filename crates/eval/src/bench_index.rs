@@ -1,8 +1,8 @@
 //! The index and grep measured against universal-ctags and ripgrep on the same tree, in
 //! one run, printed as ratios (machines are shared and noisy; only ratios travel).
 //!
-//! Run with `cargo run --release -p agentls-search --example bench_index -- [CORPUS]`; the
-//! default corpus is `~/.cargo/registry/src`, which every machine that built us has.
+//! `agentls bench index [--corpus DIR]` prints it; the default corpus is
+//! `~/.cargo/registry/src`, which every machine that built us has.
 
 use std::fmt::Write as _;
 use std::io::Read as _;
@@ -11,8 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agentls_index::{Index, IndexOptions, Overlay};
-
-use crate::{GrepOptions, grep};
+use agentls_search::{GrepOptions, grep};
 
 /// The grep patterns timed: a rare literal, a common literal, a case-insensitive word and
 /// a regex with a class.

@@ -1,10 +1,10 @@
-//! `cargo run --release -p agentls-local --example speculate -- MODEL.gguf [TOKENS]`:
+//! `cargo run --release -p agentls-eval --features local --example speculate -- MODEL.gguf [TOKENS]`:
 //! the edit-like and free-text requests of `bench model`, with and without
 //! prompt-lookup drafts, printing both answers and where they first differ.
 
 #![allow(clippy::print_stdout)]
 
-use agentls_local::bench::{edit_request, free_request, timed_call};
+use agentls_eval::bench_model::{edit_request, free_request, timed_call};
 use agentls_local::speculate::Lookup;
 use agentls_local::{EngineOptions, LocalProvider};
 

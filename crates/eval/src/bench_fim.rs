@@ -8,7 +8,7 @@
 //! the KV cache kept up to the longest common prefix with the previous prompt, as its
 //! server does with `cache_prompt`. Text is cut with the same [`StopRules`].
 //!
-//! [`LocalCompleter`]: crate::LocalCompleter
+//! [`LocalCompleter`]: agentls_local::LocalCompleter
 
 use std::num::NonZeroU32;
 use std::path::Path;
@@ -23,9 +23,11 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use crate::engine::{EngineError, EngineOptions, backend, flash_attention_policy, with_kv_cache};
-use crate::fim::FimTiming;
-use crate::tokenizer::Utf8Stream;
+use agentls_local::engine::{
+    EngineError, EngineOptions, backend, flash_attention_policy, with_kv_cache,
+};
+use agentls_local::fim::FimTiming;
+use agentls_local::tokenizer::Utf8Stream;
 
 /// llama.cpp with its own infill prompt, for measuring against.
 pub struct FimReference {

@@ -51,12 +51,11 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use crate::engine::{
+use agentls_local::engine::{
     Engine, EngineError, EngineOptions, backend, flash_attention_policy, with_kv_cache,
 };
-use crate::provider::LocalProvider;
-use crate::sampler::Sampler;
-use crate::speculate::Lookup;
+use agentls_local::speculate::Lookup;
+use agentls_local::{LocalProvider, Sampler};
 
 /// What to measure.
 #[derive(Clone, Debug)]
