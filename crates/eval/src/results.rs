@@ -57,37 +57,7 @@ pub struct Attempt {
     pub strategy: Option<String>,
     /// Where that strategy's time went.
     #[serde(default)]
-    pub solve_timings: Option<Timings>,
-}
-
-/// Where a strategy's time went, as an attempt's line has it (ms).
-#[derive(Clone, Debug, Default, serde::Deserialize, PartialEq)]
-pub struct Timings {
-    /// Reading prompts and scoring.
-    #[serde(default)]
-    pub prompt_ms: f64,
-    /// Writing answers.
-    #[serde(default)]
-    pub decode_ms: f64,
-    /// Running the checks.
-    #[serde(default)]
-    pub verify_ms: f64,
-    /// Telling candidates apart when no test did.
-    #[serde(default)]
-    pub judge_ms: f64,
-}
-
-impl Timings {
-    /// "prompt 1.2 s, decoding 8.0 s, checks 3.1 s, judging 0.0 s".
-    pub fn phrase(&self) -> String {
-        format!(
-            "prompt {:.1} s, decoding {:.1} s, checks {:.1} s, judging {:.1} s",
-            self.prompt_ms / 1000.0,
-            self.decode_ms / 1000.0,
-            self.verify_ms / 1000.0,
-            self.judge_ms / 1000.0
-        )
-    }
+    pub solve_timings: Option<agentls_agent::solve::SolveTimings>,
 }
 
 /// Every attempt of `path`, with each line kept as written (for merge). A (task,

@@ -333,10 +333,10 @@ impl Host {
         // one), approvals go through the session's queue ([`HostedSession::spawn`]);
         // refused while it is not spawned.
         let approvals = (adapters.approver.is_none() && adapters.context.is_none())
-            .then(|| Arc::new(crate::queue::Approvals::default()));
+            .then(|| Arc::new(crate::approvals::Approvals::default()));
         let approver: Option<Arc<dyn Approver>> = match (adapters.approver, &approvals) {
             (Some(a), _) => Some(a),
-            (None, Some(a)) => Some(Arc::new(crate::queue::OpApprover(a.clone()))),
+            (None, Some(a)) => Some(Arc::new(crate::approvals::OpApprover(a.clone()))),
             (None, None) => None,
         };
         let options = HeadlessOptions {
@@ -424,7 +424,7 @@ pub struct HostedSession {
     pending_model: Option<String>,
     /// Approval requests answered through the queue, when the front end brought no
     /// approver of its own.
-    pub(crate) approvals: Option<Arc<crate::queue::Approvals>>,
+    pub(crate) approvals: Option<Arc<crate::approvals::Approvals>>,
 }
 
 impl std::fmt::Debug for HostedSession {

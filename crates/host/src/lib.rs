@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod approvals;
 pub mod config;
 pub mod embedding;
 mod host;

@@ -8,15 +8,14 @@
 //! [`SessionHandle`], never the session: it cancels nothing and answers no approver
 //! itself.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use agentls_agent::Event;
 use agentls_protocol::agent::Mode as WireMode;
 use agentls_protocol::agent::ops::{Op, Submission};
-use async_trait::async_trait;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use crate::host::{HostedSession, Turn};
 
@@ -141,79 +140,6 @@ impl SessionHandle {
     }
 }
 
-/// Approval requests waiting for their [`Op::Approval`], shared by the session's
-/// approver and its task. Until the session is spawned nobody can answer, and every
-/// request is refused.
-#[derive(Debug, Default)]
-pub(crate) struct Approvals {
-    pending: Mutex<HashMap<String, oneshot::Sender<bool>>>,
-    /// Where requests go, and the submission whose turn runs.
-    out: Mutex<Option<(mpsc::UnboundedSender<Emitted>, String)>>,
-    next: AtomicU64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl Approvals {
-    fn emit(&self, event: Event) -> bool {
-        match lock(&self.out).as_ref() {
-            Some((tx, sub)) => tx
-                .send(Emitted::Event {
-                    sub: sub.clone(),
-                    event,
-                })
-                .is_ok(),
-            None => false,
-        }
-    }
-
-    fn answer(&self, id: &str, approved: bool) {
-        match lock(&self.pending).remove(id) {
-            Some(waiting) => {
-                let _ = waiting.send(approved);
-            }
-            None => tracing::debug!(id, "an answer to no approval request waiting"),
-        }
-    }
-}
-
-/// The approver of a session whose front end answers through the queue.
-#[derive(Debug)]
-pub(crate) struct OpApprover(pub(crate) Arc<Approvals>);
-
-#[async_trait]
-impl agentls_tools::Approver for OpApprover {
-    async fn approve(&self, what: &str) -> bool {
-        let approvals = &self.0;
-        let id = format!(
-            "approval-{}",
-            approvals.next.fetch_add(1, Ordering::Relaxed) + 1
-        );
-        let (tx, rx) = oneshot::channel();
-        lock(&approvals.pending).insert(id.clone(), tx);
-        let asked = approvals.emit(Event::Approval {
-            id: Some(id.clone()),
-            what: what.to_owned(),
-            granted: None,
-        });
-        if !asked {
-            lock(&approvals.pending).remove(&id);
-            tracing::info!("refused approval for {what}: nobody to ask");
-            return false;
-        }
-        // A dropped request (the session ended) is a no.
-        let granted = rx.await.unwrap_or(false);
-        approvals.emit(Event::Approval {
-            id: Some(id),
-            what: what.to_owned(),
-            granted: Some(granted),
-        });
-        granted
-    }
-}
-
 /// The agent's mode for the protocol's.
 fn mode(m: WireMode) -> agentls_agent::Mode {
     match m {
@@ -288,7 +214,14 @@ async fn drive(
         let cancel = session.fresh_cancel_token();
         let approvals = session.approvals.clone();
         if let Some(a) = &approvals {
-            *lock(&a.out) = Some((out.clone(), sub.id.clone()));
+            let (out, sub) = (out.clone(), sub.id.clone());
+            a.send_to(Box::new(move |event| {
+                out.send(Emitted::Event {
+                    sub: sub.clone(),
+                    event,
+                })
+                .is_ok()
+            }));
         }
         let render = {
             let (out, sub) = (out.clone(), sub.id.clone());
@@ -319,7 +252,7 @@ async fn drive(
             }
         };
         if let Some(a) = &approvals {
-            *lock(&a.out) = None;
+            a.stop_sending();
         }
         let _ = match turn {
             Ok(Some(turn)) => out.send(Emitted::TurnEnded {

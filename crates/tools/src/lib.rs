@@ -50,6 +50,7 @@ pub mod client_files;
 mod context;
 mod error;
 mod land;
+mod on_disk;
 mod paths;
 mod progress;
 mod read_versions;

@@ -57,6 +57,17 @@ impl ModelUse {
         answer
     }
 
+    /// Where the time went, with `verifier`'s checks (`judge_ms` unset).
+    pub(super) fn spent(&self, verifier: &super::verify::Verifier) -> super::report::SolveTimings {
+        let (prompt_ms, decode_ms) = self.timings();
+        super::report::SolveTimings {
+            prompt_ms,
+            decode_ms,
+            verify_ms: verifier.spent_ms(),
+            judge_ms: 0.0,
+        }
+    }
+
     /// The time spent on the model, split: reading prompts and scoring, and writing
     /// answers.
     pub(super) fn timings(&self) -> (f64, f64) {

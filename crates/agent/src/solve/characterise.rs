@@ -69,7 +69,7 @@ impl super::strategy::Strategy for Characterising {
         let rel = new_test_file(scene.task, |w| scene.root.join(w).exists())?;
         Some(super::strategy::Plan {
             why: format!("the task names the test file {rel}, which does not exist yet"),
-            work: super::strategy::Work::Characterise(rel),
+            work: Box::new(rel),
         })
     }
 
@@ -78,7 +78,7 @@ impl super::strategy::Strategy for Characterising {
         cx: &super::strategy::Cx<'_>,
         work: super::strategy::Work,
     ) -> Option<Solved> {
-        let super::strategy::Work::Characterise(rel) = work else {
+        let Ok(rel) = work.downcast::<String>().map(|r| *r) else {
             return None;
         };
         let mut used = ModelUse::default();
@@ -765,13 +765,7 @@ async fn solve(
         )
         .await
     };
-    let (prompt_ms, decode_ms) = used.timings();
-    report.timings = super::report::SolveTimings {
-        prompt_ms,
-        decode_ms,
-        verify_ms: verifier.spent_ms(),
-        judge_ms: 0.0,
-    };
+    report.timings = used.spent(&verifier);
     progress.finish(&report, answer.is_some(), started);
     config.tap(&report);
     Some(Solved {

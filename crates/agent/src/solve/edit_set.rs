@@ -85,12 +85,12 @@ impl Strategy for EditSets {
             .join("; ");
         Some(Plan {
             why,
-            work: Work::EditSet(set),
+            work: Box::new(set),
         })
     }
 
     async fn run(&self, cx: &Cx<'_>, work: Work) -> Option<Solved> {
-        let Work::EditSet(set) = work else {
+        let Ok(set) = work.downcast::<EditSet>() else {
             return None;
         };
         Some(write_sets(cx, &set).await)
@@ -475,13 +475,7 @@ async fn write_sets(cx: &Cx<'_>, set: &EditSet) -> Solved {
             };
         }
     }
-    let (prompt_ms, decode_ms) = used.timings();
-    report.timings = super::report::SolveTimings {
-        prompt_ms,
-        decode_ms,
-        verify_ms: verifier.spent_ms(),
-        judge_ms: 0.0,
-    };
+    report.timings = used.spent(&verifier);
     progress.finish(&report, answer.is_some(), started);
     cx.config.tap(&report);
     Solved {

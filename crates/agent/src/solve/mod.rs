@@ -1,6 +1,6 @@
 //! The small-model pipeline (Agentless-style): the way a session solves a change
 //! request with a model that cannot drive the tool loop. Several strategies share one
-//! trait ([`strategy::Strategy`]) and one list ([`strategy::all`]); each decides from
+//! trait ([`strategy::Strategy`]) and one list ([`strategies`]); each decides from
 //! what the workspace holds whether it applies (never from the task's wording), and
 //! they run cheapest first until one lands a verified change:
 //! - [`rename`]: a name the index defines, changed to one the workspace does not
@@ -82,6 +82,22 @@ pub fn applies(provider: &dyn Provider, task: &str) -> bool {
     provider.profile().uses_pipeline() && !localise::is_question(task)
 }
 
+/// Every strategy, cheapest first: the model-free ones (exact and instant when they
+/// apply), then the model's: code and the data it reads before a single function
+/// (which would hard-code a value), a function and its callers after it (the
+/// rewrite defers to them when its pick changes a signature the callers use). The
+/// tool loop is the last way of all, and the session's, not this list's.
+pub(crate) fn strategies() -> Vec<Box<dyn strategy::Strategy>> {
+    vec![
+        Box::new(rename::Renaming),
+        Box::new(reword::Rewording),
+        Box::new(characterise::Characterising),
+        Box::new(edit_set::EditSets(edit_set::Joined::Data)),
+        Box::new(Rewriting),
+        Box::new(edit_set::EditSets(edit_set::Joined::Callers)),
+    ]
+}
+
 /// Solves `task` the pipeline's way: every strategy that applies here ([`strategy`]),
 /// cheapest first, until one lands a verified change. `None` when none applies (the
 /// tool loop takes the task); a report with no `answer` when none verified a change.
@@ -92,7 +108,7 @@ pub async fn solve_small(
     config: &SolveConfig,
     events: Option<&EventSender>,
 ) -> Option<Solved> {
-    let strategies = strategy::all();
+    let strategies = strategies();
     let (strategies, plans) = {
         let (root, index, store, limits) = (
             ctx.root.clone(),
@@ -208,7 +224,7 @@ impl strategy::Strategy for Rewriting {
             .join("; ");
         Some(strategy::Plan {
             why,
-            work: strategy::Work::Rewrite(Rewrites {
+            work: Box::new(Rewrites {
                 targets,
                 tests,
                 called_elsewhere,
@@ -217,7 +233,7 @@ impl strategy::Strategy for Rewriting {
     }
 
     async fn run(&self, cx: &strategy::Cx<'_>, work: strategy::Work) -> Option<Solved> {
-        let strategy::Work::Rewrite(rewrites) = work else {
+        let Ok(rewrites) = work.downcast::<Rewrites>() else {
             return None;
         };
         Some(rewrite(cx, &rewrites).await)
@@ -444,13 +460,7 @@ impl Run<'_> {
 
     /// The model's and the checks' time so far (`judge_ms` unset).
     fn spent(&self) -> report::SolveTimings {
-        let (prompt_ms, decode_ms) = self.used.timings();
-        report::SolveTimings {
-            prompt_ms,
-            decode_ms,
-            verify_ms: self.verifier.spent_ms(),
-            judge_ms: 0.0,
-        }
+        self.used.spent(self.verifier)
     }
 
     /// The target function's name when `text` changes its signature and other files

@@ -189,12 +189,12 @@ impl Strategy for Renaming {
             .join("; ");
         Some(Plan {
             why,
-            work: Work::Rename(found),
+            work: Box::new(found),
         })
     }
 
     async fn run(&self, cx: &Cx<'_>, work: Work) -> Option<Solved> {
-        let Work::Rename(found) = work else {
+        let Ok(found) = work.downcast::<Vec<Candidate>>().map(|f| *f) else {
             return None;
         };
         let mut used = ModelUse::default();

@@ -64,7 +64,8 @@ pub struct SolveReport {
 }
 
 /// Where a strategy's time went, in ms: what to make faster next.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SolveTimings {
     /// Reading prompts (until each answer's first token) and scoring.
     pub prompt_ms: f64,

@@ -1024,7 +1024,7 @@ impl super::strategy::Strategy for Rewording {
                 reword.head().trim(),
                 reword.new
             ),
-            work: super::strategy::Work::Reword(reword),
+            work: Box::new(reword),
         })
     }
 
@@ -1033,7 +1033,7 @@ impl super::strategy::Strategy for Rewording {
         cx: &super::strategy::Cx<'_>,
         work: super::strategy::Work,
     ) -> Option<super::Solved> {
-        let super::strategy::Work::Reword(reword) = work else {
+        let Ok(reword) = work.downcast::<Reword>().map(|r| *r) else {
             return None;
         };
         solve(cx.ctx, cx.task, cx.config, cx.events, reword).await

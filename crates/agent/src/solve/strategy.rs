@@ -61,24 +61,13 @@ pub(crate) struct Plan {
     /// Why the strategy applies here, for the report ("`fetchUser` is defined in
     /// src/users.js; `loadUser` occurs nowhere").
     pub why: String,
-    /// The work, in the strategy's own terms.
+    /// The work, in the strategy's own terms: only it reads it back
+    /// ([`Strategy::run`] takes it), so this module knows no strategy.
     pub work: Work,
 }
 
-/// The work of each strategy, as its plan carries it.
-pub(crate) enum Work {
-    /// Names to change across files ([`super::rename`]).
-    Rename(Vec<super::rename::Candidate>),
-    /// A message to reword wherever it is written ([`super::reword`]).
-    Reword(super::reword::Reword),
-    /// A new test file to write, pinning what the code does ([`super::characterise`]).
-    Characterise(String),
-    /// Files changed together: a function and its callers, a script and the data it
-    /// reads ([`super::edit_set`]).
-    EditSet(super::edit_set::EditSet),
-    /// Functions (or one short file) rewritten by the model ([`super::Rewriting`]).
-    Rewrite(super::Rewrites),
-}
+/// A strategy's work, as its plan carries it.
+pub(crate) type Work = Box<dyn std::any::Any + Send>;
 
 /// What a strategy runs with.
 pub(crate) struct Cx<'a> {
@@ -105,24 +94,8 @@ pub(crate) trait Strategy: Send + Sync {
     async fn run(&self, cx: &Cx<'_>, work: Work) -> Option<Solved>;
 }
 
-/// Every strategy, cheapest first: the model-free ones (exact and instant when they
-/// apply), then the model's: code and the data it reads before a single function
-/// (which would hard-code a value), a function and its callers after it (the
-/// rewrite defers to them when its pick changes a signature the callers use). The
-/// tool loop is the last way of all, and the session's, not this list's.
-pub(crate) fn all() -> Vec<Box<dyn Strategy>> {
-    vec![
-        Box::new(super::rename::Renaming),
-        Box::new(super::reword::Rewording),
-        Box::new(super::characterise::Characterising),
-        Box::new(super::edit_set::EditSets(super::edit_set::Joined::Data)),
-        Box::new(super::Rewriting),
-        Box::new(super::edit_set::EditSets(super::edit_set::Joined::Callers)),
-    ]
-}
-
-/// The plans of every strategy that applies, in [`all`]'s order, each with its
-/// strategy's index there.
+/// The plans of every strategy of `strategies` that applies, in their order, each
+/// with its strategy's index there.
 pub(crate) fn plans(scene: &Scene<'_>, strategies: &[Box<dyn Strategy>]) -> Vec<(usize, Plan)> {
     strategies
         .iter()
