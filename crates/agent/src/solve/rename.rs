@@ -242,9 +242,9 @@ fn occurs_where_used(scene: &Scene<'_>, rename: &Rename) -> bool {
     })
 }
 
-/// The candidates the task really asks for: where the model can score, those it
-/// finds more likely asked than not, the likeliest for each old name; where it
-/// cannot, the strong ones.
+/// The candidates the task really asks for: the strong ones (see [`Candidate`]) that
+/// the model, where it can score, finds more likely asked than not, the likeliest
+/// for each old name.
 async fn confirmed(cx: &Cx<'_>, used: &mut ModelUse, found: Vec<Candidate>) -> Vec<Rename> {
     let mut best: Vec<(Rename, f64)> = Vec::new();
     for c in found {
@@ -252,11 +252,16 @@ async fn confirmed(cx: &Cx<'_>, used: &mut ModelUse, found: Vec<Candidate>) -> V
             "Request: {}\n\nDoes this request ask to rename `{}` so that it is called `{}` from now on?",
             cx.task, c.rename.from, c.rename.to
         );
-        let margin = match used.confirm(cx.provider, &question, &cx.ctx.cancel).await {
-            Some(m) => m,
-            None if c.strong => 0.0,
-            None => continue,
-        };
+        // A new name in plain words ("rename count to total") is not taken without
+        // the marks code has: how often the model confirms a wrong reading of plain
+        // words is not measured yet, and a wrong rename passes the tests it renames.
+        if !c.strong {
+            continue;
+        }
+        let margin = used
+            .confirm(cx.provider, &question, &cx.ctx.cancel)
+            .await
+            .unwrap_or(0.0);
         tracing::debug!(
             "solve: rename {} → {}: yes over no by {margin:.2}",
             c.rename.from,
