@@ -108,13 +108,7 @@ fn shown(root: &Path, path: &Path) -> String {
 /// the task points to (the single-file strategies take it) or a file of the set is
 /// too long to write whole.
 fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
-    let targets = super::localise::localise(
-        scene.root,
-        scene.index,
-        scene.store,
-        scene.limits,
-        scene.task,
-    );
+    let targets = scene.targets();
     let data = match joined {
         Joined::Data => data_files(scene),
         Joined::Callers => Vec::new(),

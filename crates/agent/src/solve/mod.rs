@@ -126,6 +126,7 @@ pub async fn solve_small(
                 store: &store,
                 limits: &limits,
                 protected: localise::protected(&task),
+                localised: std::sync::OnceLock::new(),
             };
             let plans = strategy::plans(&scene, &strategies);
             (strategies, plans)
@@ -195,13 +196,7 @@ impl strategy::Strategy for Rewriting {
     }
 
     fn plan(&self, scene: &strategy::Scene<'_>) -> Option<strategy::Plan> {
-        let targets = localise::localise(
-            scene.root,
-            scene.index,
-            scene.store,
-            scene.limits,
-            scene.task,
-        );
+        let targets = scene.targets().to_vec();
         if targets.is_empty() {
             return None;
         }

@@ -36,9 +36,20 @@ pub(crate) struct Scene<'a> {
     pub limits: &'a ReadLimits,
     /// The paths the task forbids changing ([`super::localise::protected`]).
     pub protected: Vec<String>,
+    /// Where the task points ([`Scene::targets`]), found once for every strategy.
+    pub localised: std::sync::OnceLock<Vec<super::localise::Target>>,
 }
 
 impl Scene<'_> {
+    /// The functions (or the one short file) the task points to, best first
+    /// ([`super::localise::localise`]); computed on first use, shared by the
+    /// strategies that start from them.
+    pub fn targets(&self) -> &[super::localise::Target] {
+        self.localised.get_or_init(|| {
+            super::localise::localise(self.root, self.index, self.store, self.limits, self.task)
+        })
+    }
+
     /// The text of `path` as the editor shows it.
     pub fn read(&self, path: &Path) -> Option<String> {
         self.store
