@@ -11,7 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use agentls_agent::solve::{SolveConfig, SolveReport};
 use agentls_agent::{BuildHooks, HeadlessOptions, SessionConfig, Status};
-use agentls_model::{CancellationToken, ModelProfile, Solver, WireFormat};
+use agentls_model::{
+    CancellationToken, ChatRequest, DecodeStats, EventStream, ManyEvent, ManyStream, ModelProfile,
+    Provider, Sampling, Solver, StreamEvent, WireFormat,
+};
 use agentls_testkit::model_server::{ModelServer, Turn};
 use agentls_text::DocUri;
 use agentls_tools::{EditSink, ToolError};
@@ -295,18 +298,27 @@ impl EditSink for Plans {
 /// model answering `turns`: the outcome, the report, the files of each plan that
 /// landed, the model's server and the workspace. `None` when python3 is missing
 /// (outside CI).
-async fn run_python(
-    files: &[(&str, &str)],
-    task: &str,
-    turns: &[&str],
-    solve: SolveConfig,
-) -> Option<(
+type Ran = Option<(
     Status,
     SolveReport,
     Vec<usize>,
     ModelServer,
     tempfile::TempDir,
-)> {
+)>;
+
+async fn run_python(files: &[(&str, &str)], task: &str, turns: &[&str], solve: SolveConfig) -> Ran {
+    let turns: Vec<Turn> = turns.iter().map(|t| Turn::text(*t)).collect();
+    run_python_with(files, task, turns, solve, |p| p).await
+}
+
+/// [`run_python`] with the fixture's turns as given and its provider wrapped.
+async fn run_python_with(
+    files: &[(&str, &str)],
+    task: &str,
+    turns: Vec<Turn>,
+    solve: SolveConfig,
+    wrap: fn(Arc<dyn Provider>) -> Arc<dyn Provider>,
+) -> Ran {
     if std::process::Command::new("python3")
         .arg("--version")
         .output()
@@ -321,7 +333,7 @@ async fn run_python(
     }
     let server = ModelServer::start().await.unwrap();
     for t in turns {
-        server.push_turn(Turn::text(*t));
+        server.push_turn(t);
     }
     let ws = tempfile::tempdir().unwrap();
     let root = ws.path().canonicalize().unwrap();
@@ -342,7 +354,7 @@ async fn run_python(
         ..ModelProfile::default()
     };
     let mut options = HeadlessOptions::new(root.clone());
-    options.provider = Some(provider(&server, WireFormat::OpenaiChat, profile));
+    options.provider = Some(wrap(provider(&server, WireFormat::OpenaiChat, profile)));
     options.session = SessionConfig {
         solve: SolveConfig {
             report: Some(tap.clone()),
@@ -794,5 +806,133 @@ async fn the_docstring_examples_choose_between_candidates_no_test_tells_apart() 
     assert!(
         text.find("% 15").unwrap() < text.find("% 3").unwrap(),
         "{text}"
+    );
+}
+
+/// The fixture model behind a provider that decodes several answers "together" as
+/// the embedded engine does (`Provider::stream_many`): here, concurrent requests to
+/// the fixture server, their events tagged by index. Counts the answers whose stream
+/// was dropped before it ended: sampling stopped.
+#[derive(Debug)]
+struct Together {
+    inner: Arc<dyn Provider>,
+    dropped: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+static DROPPED: std::sync::OnceLock<Arc<std::sync::atomic::AtomicUsize>> =
+    std::sync::OnceLock::new();
+
+/// Counts its drop unless it saw its stream's end.
+struct Unfinished(bool, Arc<std::sync::atomic::AtomicUsize>);
+
+impl Unfinished {
+    fn ended(&mut self) {
+        self.0 = true;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if !self.0 {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+impl Provider for Together {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn profile(&self) -> &ModelProfile {
+        self.inner.profile()
+    }
+    fn stream(&self, req: &ChatRequest, cancel: CancellationToken) -> EventStream {
+        self.inner.stream(req, cancel)
+    }
+    fn stream_many(
+        &self,
+        req: &ChatRequest,
+        samplings: &[Sampling],
+        cancel: CancellationToken,
+    ) -> Option<ManyStream> {
+        use futures::StreamExt;
+        let streams = samplings.iter().enumerate().map(|(i, s)| {
+            let mut req = req.clone();
+            req.sampling = s.clone();
+            let mut guard = Unfinished(false, self.dropped.clone());
+            self.inner
+                .stream(&req, cancel.clone())
+                .flat_map(move |ev| {
+                    let items = match ev {
+                        Ok(StreamEvent::Stop(r)) => {
+                            guard.ended();
+                            vec![
+                                Ok(ManyEvent::Stats(i, DecodeStats::default())),
+                                Ok(ManyEvent::Event(i, StreamEvent::Stop(r))),
+                            ]
+                        }
+                        Ok(ev) => vec![Ok(ManyEvent::Event(i, ev))],
+                        Err(e) => vec![Err(e)],
+                    };
+                    futures::stream::iter(items)
+                })
+                .boxed()
+        });
+        Some(futures::stream::select_all(streams).boxed())
+    }
+}
+
+/// With a provider that decodes samples together, the samples after the greedy one
+/// come as one batch, each checked as soon as it is complete: the first to turn the
+/// failing test green lands and the rest of the batch, still being written slowly,
+/// is dropped rather than waited for.
+#[tokio::test]
+async fn a_batch_of_samples_is_checked_as_each_completes_and_dropped_once_one_is_green() {
+    // Each slow answer takes about 20 s to write.
+    let slow = || {
+        Turn::text(WRONG)
+            .chunked(2)
+            .frame_delay(std::time::Duration::from_millis(500))
+    };
+    let turns = vec![
+        Turn::text(WRONG),
+        Turn::text(GOOD),
+        slow(),
+        slow(),
+        slow(),
+        slow(),
+    ];
+    let dropped = DROPPED.get_or_init(Arc::default).clone();
+    let Some((status, report, plans, _server, ws)) = run_python_with(
+        &[("calc.py", CALC), ("test_calc.py", TESTS)],
+        "add returns the difference; it should return the sum",
+        turns,
+        SolveConfig::default(),
+        |inner| {
+            Arc::new(Together {
+                inner,
+                dropped: DROPPED.get_or_init(Arc::default).clone(),
+            })
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{report:?}");
+    assert!(report.landed, "{report:?}");
+    assert_eq!(plans, vec![1], "one plan of one file");
+    let root = ws.path();
+    assert_eq!(
+        std::fs::read_to_string(root.join("calc.py")).unwrap(),
+        FIXED
+    );
+    // The greedy answer alone, then the batch's first (the good one): two checked.
+    assert_eq!(report.candidates.len(), 2, "{:#?}", report.candidates);
+    assert!(report.candidates[1].passes && report.candidates[1].temperature > 0.0);
+    assert_eq!(
+        dropped.load(std::sync::atomic::Ordering::SeqCst),
+        4,
+        "the four slow answers were dropped unfinished"
     );
 }

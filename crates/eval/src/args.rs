@@ -52,6 +52,10 @@ pub struct EvalArgs {
     /// Each attempt's budget of model calls.
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub max_steps: u32,
+    /// The pipeline's samples decoded one after another, not together in batches
+    /// (to measure what batching is worth).
+    #[arg(long)]
+    pub one_at_a_time: bool,
     /// Check the suite instead: every check fails on repo/ and passes with solution/.
     #[arg(long)]
     pub verify_tasks: bool,

@@ -58,6 +58,15 @@ pub struct Attempt {
     /// Where that strategy's time went.
     #[serde(default)]
     pub solve_timings: Option<agentls_agent::solve::SolveTimings>,
+    /// The candidates that strategy checked.
+    #[serde(default)]
+    pub candidates: Option<usize>,
+    /// Tokens drafted from the original code for its greedy answers, and kept.
+    #[serde(default)]
+    pub drafted: Option<u64>,
+    /// Of those drafted tokens, the ones the model kept.
+    #[serde(default)]
+    pub accepted: Option<u64>,
 }
 
 /// Every attempt of `path`, with each line kept as written (for merge). A (task,

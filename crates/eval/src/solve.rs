@@ -14,12 +14,14 @@ use crate::results::Attempt;
 /// Where a session's pipeline report lands.
 pub type Tap = Arc<Mutex<Option<SolveReport>>>;
 
-/// The pipeline's settings for attempt `attempt` (1-based): a seed of its own.
-pub fn config(attempt: u32) -> (SolveConfig, Tap) {
+/// The pipeline's settings for attempt `attempt` (1-based): a seed of its own;
+/// `together`: samples decoded in batches where the model can.
+pub fn config(attempt: u32, together: bool) -> (SolveConfig, Tap) {
     let tap: Tap = Arc::default();
     let config = SolveConfig {
         seed: u64::from(attempt) * 1_000 + 1,
         report: Some(tap.clone()),
+        together,
         ..SolveConfig::default()
     };
     (config, tap)
@@ -147,8 +149,9 @@ mod tests {
 
     #[test]
     fn attempts_get_distinct_seeds() {
-        let (a, _) = config(1);
-        let (b, _) = config(2);
+        let (a, _) = config(1, true);
+        let (b, _) = config(2, false);
         assert_ne!(a.seed, b.seed);
+        assert!(a.together && !b.together);
     }
 }

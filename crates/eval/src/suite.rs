@@ -301,7 +301,13 @@ async fn evaluate(args: &EvalArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
             _ => String::new(),
         };
         let solved = match (&attempt.strategy, &attempt.solve_timings) {
-            (Some(s), Some(t)) => format!(" ({s}: {})", t.phrase()),
+            (Some(s), Some(t)) => format!(
+                " ({s}: {} candidate(s), {}; drafts {} of {} kept)",
+                attempt.candidates.unwrap_or_default(),
+                t.phrase(),
+                attempt.accepted.unwrap_or_default(),
+                attempt.drafted.unwrap_or_default()
+            ),
             _ => String::new(),
         };
         let printed = format!(
@@ -371,7 +377,7 @@ async fn run_attempt(
     // (a small model generating without end) is cancelled when the time is up, less
     // the time to wind down.
     // The pipeline's samples: a seed per attempt, its report for coverage.
-    let (solve_config, solve_tap) = crate::solve::config(attempt);
+    let (solve_config, solve_tap) = crate::solve::config(attempt, !args.one_at_a_time);
     let spec = Spec {
         workspace: ws.clone(),
         model: model_name.map(str::to_owned),
@@ -440,6 +446,9 @@ async fn run_attempt(
         "covered": covered,
         "strategy": solved.as_ref().map(|r| r.strategy.as_str()).filter(|s| !s.is_empty()),
         "solve_timings": solved.as_ref().map(|r| &r.timings),
+        "candidates": solved.as_ref().map(|r| r.candidates.len()),
+        "drafted": solved.as_ref().map(|r| r.drafted),
+        "accepted": solved.as_ref().map(|r| r.accepted),
     });
     // What the summary, compare and report read, read from the line itself.
     let done =

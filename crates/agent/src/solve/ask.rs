@@ -17,6 +17,11 @@ pub(super) struct ModelUse {
     pub model_ms: f64,
     /// Of that, until each answer's first token: reading the prompt.
     pub prompt_ms: f64,
+    /// Tokens drafted from the prompt (the original code) for greedy answers decoded
+    /// in batches.
+    pub drafted: u64,
+    /// Of those, the tokens the model kept.
+    pub accepted: u64,
 }
 
 impl ModelUse {
@@ -55,6 +60,18 @@ impl ModelUse {
             self.prompt_ms += at.duration_since(t0).as_secs_f64() * 1000.0;
         }
         answer
+    }
+
+    /// One answer of a batch ([`super::batch`]), counted; its time is the round's.
+    pub(super) fn answered(
+        &mut self,
+        response: &agentls_model::Response,
+        stats: &agentls_model::DecodeStats,
+    ) {
+        self.usage.add(&response.usage);
+        self.calls += 1;
+        self.drafted += stats.drafted;
+        self.accepted += stats.accepted;
     }
 
     /// Where the time went, with `verifier`'s checks (`judge_ms` unset).

@@ -28,6 +28,11 @@ pub struct SolveConfig {
     /// written as the middle of the file ([`generate::fim_request`]), before the
     /// whole-function samples. `None` (the default): whole functions only.
     pub completer: Option<Arc<dyn Completer>>,
+    /// Decode a round's samples together where the provider can (the embedded
+    /// engine: one batch, each checked as it completes); `false`, one after
+    /// another, as with providers that cannot: what `agentls eval --one-at-a-time`
+    /// compares against.
+    pub together: bool,
 }
 
 /// With a deadline, a target gets at most this many times `samples` candidates.
@@ -62,6 +67,24 @@ impl SolveConfig {
     }
 }
 
+impl SolveConfig {
+    /// How many samples from candidate `i` on are decoded together: the greedy one
+    /// alone (it copies the original through prompt-lookup drafts and is often
+    /// right), then the rest of `samples` in one batch, at most [`MAX_WIDTH`]; past
+    /// `samples`, one at a time, as the deadline allows.
+    pub(super) fn width(&self, i: usize) -> usize {
+        if i == 0 || !self.together {
+            return 1;
+        }
+        self.samples.max(1).saturating_sub(i).clamp(1, MAX_WIDTH)
+    }
+}
+
+/// The widest batch of samples: `agentls bench decode` measured 9.9 tokens a second
+/// for one sequence of the 0.5B model on two cores, 17.0 for four together and 16.6
+/// for eight; wider batches add little.
+const MAX_WIDTH: usize = 8;
+
 impl Default for SolveConfig {
     fn default() -> Self {
         Self {
@@ -71,6 +94,7 @@ impl Default for SolveConfig {
             seed: 1,
             report: None,
             completer: None,
+            together: true,
         }
     }
 }

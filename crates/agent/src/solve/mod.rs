@@ -36,6 +36,7 @@
 
 pub mod agreement;
 mod ask;
+mod batch;
 pub mod characterise;
 mod config;
 pub mod edit_set;
@@ -282,6 +283,7 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         }
     }
     let spent = run.spent();
+    (run.report.drafted, run.report.accepted) = (run.used.drafted, run.used.accepted);
     run.report.timings = report::SolveTimings {
         prompt_ms: spent.prompt_ms - run.judging.prompt_ms,
         decode_ms: spent.decode_ms - run.judging.decode_ms,
@@ -353,26 +355,29 @@ impl Run<'_> {
             choice = pick::pick(&baseline, &self.verdicts, &self.texts);
         }
         let sampling = Instant::now();
-        for i in 0.. {
-            if choice.is_some() || !self.config.another(i, sampling) {
-                break;
-            }
-            let sampled = generate::sampled(&req, i, self.config.temperature, self.config.seed);
-            if self
-                .candidate(&sampled, target, &baseline, first, false)
-                .await
-            {
-                choice = pick::pick(&baseline, &self.verdicts, &self.texts);
-                break;
-            }
-            if self.ctx.cancel.is_cancelled() {
-                return None;
-            }
-            if let Some(name) = self.changes_a_called_signature(target) {
-                self.report.reason = format!(
-                    "a candidate that passes the checks changes the signature of `{name}`, which other files call: the function and its callers change together instead"
-                );
-                return None;
+        let mut i = 0;
+        while choice.is_none() && self.config.another(i, sampling) {
+            let width = self.config.width(i);
+            let asked = Ask {
+                req: &req,
+                from: i,
+                width,
+                seed: self.config.seed,
+                repair: false,
+            };
+            let round = self.round(&asked, target, &baseline, first).await;
+            i += width;
+            match round {
+                Round::Green => choice = pick::pick(&baseline, &self.verdicts, &self.texts),
+                Round::Cancelled => return None,
+                Round::Signature(name) => {
+                    self.report.reason = format!(
+                        "a candidate that passes the checks changes the signature of `{name}`, which other files call: the function and its callers change together instead"
+                    );
+                    return None;
+                }
+                Round::Settled => break,
+                Round::Done => {}
             }
         }
         if choice.is_none() && !pick::something_fails(&baseline) {
@@ -771,6 +776,97 @@ impl Run<'_> {
         self.used.ask(self.provider, req, &self.ctx.cancel).await
     }
 
+    /// Samples `asked.from..asked.from + asked.width` of a request (sample 0 greedy),
+    /// decoded as one batch where the provider can, else one after another; each
+    /// candidate is verified the moment its answer is complete, while the rest of the
+    /// batch decodes, and the round ends as soon as the pick cannot change.
+    async fn round(
+        &mut self,
+        asked: &Ask<'_>,
+        target: &Target,
+        baseline: &Verdict,
+        first: usize,
+    ) -> Round {
+        let sampled =
+            |i: usize| generate::sampled(asked.req, i, self.config.temperature, asked.seed);
+        let samplings: Vec<_> = (asked.from..asked.from + asked.width)
+            .map(|i| sampled(i).sampling)
+            .collect();
+        let (t0, checks_before) = (Instant::now(), self.verifier.spent_ms());
+        let Some(mut batch) =
+            batch::Batch::start(self.provider, asked.req, &samplings, &self.ctx.cancel)
+        else {
+            for i in asked.from..asked.from + asked.width {
+                let green = self
+                    .candidate(&sampled(i), target, baseline, first, asked.repair)
+                    .await;
+                if let Some(end) = self.after(green, target, baseline) {
+                    return end;
+                }
+            }
+            return Round::Done;
+        };
+        let mut end = Round::Done;
+        let mut prompt_read = false;
+        while let Some(done) = batch.next().await {
+            let done = match done {
+                Ok(done) => done,
+                Err(e) => {
+                    tracing::warn!("solve: the model failed: {}", e.message);
+                    break;
+                }
+            };
+            if !std::mem::replace(&mut prompt_read, true) {
+                self.used.prompt_ms += done.stats.prompt_ms as f64;
+            }
+            self.used.answered(&done.response, &done.stats);
+            let sampling = &samplings[done.index];
+            let temperature = sampling.temperature.unwrap_or(0.0);
+            let answer = done.response.text;
+            let new = generate::splice(target, &generate::code_of(&answer));
+            let what = if asked.repair { "repair" } else { "candidate" };
+            let green = self
+                .record(
+                    target,
+                    baseline,
+                    first,
+                    Recorded {
+                        new,
+                        answer,
+                        temperature,
+                        seed: sampling.seed.filter(|_| temperature > 0.0),
+                        repair: asked.repair,
+                        what,
+                    },
+                )
+                .await;
+            if let Some(stop) = self.after(green, target, baseline) {
+                end = stop;
+                break;
+            }
+        }
+        drop(batch);
+        // Time the model was waited for: the round's, less the checks run beside it.
+        let checks = self.verifier.spent_ms() - checks_before;
+        self.used.model_ms += (t0.elapsed().as_secs_f64() * 1000.0 - checks).max(0.0);
+        end
+    }
+
+    /// What ends a round after a candidate was recorded (`green`: it turned a failing
+    /// check green), if anything does.
+    fn after(&self, green: bool, target: &Target, baseline: &Verdict) -> Option<Round> {
+        if green {
+            return Some(Round::Green);
+        }
+        if self.ctx.cancel.is_cancelled() {
+            return Some(Round::Cancelled);
+        }
+        if let Some(name) = self.changes_a_called_signature(target) {
+            return Some(Round::Signature(name));
+        }
+        pick::settled(baseline, &self.verdicts, &self.texts).then_some(Round::Settled)
+    }
+
     /// Asks for one candidate, verifies it and records it; whether it turns a failing
     /// check green (sampling can stop).
     async fn candidate(
@@ -891,26 +987,49 @@ impl Run<'_> {
             .as_ref()
             .map_or_else(|| self.verdicts[best].phrase(), |t| t.tail.clone());
         let asked = generate::repair(req, &self.answers[best], &failure, target);
-        for i in 0..2 {
-            if self.ctx.cancel.is_cancelled() {
-                return None;
-            }
-            let sampled = generate::sampled(
-                &asked,
-                i,
-                self.config.temperature,
-                self.config.seed.wrapping_add(1_000),
-            );
-            if self
-                .candidate(&sampled, target, baseline, first, true)
-                .await
-            {
-                break;
-            }
+        let asked = Ask {
+            req: &asked,
+            from: 0,
+            width: 2,
+            seed: self.config.seed.wrapping_add(1_000),
+            repair: true,
+        };
+        if matches!(
+            self.round(&asked, target, baseline, first).await,
+            Round::Cancelled
+        ) {
+            return None;
         }
         pick::pick(baseline, &self.verdicts, &self.texts)
             .filter(|c| matches!(c, pick::Choice::Green(_)))
     }
+}
+
+/// A round of samples of one request, as [`Run::round`] takes it.
+struct Ask<'a> {
+    req: &'a ChatRequest,
+    /// The first sample's number (0: greedy) and how many.
+    from: usize,
+    width: usize,
+    /// The seed sample `i` adds `i` to.
+    seed: u64,
+    /// From the repair round.
+    repair: bool,
+}
+
+/// How a round of samples ended.
+enum Round {
+    /// A candidate turned a failing check green: it is the pick.
+    Green,
+    /// The user cancelled.
+    Cancelled,
+    /// A candidate that passes changes the signature of this function, which other
+    /// files call: not the rewrite's to land.
+    Signature(String),
+    /// Enough candidates that pass agree that more cannot change the pick.
+    Settled,
+    /// Every sample was taken.
+    Done,
 }
 
 /// One candidate as [`Run::record`] takes it.

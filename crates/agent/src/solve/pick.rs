@@ -103,6 +103,25 @@ pub fn turns_green(baseline: &Verdict, v: &Verdict) -> bool {
     something_fails(baseline) && v.passes() && !breaks(baseline, v)
 }
 
+/// Whether more candidates cannot change the pick: nothing failed before and
+/// [`SETTLED`] candidates that break nothing have the same text (up to whitespace).
+/// (A candidate that turns a failing check green ends sampling on its own.)
+pub fn settled(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> bool {
+    if something_fails(baseline) {
+        return false;
+    }
+    let mut counts = std::collections::HashMap::new();
+    safe(baseline, verdicts).into_iter().any(|i| {
+        let n = counts.entry(normalised(&texts[i])).or_insert(0);
+        *n += 1;
+        *n >= SETTLED
+    })
+}
+
+/// Identical safe candidates that settle the pick: with the six samples asked for by
+/// default, the rest could at most tie them.
+const SETTLED: usize = 3;
+
 /// The choice among `verdicts` (with the candidates' `texts`), when there is one.
 pub fn pick(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> Option<Choice> {
     if let Some(i) = verdicts.iter().position(|v| turns_green(baseline, v)) {
@@ -112,14 +131,7 @@ pub fn pick(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> Optio
         return None;
     }
     let safe = safe(baseline, verdicts);
-    let key = |i: usize| -> String {
-        texts[i]
-            .lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let key = |i: usize| normalised(&texts[i]);
     let mut best: Option<(usize, usize)> = None;
     for &i in &safe {
         let votes = safe.iter().filter(|&&j| key(j) == key(i)).count();
@@ -132,6 +144,15 @@ pub fn pick(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> Optio
         votes,
         of: safe.len(),
     })
+}
+
+/// A candidate's text up to whitespace: what votes compare.
+fn normalised(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

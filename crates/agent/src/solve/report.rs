@@ -61,6 +61,11 @@ pub struct SolveReport {
     pub landed: bool,
     /// Where the time went.
     pub timings: SolveTimings,
+    /// Tokens drafted from the original code for greedy answers (prompt lookup), and
+    /// how many of them the model kept: what speculative rewriting saved.
+    pub drafted: u64,
+    /// Of the drafted tokens, those the model kept.
+    pub accepted: u64,
 }
 
 /// Where a strategy's time went, in ms: what to make faster next.

@@ -1,0 +1,110 @@
+//! Several samples of one request decoded together, each handed over the moment it
+//! is complete, so that it is verified while the others still decode.
+//!
+//! Where the provider decodes sequences in one batch ([`Provider::stream_many`]: the
+//! embedded engine reads the prompt once and each step costs about one pass whatever
+//! the batch holds), a round of samples costs far less than that many calls. The
+//! stream is drained by a task of its own into an unbounded queue: the engine's
+//! channel is bounded, and a check that runs tests for a minute must not stall the
+//! decoding beside it. Dropping the [`Batch`] aborts that task, which drops the
+//! stream, which stops the engine: sampling ends as soon as the pick cannot change.
+
+use std::sync::Arc;
+
+use agentls_model::{
+    Accumulator, CancellationToken, ChatRequest, DecodeStats, ManyEvent, ModelError, Provider,
+    Response, Sampling, StreamEvent,
+};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+/// One sequence of a batch, complete.
+pub(super) struct Finished {
+    /// Its index among the samplings asked for.
+    pub index: usize,
+    /// Its answer.
+    pub response: Response,
+    /// How it was decoded.
+    pub stats: DecodeStats,
+}
+
+/// A batch being decoded; its sequences come out as they end.
+pub(super) struct Batch {
+    rx: mpsc::UnboundedReceiver<Result<Finished, ModelError>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Batch {
+    /// Starts decoding one answer to `req` per entry of `samplings`; `None` where the
+    /// provider cannot decode them together (ask one after another instead).
+    pub(super) fn start(
+        provider: &Arc<dyn Provider>,
+        req: &ChatRequest,
+        samplings: &[Sampling],
+        cancel: &CancellationToken,
+    ) -> Option<Batch> {
+        let stream = provider.stream_many(req, samplings, cancel.clone())?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(drain(stream, samplings.len(), tx));
+        Some(Batch { rx, task })
+    }
+
+    /// The next sequence to end, or the error that ended the batch; `None` when every
+    /// sequence has been handed over.
+    pub(super) async fn next(&mut self) -> Option<Result<Finished, ModelError>> {
+        self.rx.recv().await
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        // Stops the engine: the task owns the stream, whose drop ends decoding.
+        self.task.abort();
+    }
+}
+
+/// Reads `stream` to its end, sending each sequence whole as it stops; returns early
+/// when the batch is dropped.
+async fn drain(
+    mut stream: agentls_model::ManyStream,
+    n: usize,
+    tx: mpsc::UnboundedSender<Result<Finished, ModelError>>,
+) {
+    let mut accs: Vec<Option<Accumulator>> = (0..n).map(|_| Some(Accumulator::default())).collect();
+    let mut stats = vec![DecodeStats::default(); n];
+    while let Some(item) = stream.next().await {
+        let sent = match item {
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+            Ok(ManyEvent::Stats(i, s)) => {
+                if let Some(slot) = stats.get_mut(i) {
+                    *slot = s;
+                }
+                continue;
+            }
+            Ok(ManyEvent::Event(i, ev)) => {
+                let stop = matches!(ev, StreamEvent::Stop(_));
+                let Some(acc) = accs.get_mut(i).and_then(Option::as_mut) else {
+                    continue;
+                };
+                acc.push(&ev);
+                if !stop {
+                    continue;
+                }
+                let Some(acc) = accs[i].take() else {
+                    continue;
+                };
+                tx.send(Ok(Finished {
+                    index: i,
+                    response: acc.finish(),
+                    stats: stats[i],
+                }))
+            }
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
