@@ -70,6 +70,10 @@ pub mod ops {
             id: String,
             /// Allowed or not.
             approved: bool,
+            /// Allowed, to run in the user's own terminal rather than the sandbox (only
+            /// where the request offered it: `inTerminal` on the event).
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            in_terminal: bool,
         },
         /// The model and the mode from the next turn on (`None`: unchanged).
         #[serde(rename_all = "camelCase")]
@@ -80,6 +84,23 @@ pub mod ops {
             /// Agent, ask or plan.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             mode: Option<Mode>,
+        },
+        /// Compacts the conversation now, as when it nears the model's window: old
+        /// tool outputs masked, older messages folded into a summary. Answered with a
+        /// `compacted` event (zeros when there was nothing to fold); waits for the turn
+        /// that runs, if one does.
+        Compact,
+        /// The front end's part of the session's record (an editor's changes pending
+        /// review), which the host saves with the conversation: at once (while a turn
+        /// runs, with the conversation as of the turn before) and after every turn.
+        #[serde(rename_all = "camelCase")]
+        Save {
+            /// The title lists show (`None`: the first prompt's).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            title: Option<String>,
+            /// In the front end's own format; `null` for none.
+            #[serde(default)]
+            front_end: serde_json::Value,
         },
     }
 }
@@ -665,6 +686,10 @@ pub enum Event {
         /// `None` while waiting; then the answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         granted: Option<bool>,
+        /// A command the user may also run in their own terminal: the answer may say
+        /// `inTerminal`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        in_terminal: bool,
     },
     /// Tokens of the last model call.
     #[serde(rename_all = "camelCase")]

@@ -39,7 +39,8 @@ pub mod mcp;
 pub mod models;
 mod queue;
 pub mod satisfaction;
+mod saving;
 pub mod stats;
 
-pub use host::{Adapters, Host, HostError, HostOptions, HostedSession, Op, Saves, Spec, Turn};
+pub use host::{Adapters, Host, HostError, HostOptions, HostedSession, Op, Spec, Turn};
 pub use queue::{Emitted, SessionHandle, Submitter};
