@@ -204,6 +204,11 @@ export type Event =
        * with it (a front end driving the session through its submission queue).
        */
       id?: string | null;
+      /**
+       * A command the user may also run in their own terminal: the answer may say
+       * `inTerminal`.
+       */
+      inTerminal?: boolean;
       type: "approval";
       /**
        * What is asked.
@@ -319,6 +324,11 @@ export type Op =
        * The request's id.
        */
       id: string;
+      /**
+       * Allowed, to run in the user's own terminal rather than the sandbox (only
+       * where the request offered it: `inTerminal` on the event).
+       */
+      inTerminal?: boolean;
       type: "approval";
     }
   | {
@@ -331,6 +341,22 @@ export type Op =
        */
       model?: string | null;
       type: "overrideTurnContext";
+    }
+  | {
+      type: "compact";
+    }
+  | {
+      /**
+       * In the front end's own format; `null` for none.
+       */
+      frontEnd?: {
+        [k: string]: unknown | undefined;
+      };
+      /**
+       * The title lists show (`None`: the first prompt's).
+       */
+      title?: string | null;
+      type: "save";
     };
 /**
  * Where a session is.
@@ -614,6 +640,11 @@ export interface EventParams {
          * with it (a front end driving the session through its submission queue).
          */
         id?: string | null;
+        /**
+         * A command the user may also run in their own terminal: the answer may say
+         * `inTerminal`.
+         */
+        inTerminal?: boolean;
         type: "approval";
         /**
          * What is asked.
@@ -1295,6 +1326,11 @@ export interface Submission {
          * The request's id.
          */
         id: string;
+        /**
+         * Allowed, to run in the user's own terminal rather than the sandbox (only
+         * where the request offered it: `inTerminal` on the event).
+         */
+        inTerminal?: boolean;
         type: "approval";
       }
     | {
@@ -1307,6 +1343,22 @@ export interface Submission {
          */
         model?: string | null;
         type: "overrideTurnContext";
+      }
+    | {
+        type: "compact";
+      }
+    | {
+        /**
+         * In the front end's own format; `null` for none.
+         */
+        frontEnd?: {
+          [k: string]: unknown | undefined;
+        };
+        /**
+         * The title lists show (`None`: the first prompt's).
+         */
+        title?: string | null;
+        type: "save";
       };
 }
 /**
