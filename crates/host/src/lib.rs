@@ -7,12 +7,13 @@
 //! ([`agentls_agent::build_session`] on the front end's [`Adapters`]), records each
 //! turn in the stats database ([`stats`]), judges the user's follow-ups
 //! ([`satisfaction`]), saves and resumes sessions, and connects the configured MCP
-//! servers ([`mcp`]). A front end supplies only its sinks (approvals, edits, client
-//! files, terminal, its own tool context), sends [`Op`]s and renders the one event
-//! stream it gets back (`agent/event`'s types). [`HostedSession::spawn`] puts the
-//! session on a submission queue of the protocol's ops (prompt, interrupt, an
-//! approval's answer, model and mode): the front end holds a [`SessionHandle`], and
-//! approval requests come to it as events when it brings no approver.
+//! servers ([`mcp`]). A front end supplies only its sinks (edits, client files,
+//! terminal, its own tool context), sends [`Op`]s and renders the one event stream it
+//! gets back (`agent/event`'s types). [`HostedSession::spawn`] puts the session on a
+//! submission queue of the protocol's ops (prompt, interrupt, an approval's answer,
+//! model and mode, compaction, the front end's part of the saved record): the front
+//! end holds a [`SessionHandle`], approval requests come to it as events, and the
+//! session's cancel token is this crate's alone.
 //!
 //! **Architecture invariant:** no front end builds `HeadlessOptions` or a
 //! `RunRecorder` itself; what a session is, how it is recorded and saved, lives here.

@@ -571,10 +571,15 @@ async fn prompt(
     // A prompt after the agent's turn is judged against it (`[stats] satisfaction`);
     // the turn is recorded and saved before its end comes: a client may end the
     // process right after the answer.
-    let sub = slot.handle.submit(Op::Prompt {
-        text: commands::expand(&typed),
-        user_text: Some(typed.clone()),
-    });
+    let compacting = commands::is_compact(&typed);
+    let sub = if compacting {
+        slot.handle.submit(Op::Compact)
+    } else {
+        slot.handle.submit(Op::Prompt {
+            text: commands::expand(&typed),
+            user_text: Some(typed.clone()),
+        })
+    };
     let mut updates = Updates::new(slot.root.clone()).with_window(slot.window);
     let turn = loop {
         match events.recv().await {
@@ -592,7 +597,11 @@ async fn prompt(
                     Event::ToolFinished { .. } => slot.recorded.take(),
                     _ => Vec::new(),
                 };
-                for update in updates.of(&event, landed) {
+                let mut said = updates.of(&event, landed);
+                if let (true, Event::Compacted { masked, summarized }) = (compacting, &event) {
+                    said.extend(commands::compacted(*masked, *summarized));
+                }
+                for update in said {
                     if let Err(e) =
                         cx.send_notification(SessionNotification::new(id.clone(), update))
                     {
@@ -601,6 +610,8 @@ async fn prompt(
                 }
             }
             Some(Emitted::TurnEnded { sub: s, turn }) if s == sub => break Ok(turn),
+            // `/compact` done: its `compacted` event said what it did.
+            Some(Emitted::Done { sub: s }) if s == sub => return Ok(StopReason::EndTurn),
             Some(Emitted::Refused { sub: s, error }) if s == sub => break Err(error),
             Some(Emitted::Refused { sub: s, error }) if s == switch => {
                 tracing::warn!("acp: session {id}: {error}");
