@@ -131,37 +131,7 @@ async fn a_session_is_driven_through_ops_alone() {
     assert_eq!(results.len(), 1);
     assert!(!results[0].contains("was refused"), "{results:?}");
 
-    // 2. A slow answer, interrupted once it streams: the turn ends cancelled.
-    let slow = "word ".repeat(400);
-    server.push_turn(
-        Turn::text(slow)
-            .chunked(5)
-            .frame_delay(Duration::from_millis(50)),
-    );
-    let sub = handle.submit(Op::Prompt {
-        text: "Talk slowly.".into(),
-        user_text: None,
-    });
-    let mut interrupted = false;
-    let status = until_end(&mut events, &handle, &sub, |event, handle| {
-        if matches!(event, Event::TextDelta { .. }) && !interrupted {
-            interrupted = true;
-            // The front end's part of the record, saved while the turn runs.
-            handle.submit(Op::Save {
-                title: Some("Pushing".into()),
-                front_end: json!({"pending": [7]}),
-            });
-            handle.submit(Op::Interrupt);
-        }
-    })
-    .await;
-    assert!(interrupted);
-    assert_eq!(status, Status::Cancelled);
-    // Saved by the host, with the front end's part, and kept at the turn's end.
-    let saved = host.load(handle.id()).unwrap();
-    assert_eq!(saved.title, "Pushing");
-    assert_eq!(saved.front_end, json!({"pending": [7]}));
-    assert!(saved.messages.len() >= 4, "{:?}", saved.messages);
+    interrupt_with_a_save(&server, &host, &handle, &mut events).await;
 
     // 3. Another model from the next turn on, then a prompt: it goes to that model.
     let before = server.requests().len();
@@ -199,12 +169,64 @@ async fn a_session_is_driven_through_ops_alone() {
         other => panic!("{other:?}"),
     }
 
-    // 4. A compaction asked for: its event, then the op done; the conversation is
-    //    shorter and saved so.
+    compact(&server, &host, &handle, &mut events).await;
+
+    let session = handle.close().await.unwrap();
+    assert_eq!(session.model(), "second");
+}
+
+/// 2. A slow answer, interrupted once it streams, with the front end's part of the
+/// record saved meanwhile: the turn ends cancelled, the record kept.
+async fn interrupt_with_a_save(
+    server: &ModelServer,
+    host: &Host,
+    handle: &SessionHandle,
+    events: &mut UnboundedReceiver<Emitted>,
+) {
+    let slow = "word ".repeat(400);
+    server.push_turn(
+        Turn::text(slow)
+            .chunked(5)
+            .frame_delay(Duration::from_millis(50)),
+    );
+    let sub = handle.submit(Op::Prompt {
+        text: "Talk slowly.".into(),
+        user_text: None,
+    });
+    let mut interrupted = false;
+    let status = until_end(events, handle, &sub, |event, handle| {
+        if matches!(event, Event::TextDelta { .. }) && !interrupted {
+            interrupted = true;
+            // The front end's part of the record, saved while the turn runs.
+            handle.submit(Op::Save {
+                title: Some("Pushing".into()),
+                front_end: json!({"pending": [7]}),
+            });
+            handle.submit(Op::Interrupt);
+        }
+    })
+    .await;
+    assert!(interrupted);
+    assert_eq!(status, Status::Cancelled);
+    // Saved by the host, with the front end's part, and kept at the turn's end.
+    let saved = host.load(handle.id()).unwrap();
+    assert_eq!(saved.title, "Pushing");
+    assert_eq!(saved.front_end, json!({"pending": [7]}));
+    assert!(saved.messages.len() >= 4, "{:?}", saved.messages);
+}
+
+/// 4. A compaction asked for: its event, then the op done; the conversation is
+/// shorter and saved so.
+async fn compact(
+    server: &ModelServer,
+    host: &Host,
+    handle: &SessionHandle,
+    events: &mut UnboundedReceiver<Emitted>,
+) {
     let before = host.load(handle.id()).unwrap().messages.len();
     server.push_turn(Turn::text("Earlier: a push, allowed; a slow answer, cut."));
     let sub = handle.submit(Op::Compact);
-    let (masked, summarized) = match next(&mut events).await {
+    let (masked, summarized) = match next(events).await {
         Emitted::Event {
             sub: s,
             event: Event::Compacted { masked, summarized },
@@ -215,7 +237,7 @@ async fn a_session_is_driven_through_ops_alone() {
         other => panic!("{other:?}"),
     };
     assert!(summarized > 0, "masked {masked}, summarized {summarized}");
-    assert!(matches!(next(&mut events).await, Emitted::Done { sub: s } if s == sub));
+    assert!(matches!(next(events).await, Emitted::Done { sub: s } if s == sub));
     let after = host.load(handle.id()).unwrap();
     assert!(
         after.messages.len() < before,
@@ -223,7 +245,4 @@ async fn a_session_is_driven_through_ops_alone() {
         after.messages.len()
     );
     assert_eq!(after.front_end, json!({"pending": [7]}));
-
-    let session = handle.close().await.unwrap();
-    assert_eq!(session.model(), "second");
 }
