@@ -175,7 +175,7 @@ async fn a_session_is_driven_through_ops_alone() {
     assert_eq!(session.model(), "second");
 }
 
-/// 2. A slow answer, interrupted once it streams, with the front end's part of the
+/// Step 2: a slow answer, interrupted once it streams, with the front end's part of the
 /// record saved meanwhile: the turn ends cancelled, the record kept.
 async fn interrupt_with_a_save(
     server: &ModelServer,
@@ -215,7 +215,7 @@ async fn interrupt_with_a_save(
     assert!(saved.messages.len() >= 4, "{:?}", saved.messages);
 }
 
-/// 4. A compaction asked for: its event, then the op done; the conversation is
+/// Step 4: a compaction asked for: its event, then the op done; the conversation is
 /// shorter and saved so.
 async fn compact(
     server: &ModelServer,
