@@ -28,12 +28,14 @@ pub const METHODS: &[&str] = &[
     list_models::METHOD,
     review::METHOD,
     list_changes::METHOD,
+    compact::METHOD,
 ];
 
 /// What a front end sends a session: the operations of its submission queue. The
 /// session answers with its [`Event`]s (one stream); no front end reaches around it
-/// (a cancel token, an approver, a save hook): an interrupt, an approval's answer and
-/// a change of model or mode are operations like a prompt.
+/// (a cancel token, an approver, a save hook): an interrupt, an approval's answer, a
+/// change of model or mode, a compaction and the front end's part of the saved record
+/// are operations like a prompt.
 pub mod ops {
     use super::*;
 
@@ -244,6 +246,34 @@ pub mod prompt {
 
     /// The result: the session, now running.
     pub type Result = SessionInfo;
+}
+
+/// `agent/compact`: compacts an idle session's conversation now (the session's
+/// compaction op): everything before the last exchange folded into a summary, old tool
+/// outputs masked. A session that has not run in this server has nothing to compact.
+pub mod compact {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/compact";
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// The session.
+        pub session: String,
+    }
+
+    /// The result: what the compaction did (zeros when there was nothing to fold).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// Tool outputs masked.
+        pub masked: u32,
+        /// Messages folded into a summary.
+        pub summarized: u32,
+    }
 }
 
 /// `agent/cancel`: stops a session's run. Running tools stop; edits already landed stay.

@@ -373,6 +373,8 @@ export type SessionStatus =
 export interface ProtocolTypes {
   "agent/cancel.Params": CancelParams;
   "agent/cancel.Result": CancelResult;
+  "agent/compact.Params": CompactParams;
+  "agent/compact.Result": CompactResult;
   "agent/diagnostics.Params": DiagnosticsParams;
   "agent/event.Params": EventParams;
   "agent/getTranscript.Params": GetTranscriptParams;
@@ -425,6 +427,34 @@ export interface CancelResult {
    * `false` when no run was going on.
    */
   cancelled: boolean;
+}
+/**
+ * Parameters.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "CompactParams".
+ */
+export interface CompactParams {
+  /**
+   * The session.
+   */
+  session: string;
+}
+/**
+ * The result: what the compaction did (zeros when there was nothing to fold).
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "CompactResult".
+ */
+export interface CompactResult {
+  /**
+   * Tool outputs masked.
+   */
+  masked: number;
+  /**
+   * Messages folded into a summary.
+   */
+  summarized: number;
 }
 /**
  * Parameters.
@@ -1634,6 +1664,7 @@ export interface VersionedTextDocumentIdentifier2 {
 /** Every method of the protocol (requests and notifications) by the part of its name after the last `/`. */
 export const Methods = {
   cancel: "agent/cancel",
+  compact: "agent/compact",
   copilotInlineEdit: "textDocument/copilotInlineEdit",
   diagnostics: "agent/diagnostics",
   event: "agent/event",

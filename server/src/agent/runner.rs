@@ -211,6 +211,30 @@ async fn turn(
     }
 }
 
+/// Compacts `entry`'s session through its queue, after the run going on (which holds
+/// it): how many tool outputs were masked and messages folded. A session not built in
+/// this server has nothing to compact.
+pub async fn compact(entry: &Entry) -> Result<(usize, usize), String> {
+    let mut guard = entry.live.lock().await;
+    let Some(live) = guard.as_mut() else {
+        return Ok((0, 0));
+    };
+    let sub = live.handle.submit(Op::Compact);
+    let mut done = (0, 0);
+    loop {
+        match live.events.recv().await {
+            Some(Emitted::Event {
+                sub: s,
+                event: Event::Compacted { masked, summarized },
+            }) if s == sub => done = (masked, summarized),
+            Some(Emitted::Done { sub: s }) if s == sub => return Ok(done),
+            Some(Emitted::Refused { sub: s, error }) if s == sub => return Err(error),
+            Some(_) => {}
+            None => return Err("internal: the session ended".to_owned()),
+        }
+    }
+}
+
 /// The end of a run that failed before the model was asked anything.
 fn failed(message: String) -> Event {
     Event::Finished {
