@@ -21,13 +21,17 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), String> {
-//! use agentls_host::{Adapters, Host, HostOptions, Op, Spec, config};
+//! use agentls_host::{Adapters, Host, HostOptions, Spec, config};
 //! let config = config::load(&config::LoadOptions::default()).config;
 //! let host = Host::new(config, HostOptions { front_end: "run", ..Default::default() });
 //! let spec = Spec { workspace: ".".into(), ..Default::default() };
-//! let mut session = host.open(spec, Adapters::default()).await?;
-//! let op = Op::Prompt { text: "Fix the failing test".into(), user_text: None };
-//! let turn = session.submit(op, |event| eprintln!("{event:?}")).await?;
+//! let (handle, mut events) = host.open(spec, Adapters::default()).await?.spawn();
+//! let print = |event: &agentls_agent::Event| eprintln!("{event:?}");
+//! // Every command the policy asks about is refused: nobody to ask here.
+//! let refuse = |_id: &str, _what: &str| Some(false);
+//! let turn = handle
+//!     .prompt_to_end(&mut events, "Fix the failing test".into(), print, refuse)
+//!     .await?;
 //! # let _ = turn;
 //! # Ok(()) }
 //! ```
