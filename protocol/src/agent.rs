@@ -28,12 +28,14 @@ pub const METHODS: &[&str] = &[
     list_models::METHOD,
     review::METHOD,
     list_changes::METHOD,
+    compact::METHOD,
 ];
 
 /// What a front end sends a session: the operations of its submission queue. The
 /// session answers with its [`Event`]s (one stream); no front end reaches around it
-/// (a cancel token, an approver, a save hook): an interrupt, an approval's answer and
-/// a change of model or mode are operations like a prompt.
+/// (a cancel token, an approver, a save hook): an interrupt, an approval's answer, a
+/// change of model or mode, a compaction and the front end's part of the saved record
+/// are operations like a prompt.
 pub mod ops {
     use super::*;
 
@@ -70,6 +72,10 @@ pub mod ops {
             id: String,
             /// Allowed or not.
             approved: bool,
+            /// Allowed, to run in the user's own terminal rather than the sandbox (only
+            /// where the request offered it: `inTerminal` on the event).
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            in_terminal: bool,
         },
         /// The model and the mode from the next turn on (`None`: unchanged).
         #[serde(rename_all = "camelCase")]
@@ -80,6 +86,23 @@ pub mod ops {
             /// Agent, ask or plan.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             mode: Option<Mode>,
+        },
+        /// Compacts the conversation now, as when it nears the model's window: old
+        /// tool outputs masked, older messages folded into a summary. Answered with a
+        /// `compacted` event (zeros when there was nothing to fold); waits for the turn
+        /// that runs, if one does.
+        Compact,
+        /// The front end's part of the session's record (an editor's changes pending
+        /// review), which the host saves with the conversation: at once (while a turn
+        /// runs, with the conversation as of the turn before) and after every turn.
+        #[serde(rename_all = "camelCase")]
+        Save {
+            /// The title lists show (`None`: the first prompt's).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            title: Option<String>,
+            /// In the front end's own format; `null` for none.
+            #[serde(default)]
+            front_end: serde_json::Value,
         },
     }
 }
@@ -223,6 +246,34 @@ pub mod prompt {
 
     /// The result: the session, now running.
     pub type Result = SessionInfo;
+}
+
+/// `agent/compact`: compacts an idle session's conversation now (the session's
+/// compaction op): everything before the last exchange folded into a summary, old tool
+/// outputs masked. A session that has not run in this server has nothing to compact.
+pub mod compact {
+    use super::*;
+
+    /// The method name.
+    pub const METHOD: &str = "agent/compact";
+
+    /// Parameters.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Params {
+        /// The session.
+        pub session: String,
+    }
+
+    /// The result: what the compaction did (zeros when there was nothing to fold).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Result {
+        /// Tool outputs masked.
+        pub masked: u32,
+        /// Messages folded into a summary.
+        pub summarized: u32,
+    }
 }
 
 /// `agent/cancel`: stops a session's run. Running tools stop; edits already landed stay.
@@ -665,6 +716,10 @@ pub enum Event {
         /// `None` while waiting; then the answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         granted: Option<bool>,
+        /// A command the user may also run in their own terminal: the answer may say
+        /// `inTerminal`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        in_terminal: bool,
     },
     /// Tokens of the last model call.
     #[serde(rename_all = "camelCase")]

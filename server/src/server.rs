@@ -57,6 +57,7 @@ impl Server {
         .custom_method(agent::new_session::METHOD, Server::agent_new_session)
         .custom_method(agent::prompt::METHOD, Server::agent_prompt)
         .custom_method(agent::cancel::METHOD, Server::agent_cancel)
+        .custom_method(agent::compact::METHOD, Server::agent_compact)
         .custom_method(agent::list_sessions::METHOD, Server::agent_list_sessions)
         .custom_method(agent::get_transcript::METHOD, Server::agent_get_transcript)
         .custom_method(agent::set_model::METHOD, Server::agent_set_model)
@@ -169,6 +170,17 @@ impl Server {
         guard(agent::prompt::METHOD, async {
             crate::agent::load_saved_sessions(&self.state).await;
             handlers::agent::prompt(&self.state, &self.client, params)
+        })
+        .await
+    }
+
+    async fn agent_compact(
+        &self,
+        params: agent::compact::Params,
+    ) -> jsonrpc::Result<agent::compact::Result> {
+        guard(agent::compact::METHOD, async {
+            crate::agent::load_saved_sessions(&self.state).await;
+            handlers::agent::compact(&self.state, params).await
         })
         .await
     }

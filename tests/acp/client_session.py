@@ -237,7 +237,7 @@ async def main():
         # The slash commands the session offers.
         offered = editor.of_kind("available_commands_update")
         names = [c.name for c in offered[0].available_commands] if offered else []
-        expect(names == ["implement", "fix", "explain", "tests"], f"commands {offered}")
+        expect(names == ["implement", "fix", "explain", "tests", "compact"], f"commands {offered}")
         # How full the context is after the first model call (900 in, 20 out).
         usage = editor.of_kind("usage_update")
         expect(usage and usage[0].used == 920 and usage[0].size > 920, f"usage {usage}")

@@ -349,6 +349,75 @@ async fn a_second_acp_prompt_is_judged() {
     assert!(body.contains("undo all of that"), "{body}");
 }
 
+/// Sends each of `prompts` to a new session in `ws`, one after the other's answer;
+/// the answers.
+async fn prompt_in_turn(
+    agent: agent_client_protocol::AcpAgent,
+    ws: &Path,
+    prompts: &[&str],
+) -> Vec<String> {
+    use agent_client_protocol::v1::SessionSetup;
+    use agent_client_protocol::v1::schema::InitializeRequest;
+    use agent_client_protocol::{Client, schema::ProtocolVersion};
+
+    Client
+        .v1()
+        .name("agentls-e2e")
+        .connect_with(agent, async move |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            cx.build_session(ws)
+                .block_task()
+                .run_until(async |SessionSetup { mut session, .. }| {
+                    let mut answers = Vec::new();
+                    for prompt in prompts {
+                        session.send_prompt(*prompt)?;
+                        answers.push(session.read_to_string().await?);
+                    }
+                    Ok(answers)
+                })
+                .await
+        })
+        .await
+        .unwrap()
+}
+
+/// `/compact` is the session's compaction op: after two exchanges the agent says what
+/// it folded, and the next prompt goes to the model with the summary in place of the
+/// first exchange.
+#[tokio::test(flavor = "multi_thread")]
+async fn acp_compact_folds_the_conversation() {
+    let model = ModelServer::start().await.unwrap();
+    model.push_turn(Turn::text("add returns a + b."));
+    model.push_turn(Turn::text("sub returns a - b."));
+    // No summarizer configured: the compaction asks no model.
+    model.push_turn(Turn::text("mul returns a * b."));
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let cfg = dir.path().join("models.toml");
+    fixture_config(&cfg, &model.url());
+    let agent = agentls_acp(dir.path(), &cfg);
+    let answers = prompt_in_turn(
+        agent,
+        &ws,
+        &["What does add do?", "And sub?", "/compact", "And mul?"],
+    )
+    .await;
+    let said = &answers[2];
+    assert!(said.starts_with("Compacted: "), "{said}");
+    assert!(!said.contains(" 0 messages folded"), "{said}");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let last = requests.last().unwrap().body.to_string();
+    assert!(last.contains("And mul?"), "{last}");
+    assert!(
+        !last.contains("add returns a + b."),
+        "the first exchange is folded: {last}"
+    );
+}
+
 /// Bad input on the wire: a line that is not JSON, a prompt for a session that does
 /// not exist. Each gets an error and the agent keeps serving; closing stdin ends it.
 #[test]

@@ -655,6 +655,7 @@ async fn agent_extension_streams_a_whole_session() {
     assert_the_stream(&events);
     assert!(f.text().contains("a + b"));
     assert_transcript_list_and_cancel(&mut f, &id);
+    assert_compaction(&mut f, &id);
     // The panel shows the outcome: a panel prompt raises no notification besides it
     // (a stale one would crowd out the next run's progress in VS Code's three toasts).
     let shown: Vec<&Value> = f
@@ -781,6 +782,30 @@ fn assert_transcript_list_and_cancel(f: &mut Fixture, id: &str) {
         .unwrap();
     assert_eq!(cancel["cancelled"], false, "nothing was running");
     assert!(f.root.join("src/lib.rs").exists());
+}
+
+/// `agent/compact` on the idle session: the turn before its last answer folded into
+/// a summary (no model asked: none is configured to summarize); a second finds nothing
+/// more; a session that does not exist is an error.
+fn assert_compaction(f: &mut Fixture, id: &str) {
+    let calls = f.model.requests().len();
+    let compact = |f: &mut Fixture| {
+        f.editor
+            .client
+            .request_ok("agent/compact", json!({ "session": id }))
+            .unwrap()
+    };
+    let first = compact(f);
+    assert!(first["summarized"].as_u64().unwrap() > 0, "{first}");
+    let second = compact(f);
+    assert_eq!(second["summarized"], 0, "{second}");
+    assert_eq!(f.model.requests().len(), calls);
+    let none = f
+        .editor
+        .client
+        .request("agent/compact", json!({ "session": "nonesuch" }))
+        .unwrap();
+    assert!(none.is_err());
 }
 
 #[test]

@@ -1092,6 +1092,38 @@ impl Session {
         (self.request.approx_chars() as f64 / self.chars_per_token) as usize
     }
 
+    /// Compacts the conversation now, whatever its size (a front end's compaction op):
+    /// old tool outputs masked, everything before the last exchange folded into a
+    /// summary. How many outputs were masked and messages folded; a `compacted` event
+    /// when either is more than none.
+    pub async fn compact(&mut self) -> (usize, usize) {
+        let cfg = &self.config.compaction;
+        let (keep, min_bytes) = (cfg.keep_recent.min(2), cfg.min_mask_bytes);
+        let masked = compaction::mask_old_outputs(
+            &mut self.request.messages,
+            keep,
+            min_bytes,
+            &self.artifacts,
+        );
+        let summarized = compaction::summarize(
+            &mut self.request.messages,
+            keep,
+            self.summarizer.as_deref(),
+            &self.ctx.cancel,
+        )
+        .await;
+        if masked + summarized > 0 {
+            self.metrics.compactions += 1;
+            self.log(
+                "compaction",
+                json!({"masked": masked, "summarized": summarized, "asked": true,
+                       "approx_tokens_after": compaction::estimate_tokens(&self.request)}),
+            );
+            self.send(Event::Compacted { masked, summarized });
+        }
+        (masked, summarized)
+    }
+
     async fn maybe_compact(&mut self) {
         let cfg = &self.config.compaction;
         let window = self.provider.profile().context_window as f64;

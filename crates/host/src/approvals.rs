@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agentls_agent::Event;
+use agentls_tools::CommandChoice;
 use async_trait::async_trait;
 use tokio::sync::oneshot;
 
@@ -18,7 +19,7 @@ pub(crate) type Send = Box<dyn Fn(Event) -> bool + std::marker::Send + Sync>;
 /// refused.
 #[derive(Default)]
 pub(crate) struct Approvals {
-    pending: Mutex<HashMap<String, oneshot::Sender<bool>>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<CommandChoice>>>,
     /// Where requests go while a turn runs.
     out: Mutex<Option<Send>>,
     next: AtomicU64,
@@ -49,11 +50,17 @@ impl Approvals {
         lock(&self.out).as_ref().is_some_and(|out| out(event))
     }
 
-    /// The front end's answer to request `id`.
-    pub(crate) fn answer(&self, id: &str, approved: bool) {
+    /// The front end's answer to request `id`: allowed or not, and where a command
+    /// runs (the user's terminal only where the request offered it).
+    pub(crate) fn answer(&self, id: &str, approved: bool, in_terminal: bool) {
+        let choice = match (approved, in_terminal) {
+            (false, _) => CommandChoice::Refuse,
+            (true, false) => CommandChoice::Sandbox,
+            (true, true) => CommandChoice::Terminal,
+        };
         match lock(&self.pending).remove(id) {
             Some(waiting) => {
-                let _ = waiting.send(approved);
+                let _ = waiting.send(choice);
             }
             None => tracing::debug!(id, "an answer to no approval request waiting"),
         }
@@ -64,9 +71,9 @@ impl Approvals {
 #[derive(Debug)]
 pub(crate) struct OpApprover(pub(crate) Arc<Approvals>);
 
-#[async_trait]
-impl agentls_tools::Approver for OpApprover {
-    async fn approve(&self, what: &str) -> bool {
+impl OpApprover {
+    /// Asks through the queue; `terminal`: the user may pick their own terminal.
+    async fn ask(&self, what: &str, terminal: bool) -> CommandChoice {
         let approvals = &self.0;
         let id = format!(
             "approval-{}",
@@ -78,19 +85,35 @@ impl agentls_tools::Approver for OpApprover {
             id: Some(id.clone()),
             what: what.to_owned(),
             granted: None,
+            in_terminal: terminal,
         });
         if !asked {
             lock(&approvals.pending).remove(&id);
             tracing::info!("refused approval for {what}: nobody to ask");
-            return false;
+            return CommandChoice::Refuse;
         }
         // A dropped request (the session ended) is a no.
-        let granted = rx.await.unwrap_or(false);
+        let mut choice = rx.await.unwrap_or(CommandChoice::Refuse);
+        if choice == CommandChoice::Terminal && !terminal {
+            choice = CommandChoice::Sandbox;
+        }
         approvals.emit(Event::Approval {
             id: Some(id),
             what: what.to_owned(),
-            granted: Some(granted),
+            granted: Some(choice != CommandChoice::Refuse),
+            in_terminal: choice == CommandChoice::Terminal,
         });
-        granted
+        choice
+    }
+}
+
+#[async_trait]
+impl agentls_tools::Approver for OpApprover {
+    async fn approve(&self, what: &str) -> bool {
+        self.ask(what, false).await != CommandChoice::Refuse
+    }
+
+    async fn approve_command(&self, what: &str, terminal: bool) -> CommandChoice {
+        self.ask(what, terminal).await
     }
 }

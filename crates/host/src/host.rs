@@ -25,19 +25,21 @@ pub struct HostOptions {
     /// attempts are measurements, not a user's work.
     pub record_stats: bool,
     /// Save each session in the session store (`[sessions]`), so that it can be
-    /// resumed; with [`Saves::FrontEnd`] the front end says what is saved.
+    /// resumed: the conversation, model and mode, and the front end's part of the
+    /// record ([`agentls_protocol::agent::ops::Op::Save`]).
     pub save_sessions: bool,
     /// The embedding models for sessions whose tool context the host builds.
     pub embedders: Option<Tiers>,
 }
 
 impl Default for HostOptions {
-    /// The editor's: turns recorded, sessions saved by the front end.
+    /// The editor's: turns recorded, sessions saved (with the editor's pending review
+    /// changes, which it hands over with a save op).
     fn default() -> Self {
         Self {
             front_end: "editor",
             record_stats: true,
-            save_sessions: false,
+            save_sessions: true,
             embedders: None,
         }
     }
@@ -154,25 +156,12 @@ impl std::fmt::Debug for Spec {
     }
 }
 
-/// Who writes a session's record in the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Saves {
-    /// The host, after each turn: the conversation and the model.
-    #[default]
-    Host,
-    /// The front end, with data of its own (the editor's pending review changes),
-    /// through [`Host::save`].
-    FrontEnd,
-}
-
-/// The front end's sinks: where edits, approvals, file reads and commands go.
+/// The front end's sinks: where edits, file reads and commands go. Approvals are no
+/// sink: they come to the front end as events of the session's queue and go back as
+/// ops ([`HostedSession::spawn`], [`agentls_protocol::agent::ops::Op::Approval`]);
+/// until the session is spawned every request is refused.
 #[derive(Default)]
 pub struct Adapters {
-    /// Who answers approvals; when `None` (and the front end brings no `context`, whose
-    /// approver answers), the front end does, through the session's queue
-    /// ([`HostedSession::spawn`], [`agentls_protocol::agent::ops::Op::Approval`]), and
-    /// until it is spawned every request is refused.
-    pub approver: Option<Arc<dyn Approver>>,
     /// What the edits land through, made of the disk sink.
     pub wrap_edits: Option<WrapEdits>,
     /// A client holding the user's files.
@@ -180,12 +169,11 @@ pub struct Adapters {
     /// The user's own terminal.
     pub terminal: Option<Arc<dyn UserTerminal>>,
     /// The front end's own view of the workspace (the language server's live buffers,
-    /// index, language servers, edit sink and approver), used as is.
+    /// index, language servers, edit sink), used as is but for its approver, which
+    /// the queue's takes the place of.
     pub context: Option<ToolContext>,
     /// Files open in the editor: they lead the system prompt's context.
     pub open_files: Vec<PathBuf>,
-    /// Who saves the session.
-    pub saves: Saves,
 }
 
 /// What a front end asks of a session.
@@ -216,6 +204,8 @@ pub struct Turn {
     pub alerts: Vec<agentls_stats::Alert>,
     /// What this turn's failures said, by tool.
     pub error_examples: BTreeMap<String, Vec<String>>,
+    /// The conversation as of the turn's end (what transcripts show).
+    pub transcript: Vec<agentls_model::Message>,
 }
 
 /// Why a session could not be opened or a model switched.
@@ -231,7 +221,10 @@ impl Host {
                 mcp_tools: tokio::sync::Mutex::new(None),
             }),
         };
+        // The editor prunes when it lists the workspace's saved sessions, keeping its
+        // own: its settings (and so the store) come after the host.
         if host.inner.options.save_sessions
+            && host.inner.options.front_end != "editor"
             && let Some(store) = host.store()
         {
             store.prune(host.config().sessions.retention(), &[]);
@@ -329,16 +322,14 @@ impl Host {
         if let Some(wall) = spec.max_wall {
             budget.max_wall = wall;
         }
-        // Without an approver of the front end's (nor a context of its own, which has
-        // one), approvals go through the session's queue ([`HostedSession::spawn`]);
-        // refused while it is not spawned.
-        let approvals = (adapters.approver.is_none() && adapters.context.is_none())
-            .then(|| Arc::new(crate::approvals::Approvals::default()));
-        let approver: Option<Arc<dyn Approver>> = match (adapters.approver, &approvals) {
-            (Some(a), _) => Some(a),
-            (None, Some(a)) => Some(Arc::new(crate::approvals::OpApprover(a.clone()))),
-            (None, None) => None,
-        };
+        // Approvals go through the session's queue ([`HostedSession::spawn`]), a front
+        // end's own context included; refused while it is not spawned.
+        let approvals = Arc::new(crate::approvals::Approvals::default());
+        let approver: Arc<dyn Approver> = Arc::new(crate::approvals::OpApprover(approvals.clone()));
+        let context = adapters.context.map(|mut ctx| {
+            ctx.approver = approver.clone();
+            ctx
+        });
         let options = HeadlessOptions {
             workspace: spec.workspace.clone(),
             model: model.clone(),
@@ -354,7 +345,7 @@ impl Host {
             },
             trajectory_dir: spec.trajectory_dir.clone(),
             cancel: spec.cancel.clone().unwrap_or_default(),
-            approver,
+            approver: Some(approver),
             verify: config.verify(),
         };
         let embedders = self.inner.options.embedders.as_ref();
@@ -367,7 +358,7 @@ impl Host {
                 .or(spec.id.clone()),
             client_files: adapters.client_files,
             terminal: adapters.terminal,
-            context: adapters.context,
+            context,
             open_files: adapters.open_files,
             embedder: embedders.map(|t| t.now.clone()),
             successor: embedders.and_then(|t| t.later.clone()),
@@ -384,12 +375,14 @@ impl Host {
             model: model.unwrap_or_else(|| built.session.model_name().to_owned()),
             built,
             root,
-            saves: adapters.saves,
+            mode: spec.mode,
             pending_model: None,
             approvals,
+            saving: Arc::new(crate::saving::Saving::default()),
         };
+        hosted.saving.keep(hosted.record());
         if !resumed {
-            hosted.save_if_host();
+            hosted.save();
         }
         Ok(hosted)
     }
@@ -419,12 +412,15 @@ pub struct HostedSession {
     root: PathBuf,
     /// The model picked, by its configured name (`auto` included).
     model: String,
-    saves: Saves,
+    /// Agent, ask or plan, as last set.
+    mode: agentls_agent::Mode,
     /// A model picked for the next turn.
     pending_model: Option<String>,
-    /// Approval requests answered through the queue, when the front end brought no
-    /// approver of its own.
-    pub(crate) approvals: Option<Arc<crate::approvals::Approvals>>,
+    /// Approval requests, answered through the queue.
+    pub(crate) approvals: Arc<crate::approvals::Approvals>,
+    /// The record as last saved and the front end's part of it, shared with the
+    /// queue's task (which saves while a turn runs).
+    pub(crate) saving: Arc<crate::saving::Saving>,
 }
 
 impl std::fmt::Debug for HostedSession {
@@ -457,8 +453,9 @@ impl HostedSession {
         &self.built.session
     }
 
-    /// A fresh token that cancels the next turn (and only it).
-    pub fn fresh_cancel_token(&mut self) -> CancellationToken {
+    /// A fresh token that cancels the next turn (and only it): the queue's, for
+    /// [`agentls_protocol::agent::ops::Op::Interrupt`]; no front end holds one.
+    pub(crate) fn fresh_cancel_token(&mut self) -> CancellationToken {
         self.built.session.fresh_cancel_token()
     }
 
@@ -484,6 +481,7 @@ impl HostedSession {
             }
             Op::SetMode(mode) => {
                 self.built.session.set_mode(mode);
+                self.mode = mode;
                 Ok(None)
             }
             Op::Prompt { text, user_text } => Ok(Some(self.turn(text, user_text, render).await)),
@@ -560,26 +558,56 @@ impl HostedSession {
         } else {
             Vec::new()
         };
-        self.save_if_host();
+        self.save();
         Turn {
             outcome,
             record,
             alerts,
             error_examples,
+            transcript: self.built.session.transcript().to_vec(),
         }
     }
 
-    /// The session's record as the host saves it: conversation and model.
+    /// Compacts the conversation now ([`agentls_agent::Session::compact`]), handing
+    /// `render` its `compacted` event, and saves it.
+    pub(crate) async fn compact(&mut self, mut render: impl FnMut(&Event)) {
+        let (masked, summarized) = self.built.session.compact().await;
+        while let Ok(ev) = self.built.events.try_recv() {
+            if !matches!(ev, Event::Compacted { .. }) {
+                render(&ev);
+            }
+        }
+        render(&Event::Compacted { masked, summarized });
+        self.save();
+    }
+
+    /// The session's record as the host saves it: conversation, model, mode, and the
+    /// front end's part ([`agentls_protocol::agent::ops::Op::Save`]).
     pub fn record(&self) -> SavedSession {
         let session = &self.built.session;
         let mut saved = SavedSession::new(session.id(), &self.root, session.transcript());
         saved.model = (!self.model.is_empty()).then(|| self.model.clone());
+        saved.mode = Some(crate::saving::mode_name(self.mode).to_owned());
+        self.saving.fill(&mut saved);
         saved
     }
 
-    fn save_if_host(&self) {
-        if self.saves == Saves::Host && self.host.inner.options.save_sessions {
-            self.host.save(&self.record());
+    /// Keeps the record as it is now and saves it, when the host saves sessions.
+    pub(crate) fn save(&self) {
+        let record = self.record();
+        self.saving.keep(record.clone());
+        if self.host.inner.options.save_sessions {
+            self.host.save(&record);
         }
+    }
+
+    /// Whether the host saves sessions.
+    pub(crate) fn saves(&self) -> bool {
+        self.host.inner.options.save_sessions
+    }
+
+    /// The host.
+    pub(crate) fn host(&self) -> &Host {
+        &self.host
     }
 }

@@ -1,12 +1,13 @@
 //! A session on a submission queue, in codex-rs's shape: [`HostedSession::spawn`] moves
 //! the session into a task of its own, which takes [`Submission`]s (the protocol's
-//! [`Op`]s: a prompt, an interrupt, an approval's answer, a change of model or mode)
-//! and sends back one stream of [`Emitted`] items: the turn's events, approval
-//! requests among them, and the end of each turn. While a turn runs the task still
-//! reads the queue: an interrupt cancels the turn, an approval answers the request
-//! waiting for it, and anything else waits for the turn to end. The front end holds a
-//! [`SessionHandle`], never the session: it cancels nothing and answers no approver
-//! itself.
+//! [`Op`]s: a prompt, an interrupt, an approval's answer, a change of model or mode,
+//! a compaction, the front end's part of the saved record) and sends back one stream
+//! of [`Emitted`] items: the turn's events, approval requests among them, and the end
+//! of each turn. While a turn runs the task still reads the queue: an interrupt
+//! cancels the turn, an approval answers the request waiting for it, a save is written
+//! at once, and anything else waits for the turn to end. The front end holds a
+//! [`SessionHandle`], never the session: it cancels nothing, answers no approver and
+//! saves no record itself (the session's cancel token is this crate's alone).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -36,6 +37,12 @@ pub enum Emitted {
         sub: String,
         /// How it went.
         turn: Box<Turn>,
+    },
+    /// Op `sub` (not a prompt) was carried out: a model or mode set, a compaction
+    /// done (its `compacted` event came before), a save written.
+    Done {
+        /// The submission.
+        sub: String,
     },
     /// Submission `sub` could not be carried out (an unknown model, say).
     Refused {
@@ -121,19 +128,22 @@ impl SessionHandle {
                         id: Some(id),
                         what,
                         granted: None,
+                        ..
                     } = &event
                         && let Some(approved) = approve(id, what)
                     {
                         self.submit(Op::Approval {
                             id: id.clone(),
                             approved,
+                            in_terminal: false,
                         });
                     }
                     on(&event);
                 }
                 Some(Emitted::TurnEnded { sub: s, turn }) if s == sub => return Ok(*turn),
-                Some(Emitted::TurnEnded { .. }) => {}
-                Some(Emitted::Refused { error, .. }) => return Err(error),
+                Some(Emitted::TurnEnded { .. } | Emitted::Done { .. }) => {}
+                Some(Emitted::Refused { sub: s, error }) if s == sub => return Err(error),
+                Some(Emitted::Refused { .. }) => {}
                 None => return Err("internal: the session ended without an outcome".to_owned()),
             }
         }
@@ -170,29 +180,63 @@ impl HostedSession {
 
     /// Carries out an op that is not a prompt, between turns.
     async fn between_turns(&mut self, sub: Submission, out: &mpsc::UnboundedSender<Emitted>) {
-        match sub.op {
-            Op::Prompt { .. } | Op::Interrupt => {}
-            Op::Approval { id, approved } => {
-                if let Some(a) = &self.approvals {
-                    a.answer(&id, approved);
-                }
-            }
+        let id = sub.id;
+        let done = match sub.op {
+            Op::Prompt { .. } => Ok(()),
+            // Nothing runs: nothing to stop, nobody waits for an answer.
+            Op::Interrupt | Op::Approval { .. } => return,
             Op::OverrideTurnContext { model, mode: m } => {
                 if let Some(m) = m {
                     let _ = self.submit(crate::Op::SetMode(mode(m)), |_| {}).await;
                 }
-                if let Some(name) = model
-                    && let Err(error) = self.submit(crate::Op::SetModel(name), |_| {}).await
-                {
-                    let _ = out.send(Emitted::Refused { sub: sub.id, error });
+                match model {
+                    Some(name) => self
+                        .submit(crate::Op::SetModel(name), |_| {})
+                        .await
+                        .map(|_| ()),
+                    None => Ok(()),
                 }
             }
-        }
+            Op::Compact => {
+                let (to, sub) = (out.clone(), id.clone());
+                self.compact(move |event| {
+                    let _ = to.send(Emitted::Event {
+                        sub: sub.clone(),
+                        event: event.clone(),
+                    });
+                })
+                .await;
+                Ok(())
+            }
+            Op::Save { title, front_end } => {
+                save(&self.saving, self.host(), self.saves(), title, front_end);
+                Ok(())
+            }
+        };
+        let _ = out.send(match done {
+            Ok(()) => Emitted::Done { sub: id },
+            Err(error) => Emitted::Refused { sub: id, error },
+        });
     }
 }
 
-/// The session's task: one submission at a time, and while a turn runs, interrupts
-/// and approvals at once.
+/// Writes the front end's part of the record with the conversation as last kept.
+fn save(
+    saving: &crate::saving::Saving,
+    host: &crate::Host,
+    saves: bool,
+    title: Option<String>,
+    front_end: serde_json::Value,
+) {
+    if let Some(record) = saving.answer(title, front_end)
+        && saves
+    {
+        host.save(&record);
+    }
+}
+
+/// The session's task: one submission at a time, and while a turn runs, interrupts,
+/// approvals and saves at once.
 async fn drive(
     mut session: HostedSession,
     mut rx: mpsc::UnboundedReceiver<Submission>,
@@ -213,9 +257,14 @@ async fn drive(
         };
         let cancel = session.fresh_cancel_token();
         let approvals = session.approvals.clone();
-        if let Some(a) = &approvals {
+        let (saving, host, saves) = (
+            session.saving.clone(),
+            session.host().clone(),
+            session.saves(),
+        );
+        {
             let (out, sub) = (out.clone(), sub.id.clone());
-            a.send_to(Box::new(move |event| {
+            approvals.send_to(Box::new(move |event| {
                 out.send(Emitted::Event {
                     sub: sub.clone(),
                     event,
@@ -240,10 +289,12 @@ async fn drive(
                 turn = &mut turn => break turn,
                 next = rx.recv(), if open => match next {
                     Some(Submission { op: Op::Interrupt, .. }) => cancel.cancel(),
-                    Some(Submission { op: Op::Approval { id, approved }, .. }) => {
-                        if let Some(a) = &approvals {
-                            a.answer(&id, approved);
-                        }
+                    Some(Submission { op: Op::Approval { id, approved, in_terminal }, .. }) => {
+                        approvals.answer(&id, approved, in_terminal);
+                    }
+                    Some(Submission { id, op: Op::Save { title, front_end } }) => {
+                        save(&saving, &host, saves, title, front_end);
+                        let _ = out.send(Emitted::Done { sub: id });
                     }
                     Some(later) => waiting.push_back(later),
                     // The handle is gone: the turn finishes, then the task.
@@ -251,9 +302,7 @@ async fn drive(
                 },
             }
         };
-        if let Some(a) = &approvals {
-            a.stop_sending();
-        }
+        approvals.stop_sending();
         let _ = match turn {
             Ok(Some(turn)) => out.send(Emitted::TurnEnded {
                 sub: sub.id,

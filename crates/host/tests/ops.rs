@@ -1,8 +1,9 @@
 //! A session driven through its submission queue alone (issue 61): a prompt whose
-//! command needs approval, answered with an op; an interrupt mid-turn; a change of
-//! model; all against the fixture model server over HTTP, read back from the one
-//! stream of what the session emits. The test holds no cancel token, approver or
-//! session: only a `SessionHandle`.
+//! command needs approval, answered with an op; the front end's part of the record
+//! saved mid-turn; an interrupt mid-turn; a change of model; a compaction; all against
+//! the fixture model server over HTTP, read back from the one stream of what the
+//! session emits. The test holds no cancel token, approver or session: only a
+//! `SessionHandle`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -41,6 +42,8 @@ async fn until_end(
                 assert_eq!(s, sub);
                 return turn.outcome.status;
             }
+            // Ops carried out meanwhile (a save while the turn runs, a model set).
+            Emitted::Done { sub: s } => assert_ne!(s, sub),
             Emitted::Refused { sub, error } => panic!("{sub} refused: {error}"),
         }
     }
@@ -58,8 +61,10 @@ async fn a_session_is_driven_through_ops_alone() {
         &file,
         format!(
             "[models.first]\nwire = \"openai_chat\"\nbase_url = \"{url}\"\nmodel = \"first-id\"\n\n\
-             [models.second]\nwire = \"openai_chat\"\nbase_url = \"{url}\"\nmodel = \"second-id\"\n",
-            url = server.url()
+             [models.second]\nwire = \"openai_chat\"\nbase_url = \"{url}\"\nmodel = \"second-id\"\n\n\
+             [sessions]\ndir = \"{sessions}\"\n",
+            url = server.url(),
+            sessions = dir.path().join("sessions").display()
         ),
     )
     .unwrap();
@@ -68,7 +73,11 @@ async fn a_session_is_driven_through_ops_alone() {
         ..Default::default()
     });
     assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
-    let host = Host::new(loaded.config, HostOptions::unrecorded("test"));
+    let options = HostOptions {
+        save_sessions: true,
+        ..HostOptions::unrecorded("test")
+    };
+    let host = Host::new(loaded.config, options);
     let spec = Spec {
         workspace: ws.clone(),
         model: Some("first".into()),
@@ -97,11 +106,14 @@ async fn a_session_is_driven_through_ops_alone() {
             id: Some(id),
             what,
             granted: None,
+            in_terminal,
         } => {
+            assert!(!in_terminal, "no terminal offered here");
             asked.push(what.clone());
             handle.submit(Op::Approval {
                 id: id.clone(),
                 approved: true,
+                in_terminal: false,
             });
         }
         Event::ToolFinished { summary, .. } => results.push(summary.clone()),
@@ -119,27 +131,7 @@ async fn a_session_is_driven_through_ops_alone() {
     assert_eq!(results.len(), 1);
     assert!(!results[0].contains("was refused"), "{results:?}");
 
-    // 2. A slow answer, interrupted once it streams: the turn ends cancelled.
-    let slow = "word ".repeat(400);
-    server.push_turn(
-        Turn::text(slow)
-            .chunked(5)
-            .frame_delay(Duration::from_millis(50)),
-    );
-    let sub = handle.submit(Op::Prompt {
-        text: "Talk slowly.".into(),
-        user_text: None,
-    });
-    let mut interrupted = false;
-    let status = until_end(&mut events, &handle, &sub, |event, handle| {
-        if matches!(event, Event::TextDelta { .. }) && !interrupted {
-            interrupted = true;
-            handle.submit(Op::Interrupt);
-        }
-    })
-    .await;
-    assert!(interrupted);
-    assert_eq!(status, Status::Cancelled);
+    interrupt_with_a_save(&server, &host, &handle, &mut events).await;
 
     // 3. Another model from the next turn on, then a prompt: it goes to that model.
     let before = server.requests().len();
@@ -176,6 +168,81 @@ async fn a_session_is_driven_through_ops_alone() {
         }
         other => panic!("{other:?}"),
     }
+
+    compact(&server, &host, &handle, &mut events).await;
+
     let session = handle.close().await.unwrap();
     assert_eq!(session.model(), "second");
+}
+
+/// Step 2: a slow answer, interrupted once it streams, with the front end's part of the
+/// record saved meanwhile: the turn ends cancelled, the record kept.
+async fn interrupt_with_a_save(
+    server: &ModelServer,
+    host: &Host,
+    handle: &SessionHandle,
+    events: &mut UnboundedReceiver<Emitted>,
+) {
+    let slow = "word ".repeat(400);
+    server.push_turn(
+        Turn::text(slow)
+            .chunked(5)
+            .frame_delay(Duration::from_millis(50)),
+    );
+    let sub = handle.submit(Op::Prompt {
+        text: "Talk slowly.".into(),
+        user_text: None,
+    });
+    let mut interrupted = false;
+    let status = until_end(events, handle, &sub, |event, handle| {
+        if matches!(event, Event::TextDelta { .. }) && !interrupted {
+            interrupted = true;
+            // The front end's part of the record, saved while the turn runs.
+            handle.submit(Op::Save {
+                title: Some("Pushing".into()),
+                front_end: json!({"pending": [7]}),
+            });
+            handle.submit(Op::Interrupt);
+        }
+    })
+    .await;
+    assert!(interrupted);
+    assert_eq!(status, Status::Cancelled);
+    // Saved by the host, with the front end's part, and kept at the turn's end.
+    let saved = host.load(handle.id()).unwrap();
+    assert_eq!(saved.title, "Pushing");
+    assert_eq!(saved.front_end, json!({"pending": [7]}));
+    assert!(saved.messages.len() >= 4, "{:?}", saved.messages);
+}
+
+/// Step 4: a compaction asked for: its event, then the op done; the conversation is
+/// shorter and saved so.
+async fn compact(
+    server: &ModelServer,
+    host: &Host,
+    handle: &SessionHandle,
+    events: &mut UnboundedReceiver<Emitted>,
+) {
+    let before = host.load(handle.id()).unwrap().messages.len();
+    server.push_turn(Turn::text("Earlier: a push, allowed; a slow answer, cut."));
+    let sub = handle.submit(Op::Compact);
+    let (masked, summarized) = match next(events).await {
+        Emitted::Event {
+            sub: s,
+            event: Event::Compacted { masked, summarized },
+        } => {
+            assert_eq!(s, sub);
+            (masked, summarized)
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(summarized > 0, "masked {masked}, summarized {summarized}");
+    assert!(matches!(next(events).await, Emitted::Done { sub: s } if s == sub));
+    let after = host.load(handle.id()).unwrap();
+    assert!(
+        after.messages.len() < before,
+        "{before} -> {}",
+        after.messages.len()
+    );
+    assert_eq!(after.front_end, json!({"pending": [7]}));
 }

@@ -204,6 +204,11 @@ export type Event =
        * with it (a front end driving the session through its submission queue).
        */
       id?: string | null;
+      /**
+       * A command the user may also run in their own terminal: the answer may say
+       * `inTerminal`.
+       */
+      inTerminal?: boolean;
       type: "approval";
       /**
        * What is asked.
@@ -319,6 +324,11 @@ export type Op =
        * The request's id.
        */
       id: string;
+      /**
+       * Allowed, to run in the user's own terminal rather than the sandbox (only
+       * where the request offered it: `inTerminal` on the event).
+       */
+      inTerminal?: boolean;
       type: "approval";
     }
   | {
@@ -331,6 +341,22 @@ export type Op =
        */
       model?: string | null;
       type: "overrideTurnContext";
+    }
+  | {
+      type: "compact";
+    }
+  | {
+      /**
+       * In the front end's own format; `null` for none.
+       */
+      frontEnd?: {
+        [k: string]: unknown | undefined;
+      };
+      /**
+       * The title lists show (`None`: the first prompt's).
+       */
+      title?: string | null;
+      type: "save";
     };
 /**
  * Where a session is.
@@ -347,6 +373,8 @@ export type SessionStatus =
 export interface ProtocolTypes {
   "agent/cancel.Params": CancelParams;
   "agent/cancel.Result": CancelResult;
+  "agent/compact.Params": CompactParams;
+  "agent/compact.Result": CompactResult;
   "agent/diagnostics.Params": DiagnosticsParams;
   "agent/event.Params": EventParams;
   "agent/getTranscript.Params": GetTranscriptParams;
@@ -399,6 +427,34 @@ export interface CancelResult {
    * `false` when no run was going on.
    */
   cancelled: boolean;
+}
+/**
+ * Parameters.
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "CompactParams".
+ */
+export interface CompactParams {
+  /**
+   * The session.
+   */
+  session: string;
+}
+/**
+ * The result: what the compaction did (zeros when there was nothing to fold).
+ *
+ * This interface was referenced by `ProtocolTypes`'s JSON-Schema
+ * via the `definition` "CompactResult".
+ */
+export interface CompactResult {
+  /**
+   * Tool outputs masked.
+   */
+  masked: number;
+  /**
+   * Messages folded into a summary.
+   */
+  summarized: number;
 }
 /**
  * Parameters.
@@ -614,6 +670,11 @@ export interface EventParams {
          * with it (a front end driving the session through its submission queue).
          */
         id?: string | null;
+        /**
+         * A command the user may also run in their own terminal: the answer may say
+         * `inTerminal`.
+         */
+        inTerminal?: boolean;
         type: "approval";
         /**
          * What is asked.
@@ -1295,6 +1356,11 @@ export interface Submission {
          * The request's id.
          */
         id: string;
+        /**
+         * Allowed, to run in the user's own terminal rather than the sandbox (only
+         * where the request offered it: `inTerminal` on the event).
+         */
+        inTerminal?: boolean;
         type: "approval";
       }
     | {
@@ -1307,6 +1373,22 @@ export interface Submission {
          */
         model?: string | null;
         type: "overrideTurnContext";
+      }
+    | {
+        type: "compact";
+      }
+    | {
+        /**
+         * In the front end's own format; `null` for none.
+         */
+        frontEnd?: {
+          [k: string]: unknown | undefined;
+        };
+        /**
+         * The title lists show (`None`: the first prompt's).
+         */
+        title?: string | null;
+        type: "save";
       };
 }
 /**
@@ -1582,6 +1664,7 @@ export interface VersionedTextDocumentIdentifier2 {
 /** Every method of the protocol (requests and notifications) by the part of its name after the last `/`. */
 export const Methods = {
   cancel: "agent/cancel",
+  compact: "agent/compact",
   copilotInlineEdit: "textDocument/copilotInlineEdit",
   diagnostics: "agent/diagnostics",
   event: "agent/event",

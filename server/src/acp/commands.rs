@@ -1,6 +1,7 @@
 //! The slash commands an ACP session offers (`available_commands_update`): the same
 //! tasks as the editor's code actions (implement, fix, explain, write tests), typed
-//! as `/name what` and expanded into the prompt the code actions send.
+//! as `/name what` and expanded into the prompt the code actions send; and `/compact`,
+//! the session's compaction op.
 
 use agent_client_protocol::v1::schema::SessionUpdate;
 use serde_json::json;
@@ -35,23 +36,62 @@ const COMMANDS: &[(&str, TaskKind, &str, &str)] = &[
     ),
 ];
 
+/// The command that compacts the conversation rather than prompting.
+const COMPACT: (&str, &str) = (
+    "compact",
+    "Compact the conversation: everything before the last exchange folded into a summary",
+);
+
 /// The update that lists the commands.
 pub fn available() -> Option<SessionUpdate> {
-    let v = json!({
+    let mut commands: Vec<serde_json::Value> = COMMANDS
+        .iter()
+        .map(|(name, _, description, hint)| {
+            json!({
+                "name": name,
+                "description": description,
+                "input": { "hint": hint },
+            })
+        })
+        .collect();
+    commands.push(json!({ "name": COMPACT.0, "description": COMPACT.1 }));
+    update(json!({
         "sessionUpdate": "available_commands_update",
-        "availableCommands": COMMANDS.iter().map(|(name, _, description, hint)| json!({
-            "name": name,
-            "description": description,
-            "input": { "hint": hint },
-        })).collect::<Vec<_>>(),
-    });
+        "availableCommands": commands,
+    }))
+}
+
+/// `v` as an update, `None` (logged) when it does not fit the schema.
+fn update(v: serde_json::Value) -> Option<SessionUpdate> {
     match serde_json::from_value(v) {
         Ok(u) => Some(u),
         Err(e) => {
-            tracing::error!("acp: the commands update does not fit the schema: {e}");
+            tracing::error!("acp: an update that does not fit the schema: {e}");
             None
         }
     }
+}
+
+/// Whether `text` is `/compact`.
+pub fn is_compact(text: &str) -> bool {
+    text.trim()
+        .strip_prefix('/')
+        .is_some_and(|name| name == COMPACT.0)
+}
+
+/// What the agent says after a compaction.
+pub fn compacted(masked: usize, summarized: usize) -> Option<SessionUpdate> {
+    let text = if masked + summarized == 0 {
+        "Nothing to compact yet.".to_owned()
+    } else {
+        format!(
+            "Compacted: {summarized} messages folded into a summary, {masked} tool outputs masked."
+        )
+    };
+    update(json!({
+        "sessionUpdate": "agent_message_chunk",
+        "content": { "type": "text", "text": text },
+    }))
 }
 
 /// `text` with a leading `/name rest` expanded into the task's prompt; other text as
@@ -83,7 +123,13 @@ mod tests {
             .iter()
             .map(|c| c["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["implement", "fix", "explain", "tests"]);
+        assert_eq!(names, ["implement", "fix", "explain", "tests", "compact"]);
+        assert!(is_compact(" /compact ") && !is_compact("/compacted") && !is_compact("compact"));
+        let said = serde_json::to_value(compacted(1, 3).unwrap()).unwrap();
+        assert_eq!(
+            said["content"]["text"],
+            "Compacted: 3 messages folded into a summary, 1 tool outputs masked."
+        );
         let explained = expand("/explain src/lib.rs parse()");
         assert!(
             explained.starts_with("Explain the code at the workspace")

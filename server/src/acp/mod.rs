@@ -5,7 +5,10 @@
 //! ([`agentls_host::Host::open`]): models, index, language servers, sandbox. A
 //! `session/prompt` runs one turn on it and streams `session/update`s (text, tool calls
 //! with diffs, the plan); `session/cancel` stops it and the prompt answers `cancelled`.
-//! Commands the policy marks `ask` become `session/request_permission`. The files a
+//! The session runs on its submission queue ([`agentls_host::SessionHandle`]): each of
+//! these is an op (prompt, interrupt, the model and mode, an approval's answer) and
+//! the updates are its events. Commands the policy marks `ask` come as approval
+//! events, become `session/request_permission`, and the answer goes back as an op. The files a
 //! tool call names are read through `fs/read_text_file` when the client offers it
 //! (`agentls_tools::client_files`: kept as live buffers for every tool and the
 //! sandbox). Edits land in the editor's buffers through `fs/*` when the client offers
@@ -49,8 +52,9 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Stdio};
 use agentls_agent::{Event, SavedSession, Status};
-use agentls_host::{Adapters, Host, HostOptions, HostedSession, Op, Spec};
-use agentls_model::{CancellationToken, ModelsConfig};
+use agentls_host::{Adapters, Emitted, Host, HostOptions, SessionHandle, Spec};
+use agentls_model::ModelsConfig;
+use agentls_protocol::agent::ops::Op;
 
 use crate::cli::AcpArgs;
 use edits::{ClientSink, Recorded};
@@ -75,10 +79,14 @@ struct Shared {
 
 /// One ACP session.
 struct Slot {
-    /// The session; held for the length of a turn.
-    live: tokio::sync::Mutex<HostedSession>,
-    /// Cancels the running turn.
-    cancel: Mutex<Option<CancellationToken>>,
+    /// The session's submission queue.
+    handle: SessionHandle,
+    /// What the session emits; held by the prompt that runs.
+    events: tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<Emitted>>,
+    /// The conversation as of the last turn's end (replayed by `session/load`).
+    transcript: Mutex<Vec<agentls_model::Message>>,
+    /// The model's context window, for the usage updates.
+    window: u32,
     /// Edits landed during the running tool call.
     recorded: Recorded,
     root: PathBuf,
@@ -291,11 +299,9 @@ async fn serve(shared: Arc<Shared>) -> Result<(), agent_client_protocol::Error> 
         .on_receive_notification(
             async move |n: CancelNotification, _cx| {
                 let id = n.session_id.to_string();
-                if let Some(slot) = on_cancel.slot(&id)
-                    && let Some(token) = lock(&slot.cancel).as_ref()
-                {
+                if let Some(slot) = on_cancel.slot(&id) {
                     tracing::info!("acp: cancel {id}");
-                    token.cancel();
+                    slot.handle.submit(Op::Interrupt);
                 }
                 Ok(())
             },
@@ -371,10 +377,6 @@ async fn open_session(
         ..Spec::default()
     };
     let adapters = Adapters {
-        approver: Some(Arc::new(permission::AskClient {
-            cx,
-            session: id_cell.clone(),
-        })),
         wrap_edits: Some(wrap),
         client_files,
         terminal: user_terminal,
@@ -382,11 +384,16 @@ async fn open_session(
     };
     let hosted = shared.host.open(spec, adapters).await?;
     let id = hosted.id().to_owned();
+    let transcript = hosted.session().transcript().to_vec();
+    let window = hosted.session().context_window();
+    let (handle, events) = hosted.spawn();
     let _ = id_cell.set(id.clone());
     tracing::info!("acp: session {id} in {}", root.display());
     let slot = Arc::new(Slot {
-        live: tokio::sync::Mutex::new(hosted),
-        cancel: Mutex::new(None),
+        handle,
+        events: tokio::sync::Mutex::new(events),
+        transcript: Mutex::new(transcript),
+        window,
         recorded,
         root,
         mode: Mutex::new(modes::MODES[0].id),
@@ -484,8 +491,8 @@ async fn load_session(
     let slot = shared
         .slot(&id)
         .ok_or("the session went away while loading")?;
-    let live = slot.live.lock().await;
-    for update in updates::history(live.session().transcript(), &slot.root) {
+    let transcript = lock(&slot.transcript).clone();
+    for update in updates::history(&transcript, &slot.root) {
         cx.send_notification(SessionNotification::new(id.clone(), update))
             .map_err(|e| e.to_string())?;
     }
@@ -544,60 +551,78 @@ fn offer_commands(cx: &ConnectionTo<Client>, id: &str) {
     }
 }
 
-/// Runs one turn, streaming its updates; why it stopped.
+/// Runs one turn through the session's queue (the model and mode picked since the
+/// last, then the prompt), streaming its updates; approval requests go to the client
+/// as permission requests and their answers back as ops. Why it stopped.
 async fn prompt(
     slot: Arc<Slot>,
     id: String,
     req: &PromptRequest,
     cx: &ConnectionTo<Client>,
 ) -> Result<StopReason, agent_client_protocol::Error> {
-    let Ok(mut live) = slot.live.try_lock() else {
+    let Ok(mut events) = slot.events.try_lock() else {
         return Err(agent_client_protocol::Error::invalid_request()
             .data("a prompt is already running in this session; cancel it or wait"));
     };
     let typed = prompt_text(&req.prompt);
-    let mode = modes::find(*lock(&slot.mode)).map(|m| m.mode);
-    if let Some(mode) = mode {
-        let _ = live.submit(Op::SetMode(mode), |_| {}).await;
-    }
-    let picked = lock(&slot.pending_model).take();
-    if let Some(name) = picked
-        && let Err(e) = live.submit(Op::SetModel(name), |_| {}).await
-    {
-        tracing::warn!("acp: session {id}: {e}");
-    }
-    *lock(&slot.cancel) = Some(live.fresh_cancel_token());
-    let message = commands::expand(&typed);
-    let mut updates = Updates::new(slot.root.clone()).with_window(live.session().context_window());
-    let send = |ev: &Event| {
-        let landed = match ev {
-            Event::ToolFinished { .. } => slot.recorded.take(),
-            _ => Vec::new(),
-        };
-        for update in updates.of(ev, landed) {
-            if let Err(e) = cx.send_notification(SessionNotification::new(id.clone(), update)) {
-                tracing::warn!("acp: update not sent: {e}");
-            }
-        }
-    };
+    let mode = modes::find(*lock(&slot.mode)).map(|m| modes::wire(m.mode));
+    let model = lock(&slot.pending_model).take();
+    let switch = slot.handle.submit(Op::OverrideTurnContext { model, mode });
     // A prompt after the agent's turn is judged against it (`[stats] satisfaction`);
-    // the turn is recorded and saved before the answer: a client may end the process
-    // right after it.
-    let op = Op::Prompt {
-        text: message,
-        user_text: Some(typed.clone()),
+    // the turn is recorded and saved before its end comes: a client may end the
+    // process right after the answer.
+    let compacting = commands::is_compact(&typed);
+    let sub = if compacting {
+        slot.handle.submit(Op::Compact)
+    } else {
+        slot.handle.submit(Op::Prompt {
+            text: commands::expand(&typed),
+            user_text: Some(typed.clone()),
+        })
     };
-    let turn = live.submit(op, send).await;
-    *lock(&slot.cancel) = None;
-    let status = match turn {
-        Ok(Some(turn)) => turn.outcome.status,
-        Ok(None) => {
-            return Err(agent_client_protocol::Error::internal_error()
-                .data("internal: the turn ended without an outcome"));
+    let mut updates = Updates::new(slot.root.clone()).with_window(slot.window);
+    let turn = loop {
+        match events.recv().await {
+            Some(Emitted::Event { event, .. }) => {
+                if let Event::Approval {
+                    id: Some(request),
+                    what,
+                    granted: None,
+                    in_terminal,
+                } = &event
+                {
+                    permission::ask_for(cx, &slot.handle, &id, request, what, *in_terminal);
+                }
+                let landed = match event {
+                    Event::ToolFinished { .. } => slot.recorded.take(),
+                    _ => Vec::new(),
+                };
+                let mut said = updates.of(&event, landed);
+                if let (true, Event::Compacted { masked, summarized }) = (compacting, &event) {
+                    said.extend(commands::compacted(*masked, *summarized));
+                }
+                for update in said {
+                    if let Err(e) =
+                        cx.send_notification(SessionNotification::new(id.clone(), update))
+                    {
+                        tracing::warn!("acp: update not sent: {e}");
+                    }
+                }
+            }
+            Some(Emitted::TurnEnded { sub: s, turn }) if s == sub => break Ok(turn),
+            // `/compact` done: its `compacted` event said what it did.
+            Some(Emitted::Done { sub: s }) if s == sub => return Ok(StopReason::EndTurn),
+            Some(Emitted::Refused { sub: s, error }) if s == sub => break Err(error),
+            Some(Emitted::Refused { sub: s, error }) if s == switch => {
+                tracing::warn!("acp: session {id}: {error}");
+            }
+            Some(_) => {}
+            None => break Err("internal: the session ended without an outcome".to_owned()),
         }
-        Err(e) => return Err(agent_client_protocol::Error::internal_error().data(e)),
     };
-    match status {
+    let turn = turn.map_err(|e| agent_client_protocol::Error::internal_error().data(e))?;
+    *lock(&slot.transcript) = turn.transcript;
+    match turn.outcome.status {
         Status::Done { .. } => Ok(StopReason::EndTurn),
         Status::Cancelled => Ok(StopReason::Cancelled),
         Status::BudgetExhausted { .. } => Ok(StopReason::MaxTurnRequests),

@@ -38,6 +38,15 @@ pub const MODES: [AcpMode; 3] = [
     },
 ];
 
+/// The protocol's name of `mode`, for the session's queue.
+pub fn wire(mode: Mode) -> agentls_protocol::agent::Mode {
+    match mode {
+        Mode::Agent => agentls_protocol::agent::Mode::Agent,
+        Mode::Ask => agentls_protocol::agent::Mode::Ask,
+        Mode::Plan => agentls_protocol::agent::Mode::Plan,
+    }
+}
+
 /// The mode called `id`.
 pub fn find(id: &str) -> Option<&'static AcpMode> {
     MODES.iter().find(|m| m.id == id)

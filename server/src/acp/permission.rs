@@ -2,16 +2,14 @@
 //! "ask before edits" mode every edit with its diff. No answer, or any answer but
 //! "allow", is no.
 
-use std::sync::{Arc, OnceLock};
-
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
     ToolCallUpdate,
 };
-use agentls_tools::{Approver, CommandChoice};
-use async_trait::async_trait;
+use agentls_host::SessionHandle;
+use agentls_protocol::agent::ops::Op;
 use serde_json::{Value, json};
 
 /// Asks the client about `call` (a tool call update: id, title, content); `true` when
@@ -89,44 +87,36 @@ pub fn request_id(what: &str) -> String {
     format!("{what}-{}", agentls_agent::new_session_id())
 }
 
-/// The session's approver: commands the policy marks `ask`.
-pub struct AskClient {
-    pub cx: ConnectionTo<Client>,
-    /// Set once the session is built.
-    pub session: Arc<OnceLock<String>>,
-}
-
-#[async_trait]
-impl Approver for AskClient {
-    async fn approve(&self, what: &str) -> bool {
-        let Some(session) = self.session.get() else {
-            return false;
-        };
+/// Asks the client about the session's approval request `request` (the agent wants
+/// to `what`; with `terminal`, "Run in my terminal" is offered) on a task of its own,
+/// so the turn's updates keep flowing; the answer goes back to `session` as an op.
+pub fn ask_for(
+    cx: &ConnectionTo<Client>,
+    session: &SessionHandle,
+    id: &str,
+    request: &str,
+    what: &str,
+    terminal: bool,
+) {
+    let (cx, to, id, request, what) = (
+        cx.clone(),
+        session.submitter(),
+        id.to_owned(),
+        request.to_owned(),
+        what.to_owned(),
+    );
+    tokio::spawn(async move {
         let call = json!({
             "toolCallId": request_id("approval"),
             "title": format!("The agent wants to {what}"),
             "kind": "execute",
         });
-        let allowed = ask(&self.cx, session, call).await;
-        tracing::info!(allowed, "acp: permission to {what}");
-        allowed
-    }
-
-    async fn approve_command(&self, what: &str, terminal: bool) -> CommandChoice {
-        let Some(session) = self.session.get() else {
-            return CommandChoice::Refuse;
-        };
-        let call = json!({
-            "toolCallId": request_id("approval"),
-            "title": format!("The agent wants to {what}"),
-            "kind": "execute",
-        });
-        let choice = match choose(&self.cx, session, call, terminal).await {
-            Some("allow") => CommandChoice::Sandbox,
-            Some("terminal") => CommandChoice::Terminal,
-            _ => CommandChoice::Refuse,
-        };
+        let choice = choose(&cx, &id, call, terminal).await;
         tracing::info!(?choice, "acp: permission to {what}");
-        choice
-    }
+        to.submit(Op::Approval {
+            id: request,
+            approved: matches!(choice, Some("allow" | "terminal")),
+            in_terminal: choice == Some("terminal"),
+        });
+    });
 }

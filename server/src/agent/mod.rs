@@ -19,5 +19,5 @@ mod sink;
 pub use diagnostics::ClientDiagnostics;
 pub use prompts::{Excerpt, TaskKind, task_prompt};
 pub use review::{PendingChange, reject_plan};
-pub use runner::{Prompt, create_session, load_saved_sessions, start_run};
+pub use runner::{Prompt, compact, create_session, load_saved_sessions, start_run};
 pub use sessions::{Entry, Sessions};

@@ -5,13 +5,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentls_host::{Adapters, Op, Saves, Spec};
+use agentls_host::{Adapters, Emitted, Spec};
 use agentls_model::CancellationToken;
+use agentls_protocol::agent::ops::Op;
 use agentls_protocol::agent::{Event, Mode, SessionStatus};
 use agentls_tools::ToolContext;
 use tower_lsp::Client;
 
-use super::approver::LspApprover;
+use super::approver;
 use super::events::Reporter;
 use super::sessions::{Entry, Live};
 use super::sink::SessionSink;
@@ -110,10 +111,6 @@ async fn run(
     title: String,
     token: Option<(String, bool)>,
 ) {
-    let Prompt {
-        text: prompt,
-        user_text,
-    } = prompt;
     let extension = state.client_caps().agent_extension;
     let mut reporter =
         Reporter::begin(client.clone(), entry.clone(), token, extension, &title).await;
@@ -132,74 +129,110 @@ async fn run(
     let Some(live) = guard.as_mut() else {
         return;
     };
-    let switch = entry
-        .pending_model
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take();
-    if let Some(name) = switch
-        && let Err(e) = live.hosted.submit(Op::SetModel(name.clone()), |_| {}).await
-    {
-        tracing::warn!("session {}: cannot switch to {name}: {e}", entry.id);
-    }
-    entry.link_cancel(live.hosted.fresh_cancel_token());
-    let Live {
-        hosted,
-        server_events,
-    } = live;
-    // The host renders into this channel; the core's `finished` waits until the
-    // server's own events of the run are out.
-    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel::<Event>();
-    let mut finished = None;
-    let turn = {
-        let op = Op::Prompt {
-            text: prompt,
-            user_text,
-        };
-        let run = hosted.submit(op, move |ev| {
-            let _ = tx.send(ev.clone());
-        });
-        tokio::pin!(run);
-        loop {
-            tokio::select! {
-                Some(ev) = events.recv() => match ev {
-                    Event::Finished { .. } => finished = Some(ev),
-                    ev => reporter.send(ev).await,
-                },
-                Some(ev) = server_events.recv() => reporter.send(ev).await,
-                turn = &mut run => break turn,
-            }
-        }
-    };
-    while let Ok(ev) = events.try_recv() {
-        match ev {
-            Event::Finished { .. } => finished = Some(ev),
-            ev => reporter.send(ev).await,
-        }
-    }
-    let turn = match turn {
-        Ok(Some(turn)) => turn,
-        Ok(None) | Err(_) => {
-            let message = match turn {
-                Err(e) => e,
-                _ => "internal: the turn ended without an outcome".to_owned(),
-            };
+    let turn = turn(&state, &client, &entry, live, prompt, &mut reporter).await;
+    let (turn, finished) = match turn {
+        Ok(done) => done,
+        Err(message) => {
             entry.set_status(SessionStatus::Failed);
             reporter.finish(failed(message)).await;
             return;
         }
     };
     show_alerts(&state, &client, &turn.alerts, &turn.error_examples).await;
-    while let Ok(ev) = server_events.try_recv() {
+    while let Ok(ev) = live.server_events.try_recv() {
         reporter.send(ev).await;
     }
-    entry.set_messages(hosted.session().transcript().to_vec());
-    entry.save(&state.host, state.root().as_deref());
+    // The host saved the session at the turn's end, with the review changes the
+    // entry handed it (`Entry::save`).
+    entry.set_messages(turn.transcript);
     let status = &turn.outcome.status;
     entry.set_status(status.outcome().0);
     let finished =
         finished.unwrap_or_else(|| agentls_agent::event::finished(status, &turn.outcome.metrics));
     reporter.finish(finished).await;
+}
+
+/// One turn through the session's queue: a model picked since the last turn, then the
+/// prompt; its events rendered (the server's own among them), approval requests asked
+/// in the editor and answered with ops, a cancel asked meanwhile sent as an interrupt.
+/// The turn and its `finished` event, held back until the server's events are out.
+async fn turn(
+    state: &State,
+    client: &Client,
+    entry: &Entry,
+    live: &mut Live,
+    prompt: Prompt,
+    reporter: &mut Reporter,
+) -> Result<(agentls_host::Turn, Option<Event>), String> {
+    let switch = entry
+        .pending_model
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    let switch = switch.map(|name| {
+        let op = Op::OverrideTurnContext {
+            model: Some(name),
+            mode: None,
+        };
+        live.handle.submit(op)
+    });
+    let sub = live.handle.submit(Op::Prompt {
+        text: prompt.text,
+        user_text: prompt.user_text,
+    });
+    entry.interrupt_if_asked();
+    let timeout = Duration::from_secs(state.config().config.agent.approval_timeout_secs);
+    let mut finished = None;
+    loop {
+        tokio::select! {
+            emitted = live.events.recv() => match emitted {
+                Some(Emitted::Event { event, .. }) => {
+                    if let Event::Approval { id: Some(id), what, granted: None, .. } = &event {
+                        let to = live.handle.submitter();
+                        approver::ask(client.clone(), to, id.clone(), what.clone(), timeout);
+                    }
+                    match event {
+                        Event::Finished { .. } => finished = Some(event),
+                        event => reporter.send(event).await,
+                    }
+                }
+                Some(Emitted::TurnEnded { sub: s, turn }) if s == sub => {
+                    return Ok((*turn, finished));
+                }
+                Some(Emitted::Refused { sub: s, error }) if s == sub => return Err(error),
+                Some(Emitted::Refused { sub: s, error }) if Some(&s) == switch.as_ref() => {
+                    tracing::warn!("session {}: cannot switch model: {error}", entry.id);
+                }
+                Some(_) => {}
+                None => return Err("internal: the session ended without an outcome".to_owned()),
+            },
+            Some(ev) = live.server_events.recv() => reporter.send(ev).await,
+        }
+    }
+}
+
+/// Compacts `entry`'s session through its queue, after the run going on (which holds
+/// it): how many tool outputs were masked and messages folded. A session not built in
+/// this server has nothing to compact.
+pub async fn compact(entry: &Entry) -> Result<(usize, usize), String> {
+    let mut guard = entry.live.lock().await;
+    let Some(live) = guard.as_mut() else {
+        return Ok((0, 0));
+    };
+    let sub = live.handle.submit(Op::Compact);
+    let mut done = (0, 0);
+    loop {
+        match live.events.recv().await {
+            Some(Emitted::Event {
+                sub: s,
+                event: Event::Compacted { masked, summarized },
+            }) if s == sub => done = (masked, summarized),
+            Some(Emitted::Done { sub: s }) if s == sub => return Ok(done),
+            Some(Emitted::Refused { sub: s, error }) if s == sub => return Err(error),
+            Some(_) => {}
+            None => return Err("internal: the session ended".to_owned()),
+        }
+    }
 }
 
 /// The end of a run that failed before the model was asked anything.
@@ -245,8 +278,9 @@ async fn show_alerts(
     }
 }
 
-/// Builds the agent session of `entry`: provider, tools writing through the editor,
-/// approvals through the editor, the static context.
+/// Builds the agent session of `entry` and puts it on its queue: provider, tools
+/// writing through the editor, the static context. Approvals come as events of the
+/// queue ([`turn`]).
 async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>) -> Result<Live, String> {
     let root = state
         .root()
@@ -276,7 +310,8 @@ async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>) -> Resul
         None
     };
     // The server's own view of the workspace: its live buffers, index and language
-    // servers; edits go through the editor, approvals to the user.
+    // servers; edits go through the editor. Its approver is the queue's (the host
+    // puts it in): this one is never asked.
     let ctx = ToolContext {
         root: root.clone(),
         store: state.store.clone(),
@@ -286,11 +321,7 @@ async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>) -> Resul
         sandbox,
         policy: Arc::new(agentls_sandbox::Policy::default()),
         edits: Arc::new(sink),
-        approver: Arc::new(LspApprover {
-            client: client.clone(),
-            entry: Arc::downgrade(entry),
-            timeout: Duration::from_secs(config.agent.approval_timeout_secs),
-        }),
+        approver: Arc::new(agentls_tools::DenyAll),
         diagnostics: Some(Arc::new(state.diagnostics.clone())),
         checker: checker(state, &root, &config)
             .await
@@ -328,16 +359,18 @@ async fn build(state: &Arc<State>, client: &Client, entry: &Arc<Entry>) -> Resul
     let adapters = Adapters {
         context: Some(ctx),
         open_files,
-        // The entry's record carries its pending review changes: `persist`.
-        saves: Saves::FrontEnd,
         ..Adapters::default()
     };
-    let hosted = state.host.open(spec, adapters).await?;
+    let (handle, events) = state.host.open(spec, adapters).await?.spawn();
     let server_events = entry
         .take_server_events()
         .ok_or("internal: the session's event channel was taken twice")?;
+    // From now on the host saves the entry's record, with its title and review
+    // changes, which the entry hands over with a save op.
+    entry.connect(handle.submitter());
     Ok(Live {
-        hosted,
+        handle,
+        events,
         server_events,
     })
 }

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agentls_model::CancellationToken;
+use agentls_host::{Emitted, SessionHandle, Submitter};
+use agentls_protocol::agent::ops::Op;
 use agentls_protocol::agent::{Event, Mode, SessionInfo, SessionStatus, get_transcript};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
@@ -122,12 +123,14 @@ impl Sessions {
     }
 }
 
-/// A live session and the channels its events arrive on: owned by whichever run holds
-/// the entry's lock.
+/// A built session's queue and the channels its events arrive on: owned by whichever
+/// run holds the entry's lock. The session itself runs in the host's task.
 pub struct Live {
-    /// The agent session, as the host runs it.
-    pub hosted: agentls_host::HostedSession,
-    /// Events from the server's side of the run (edits landed, approvals).
+    /// The session's submission queue.
+    pub handle: SessionHandle,
+    /// What the session emits: its events, approval requests, the ends of turns.
+    pub events: UnboundedReceiver<Emitted>,
+    /// Events from the server's side of the run (edits landed).
     pub server_events: UnboundedReceiver<Event>,
 }
 
@@ -144,7 +147,8 @@ pub struct Entry {
     pub live: tokio::sync::Mutex<Option<Live>>,
     server_tx: UnboundedSender<Event>,
     server_rx: Mutex<Option<UnboundedReceiver<Event>>>,
-    cancel: Mutex<Option<CancellationToken>>,
+    /// The built session's queue, for cancels and saves while a run holds `live`.
+    submitter: Mutex<Option<Submitter>>,
     cancel_requested: AtomicBool,
     seq: AtomicU64,
     /// The conversation as of the end of the last run (or as saved): what transcripts
@@ -177,7 +181,7 @@ impl Entry {
             live: tokio::sync::Mutex::new(None),
             server_tx,
             server_rx: Mutex::new(Some(server_rx)),
-            cancel: Mutex::new(None),
+            submitter: Mutex::new(None),
             cancel_requested: AtomicBool::new(false),
             seq: AtomicU64::new(0),
             messages: Mutex::new(Vec::new()),
@@ -249,25 +253,34 @@ impl Entry {
         lock(&self.server_rx).take()
     }
 
-    /// Connects the running session's cancel token; cancels at once if a cancel came
-    /// in while the run was starting.
-    pub fn link_cancel(&self, token: CancellationToken) {
-        if self.cancel_requested.load(Ordering::SeqCst) {
-            token.cancel();
-        }
-        *lock(&self.cancel) = Some(token);
+    /// The session is built and on its queue: cancels and saves go there, and its
+    /// record (title, review changes) is handed over now.
+    pub fn connect(&self, submitter: Submitter) {
+        submitter.submit(self.save_op());
+        *lock(&self.submitter) = Some(submitter);
     }
 
-    /// Cancels the run; `false` if none was going on.
+    /// Cancels the run (an interrupt op); `false` if none was going on. A cancel that
+    /// comes while the run is starting is sent after its prompt
+    /// ([`Entry::interrupt_if_asked`]).
     pub fn cancel(&self) -> bool {
         if self.status() != SessionStatus::Running {
             return false;
         }
         self.cancel_requested.store(true, Ordering::SeqCst);
-        if let Some(token) = lock(&self.cancel).as_ref() {
-            token.cancel();
+        if let Some(session) = lock(&self.submitter).as_ref() {
+            session.submit(Op::Interrupt);
         }
         true
+    }
+
+    /// Sends an interrupt if a cancel came before the run's prompt was queued.
+    pub fn interrupt_if_asked(&self) {
+        if self.cancel_requested.load(Ordering::SeqCst)
+            && let Some(session) = lock(&self.submitter).as_ref()
+        {
+            session.submit(Op::Interrupt);
+        }
     }
 
     /// The conversation as of the end of the last run, as `agent/getTranscript` shows it.
@@ -285,14 +298,32 @@ impl Entry {
         *lock(&self.messages) = messages;
     }
 
-    /// Saves the session through `host` (after a run, a change landed for review, a
-    /// review): a restart of the server loses neither the conversation nor the review
-    /// state. Nothing without a workspace `root`; a failure is logged, and the session
-    /// goes on unsaved.
+    /// Saves the session (a change landed for review, a review): a restart of the
+    /// server loses neither the conversation nor the review state. A built session's
+    /// host saves it, handed the entry's part with a save op (at once, while a run
+    /// goes on too); one not built in this server (listed from the store) is only this
+    /// registry's record, written through `host`. Nothing without a workspace `root`;
+    /// a failure is logged, and the session goes on unsaved.
     pub fn save(&self, host: &agentls_host::Host, root: Option<&std::path::Path>) {
-        if let Some(root) = root {
+        if let Some(session) = lock(&self.submitter).as_ref() {
+            session.submit(self.save_op());
+        } else if let Some(root) = root {
             host.save(&self.to_saved(root));
         }
+    }
+
+    /// The entry's part of the saved record: its title and pending review changes.
+    fn save_op(&self) -> Op {
+        let title = lock(&self.title).clone();
+        Op::Save {
+            title: (!title.is_empty()).then_some(title),
+            front_end: self.front_end_part(),
+        }
+    }
+
+    fn front_end_part(&self) -> serde_json::Value {
+        let pending: Vec<SavedChange> = self.pending().iter().map(|c| c.to_saved()).collect();
+        serde_json::json!({ "pending": pending })
     }
 
     /// The session as a save in workspace `root`: its conversation, model, mode and the
@@ -308,8 +339,7 @@ impl Entry {
         saved.mode = serde_json::to_value(self.mode)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned));
-        let pending: Vec<SavedChange> = self.pending().iter().map(|c| c.to_saved()).collect();
-        saved.front_end = serde_json::json!({ "pending": pending });
+        saved.front_end = self.front_end_part();
         saved
     }
 

@@ -260,7 +260,11 @@ fn answer(
                 })
                 .await
                 .unwrap_or(false);
-                to.submit(Op::Approval { id, approved });
+                to.submit(Op::Approval {
+                    id,
+                    approved,
+                    in_terminal: false,
+                });
             });
             None
         }

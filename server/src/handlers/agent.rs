@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use agentls_edit::Source;
 use agentls_protocol::agent::{
-    cancel, get_transcript, list_changes, list_models, list_sessions, new_session, prompt, review,
-    set_model,
+    cancel, compact, get_transcript, list_changes, list_models, list_sessions, new_session, prompt,
+    review, set_model,
 };
 use agentls_protocol::commands::{Started, TaskArgs};
 use agentls_text::DocUri;
@@ -103,6 +103,17 @@ pub fn cancel(state: &State, params: cancel::Params) -> jsonrpc::Result<cancel::
     let entry = session(state, &params.session)?;
     Ok(cancel::Result {
         cancelled: entry.cancel(),
+    })
+}
+
+/// `agent/compact`: the session's compaction op, answered once it is done.
+pub async fn compact(state: &State, params: compact::Params) -> jsonrpc::Result<compact::Result> {
+    let entry = session(state, &params.session)?;
+    let (masked, summarized) = crate::agent::compact(&entry).await.map_err(failed)?;
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    Ok(compact::Result {
+        masked: count(masked),
+        summarized: count(summarized),
     })
 }
 

@@ -5,6 +5,7 @@ return {
   version = 1,
   methods = {
     cancel = "agent/cancel",
+    compact = "agent/compact",
     copilotInlineEdit = "textDocument/copilotInlineEdit",
     diagnostics = "agent/diagnostics",
     event = "agent/event",
