@@ -117,6 +117,41 @@ impl ModelUse {
         }
     }
 
+    /// How much likelier the model finds `first` than `second` as what `request`
+    /// asks for (natural log odds: above 0, `first`); `None` where the provider cannot
+    /// score. Asked as a choice between two lettered readings, both ways round, the
+    /// two margins averaged: a small model's pull towards one letter (or towards "no"
+    /// in a yes/no question, which turned the 0.5B model against every reading)
+    /// cancels out, and what is left is its reading of the request.
+    pub(super) async fn choose(
+        &mut self,
+        provider: &Arc<dyn Provider>,
+        request: &str,
+        first: &str,
+        second: &str,
+        cancel: &CancellationToken,
+    ) -> Option<f64> {
+        let asked = |a: &str, b: &str| ChatRequest {
+            system: Some(
+                "You read requests for changes to a code base and answer with one letter."
+                    .to_owned(),
+            ),
+            messages: vec![Message::user(format!(
+                "Request: {request}\n\nWhich does the request ask for?\nA) {a}\nB) {b}\nAnswer A or B."
+            ))],
+            max_tokens: Some(1),
+            ..ChatRequest::default()
+        };
+        let letters = ["A", "B"].map(str::to_owned);
+        let one = self
+            .score(provider, &asked(first, second), "", &letters, cancel)
+            .await?;
+        let other = self
+            .score(provider, &asked(second, first), "", &letters, cancel)
+            .await?;
+        Some(((one[0] - one[1]) + (other[1] - other[0])) / 2.0)
+    }
+
     /// How much likelier the model finds "yes" than "no" as the answer to
     /// `question` (natural log odds: above 0, yes); `None` where the provider cannot
     /// score. Small models tell whether a reading of a request is right far better

@@ -82,11 +82,17 @@ impl super::strategy::Strategy for Characterising {
             return None;
         };
         let mut used = ModelUse::default();
-        let question = format!(
-            "Request: {}\n\nDoes this request ask only for new tests of code that already exists, leaving that code exactly as it is?",
-            cx.task
-        );
-        let keep = match used.confirm(cx.provider, &question, &cx.ctx.cancel).await {
+        let reading = used
+            .choose(
+                cx.provider,
+                cx.task,
+                "New tests of code that already exists, the code left exactly as it is",
+                "A change to the code (new tests may come with it)",
+                &cx.ctx.cancel,
+            )
+            .await;
+        tracing::debug!("solve: tests only rather than a change to the code: {reading:?}");
+        let keep = match reading {
             Some(margin) => margin > 0.0,
             None => !protected(cx.task).is_empty(),
         };
