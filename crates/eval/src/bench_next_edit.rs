@@ -222,13 +222,12 @@ fn line_range(starts: &[usize], len: usize, first: usize, count: usize) -> Range
 
 type Range = std::ops::Range<usize>;
 
+/// An `@@ -a,b +c,d @@` header's numbers.
+type Header = (usize, usize, usize, usize);
+
 /// The hunks of `before` -> `after` from `git diff -U0` headers, cut to the chars
 /// that differ; `None` when one is too big or they do not rebuild `after`.
-fn hunks(
-    headers: &[(usize, usize, usize, usize)],
-    before: &str,
-    after: &str,
-) -> Option<Vec<[usize; 4]>> {
+fn hunks(headers: &[Header], before: &str, after: &str) -> Option<Vec<[usize; 4]>> {
     let (b, a): (Vec<char>, Vec<char>) = (before.chars().collect(), after.chars().collect());
     let (bs, as_) = (line_starts(&b), line_starts(&a));
     let mut out = Vec::new();
@@ -269,10 +268,7 @@ fn apply_hunks(before: &[char], after: &[char], hunks: &[[usize; 4]], k: usize) 
 }
 
 /// `git diff -U0` of `commit` against its parent: per file, the `@@` headers.
-fn diff_headers(
-    dir: &Path,
-    commit: &str,
-) -> anyhow::Result<Vec<(String, Vec<(usize, usize, usize, usize)>)>> {
+fn diff_headers(dir: &Path, commit: &str) -> anyhow::Result<Vec<(String, Vec<Header>)>> {
     let diff = git(
         dir,
         &[

@@ -209,7 +209,8 @@ pub struct NextEditSettings {
     /// `sweep` (`original`/`current`/`updated` blocks).
     pub format: NextEditFormat,
     /// Without `model`, ask the completion model (`[completion] model`, by default the
-    /// embedded one) with its own layout.
+    /// embedded one) with its own layout. Off by default: the embedded 0.5B model's
+    /// suggestions are slow and rarely right (`agentls bench next-edit`).
     pub fallback: bool,
     /// Lines above the cursor's line the model may rewrite.
     pub lines_before: u32,
@@ -224,7 +225,7 @@ impl Default for NextEditSettings {
         Self {
             model: None,
             format: NextEditFormat::Zeta,
-            fallback: true,
+            fallback: false,
             lines_before: 2,
             lines_after: 6,
             max_tokens: 192,
