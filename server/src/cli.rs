@@ -285,6 +285,12 @@ pub enum BenchTarget {
     /// the first and last token, against llama.cpp's own infill path in the same run
     /// (needs `local`). See docs/benchmarks.md.
     Complete(agentls_eval::bench_complete::Options),
+    /// Next-edit suggestions over cases mined from public repositories' commits (a
+    /// manifest of offsets and digests; the texts from their git mirrors, `--repos`):
+    /// exact and overlapping matches, suggestions where none is expected, latency, for
+    /// the predictions without a model and the embedded model (`--model`, needs
+    /// `local`). See docs/benchmarks.md.
+    NextEdit(agentls_eval::bench_next_edit::Options),
     /// Batched sampling on the embedded model: generation tok/s with 1, 2, 4, 8
     /// sequences in one batch, against llama.cpp's own batched decoding of the same
     /// widths in the same run (needs `local`). See docs/benchmarks.md.

@@ -33,6 +33,7 @@ use ropey::Rope;
 
 pub mod context;
 pub mod next_edit;
+pub mod rewrite;
 
 /// Most recently edited places kept as context.
 pub const RING_CHUNKS: usize = 8;
@@ -48,6 +49,8 @@ pub struct Completions {
     ring: Mutex<VecDeque<(DocUri, usize)>>,
     histories: Mutex<HashMap<DocUri, EditHistory>>,
     backend: tokio::sync::Mutex<Option<Backend>>,
+    /// The next-edit model server's completer (`[completion.next_edit] model`).
+    next_edit_backend: tokio::sync::Mutex<Option<Backend>>,
 }
 
 /// Requests of one kind in line: the newest cancels the others.
@@ -61,13 +64,16 @@ pub struct Line {
 #[derive(Debug)]
 struct Backend {
     /// What it was built from: `[completion] model` and `stream`, and the models.
-    key: (
-        Option<String>,
-        bool,
-        std::collections::BTreeMap<String, agentls_model::ModelConfig>,
-    ),
+    key: BackendKey,
     completer: Result<Arc<dyn Completer>, String>,
 }
+
+/// A model's name, whether it streams, and the models it was built from.
+type BackendKey = (
+    Option<String>,
+    bool,
+    std::collections::BTreeMap<String, agentls_model::ModelConfig>,
+);
 
 /// One request's place in line: cancelled when a newer request comes, and when
 /// dropped.
@@ -214,24 +220,62 @@ impl Completions {
             config.completion.stream,
             config.models.clone(),
         );
-        let mut backend = self.backend.lock().await;
-        if let Some(b) = backend.as_ref().filter(|b| b.key == key) {
-            return b.completer.clone();
-        }
-        let built =
-            tokio::task::spawn_blocking(move || config.completer(|var| std::env::var(var).ok()))
-                .await
-                .unwrap_or_else(|e| Err(format!("building the completer failed: {e}")));
-        match &built {
-            Ok(c) => tracing::info!(model = c.name(), "completion backend ready"),
-            Err(e) => tracing::warn!("completion is off: {e}"),
-        }
-        *backend = Some(Backend {
-            key,
-            completer: built.clone(),
-        });
-        built
+        cached(&self.backend, key, "completion", move || {
+            config.completer(|var| std::env::var(var).ok())
+        })
+        .await
     }
+
+    /// The completer of the next-edit model server `[completion.next_edit] model`
+    /// names (an OpenAI-compatible `/completions` endpoint, asked without streaming:
+    /// a rewritten window is read whole); `None` when it names none.
+    pub async fn next_edit_completer(
+        &self,
+        config: Config,
+    ) -> Option<Result<Arc<dyn Completer>, String>> {
+        let name = config.completion.next_edit.model.clone()?;
+        let key = (Some(name.clone()), false, config.models.clone());
+        let built = cached(&self.next_edit_backend, key, "next-edit", move || {
+            config
+                .models()?
+                .completer(
+                    &name,
+                    false,
+                    agentls_model::ClientOptions::default(),
+                    |var| std::env::var(var).ok(),
+                )
+                .map_err(|e| e.message)
+        })
+        .await;
+        Some(built)
+    }
+}
+
+/// The completer in `slot` when it was built from `key`, else built now by `build` (on
+/// the blocking pool: a local model loads its weights) and kept; the reason when there
+/// is none, said once in the log.
+async fn cached(
+    slot: &tokio::sync::Mutex<Option<Backend>>,
+    key: BackendKey,
+    what: &str,
+    build: impl FnOnce() -> Result<Arc<dyn Completer>, String> + Send + 'static,
+) -> Result<Arc<dyn Completer>, String> {
+    let mut backend = slot.lock().await;
+    if let Some(b) = backend.as_ref().filter(|b| b.key == key) {
+        return b.completer.clone();
+    }
+    let built = tokio::task::spawn_blocking(build)
+        .await
+        .unwrap_or_else(|e| Err(format!("building the completer failed: {e}")));
+    match &built {
+        Ok(c) => tracing::info!(model = c.name(), "{what} backend ready"),
+        Err(e) => tracing::warn!("{what} is off: {e}"),
+    }
+    *backend = Some(Backend {
+        key,
+        completer: built.clone(),
+    });
+    built
 }
 
 /// The part of `rope` a whole-text replacement by `text` changes: `text` and `rope`

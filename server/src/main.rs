@@ -89,6 +89,10 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
                 agentls_eval::bench_complete::main(options)
             }
             cli::BenchTarget::Decode(options) => agentls_eval::bench_decode::main(options),
+            cli::BenchTarget::NextEdit(options) => {
+                logging::init(None)?;
+                agentls_eval::bench_next_edit::main(options)
+            }
             cli::BenchTarget::Model {
                 model,
                 path,

@@ -25,6 +25,7 @@ mod neovim_next_edit;
 mod neovim_plugin;
 mod neovim_typing;
 mod next_edit;
+mod next_edit_model;
 mod read_your_writes;
 mod robustness;
 mod run_cli;

@@ -10,7 +10,9 @@
 //! ([`bench_heavy`], whose driver needs the `bench-heavy` feature); with the `local`
 //! feature, `bench model` measures the embedded engine against llama.cpp called
 //! directly (`bench_model`) and `bench complete` inline completion against llama.cpp's
-//! infill path (`bench_complete`, with the reference in `bench_fim`).
+//! infill path (`bench_complete`, with the reference in `bench_fim`); `bench next-edit`
+//! next-edit suggestions over cases mined from public repositories' histories
+//! ([`bench_next_edit`]).
 //!
 //! **Boundary:** the binary parses the command line ([`args`]) and sets up logging;
 //! everything else about a measurement lives here. Agent changes are decided by what
@@ -25,6 +27,7 @@ pub mod bench_heavy;
 pub mod bench_index;
 #[cfg(feature = "local")]
 pub mod bench_model;
+pub mod bench_next_edit;
 pub mod bench_search;
 pub mod html;
 pub mod replay;

@@ -190,6 +190,58 @@ pub struct CompletionSettings {
     /// item carrying the whole (multi-line) completion. Off by default; read when the
     /// client initializes.
     pub completion_items: bool,
+    /// `[completion.next_edit]`: next-edit suggestions (`textDocument/copilotInlineEdit`).
+    pub next_edit: NextEditSettings,
+}
+
+/// `[completion.next_edit]`: the edit that follows the user's last ones. Predictions
+/// without a model come first (the rest of a rename, the call sites of a changed
+/// signature); when they give nothing, a model rewrites a window of lines around the
+/// cursor and the smallest changed range is suggested. See `docs/completion.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct NextEditSettings {
+    /// A next-edit model server: a `[models.NAME]` on an OpenAI-compatible wire whose
+    /// `/completions` endpoint serves a next-edit model (`llama-server` running Zeta or
+    /// Sweep's model, Ollama). Never from the workspace file.
+    pub model: Option<String>,
+    /// The prompt layout `model` was trained on: `zeta` (editable-region markers) or
+    /// `sweep` (`original`/`current`/`updated` blocks).
+    pub format: NextEditFormat,
+    /// Without `model`, ask the completion model (`[completion] model`, by default the
+    /// embedded one) with its own layout. Off by default: the embedded 0.5B model's
+    /// suggestions are slow and rarely right (`agentls bench next-edit`).
+    pub fallback: bool,
+    /// Lines above the cursor's line the model may rewrite.
+    pub lines_before: u32,
+    /// Lines below the cursor's line the model may rewrite.
+    pub lines_after: u32,
+    /// Most tokens one answer generates.
+    pub max_tokens: u32,
+}
+
+impl Default for NextEditSettings {
+    fn default() -> Self {
+        Self {
+            model: None,
+            format: NextEditFormat::Zeta,
+            fallback: false,
+            lines_before: 2,
+            lines_after: 6,
+            max_tokens: 192,
+        }
+    }
+}
+
+/// The prompt layout of a next-edit model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NextEditFormat {
+    /// Zed's Zeta: `<|editable_region_start|>`, `<|editable_region_end|>` and
+    /// `<|user_cursor_is_here|>`.
+    Zeta,
+    /// Sweep's next-edit models: `<|file_sep|>original/…`, `current/…`, `updated/…`.
+    Sweep,
 }
 
 impl Default for CompletionSettings {
@@ -205,6 +257,7 @@ impl Default for CompletionSettings {
             stream: true,
             languages: std::collections::BTreeMap::new(),
             completion_items: false,
+            next_edit: NextEditSettings::default(),
         }
     }
 }
@@ -519,15 +572,26 @@ impl Merged {
                     self.load_problems.push(problem);
                 }
             }
-            // Nor the model completions are sent to.
-            if let Some(completion) = table.get_mut("completion").and_then(Value::as_object_mut)
-                && completion.remove("model").is_some()
-            {
-                let problem = format!(
-                    "{source}: `completion.model` ignored: models are only read from the user's config or the client's settings"
-                );
-                if !self.load_problems.contains(&problem) {
-                    self.load_problems.push(problem);
+            // Nor the models completions and next edits are sent to.
+            if let Some(completion) = table.get_mut("completion").and_then(Value::as_object_mut) {
+                let mut removed = Vec::new();
+                if completion.remove("model").is_some() {
+                    removed.push("completion.model");
+                }
+                if let Some(next) = completion
+                    .get_mut("next_edit")
+                    .and_then(Value::as_object_mut)
+                    && next.remove("model").is_some()
+                {
+                    removed.push("completion.next_edit.model");
+                }
+                for key in removed {
+                    let problem = format!(
+                        "{source}: `{key}` ignored: models are only read from the user's config or the client's settings"
+                    );
+                    if !self.load_problems.contains(&problem) {
+                        self.load_problems.push(problem);
+                    }
                 }
             }
             // Nor where agentls writes.
@@ -1032,7 +1096,8 @@ mod tests {
         let ws = dir.path().join(WORKSPACE_FILE);
         std::fs::write(
             &ws,
-            "[completion]\nmodel = \"evil\"\ndebounce_ms = 300\nlanguages = { markdown = false }\n",
+            "[completion]\nmodel = \"evil\"\ndebounce_ms = 300\nlanguages = { markdown = false }\n\
+             [completion.next_edit]\nmodel = \"evil\"\nformat = \"sweep\"\n",
         )
         .unwrap();
         let mut m = Merged::default();
@@ -1040,8 +1105,15 @@ mod tests {
         let c = &m.config.completion;
         assert_eq!((c.model.as_deref(), c.debounce_ms), (None, 300));
         assert_eq!(c.model_name(), DEFAULT_COMPLETION_MODEL);
+        assert_eq!(c.next_edit.model, None);
+        assert_eq!(c.next_edit.format, NextEditFormat::Sweep);
+        assert!(
+            m.problems[1].contains("`completion.next_edit.model` ignored"),
+            "{:?}",
+            m.problems
+        );
         // Language ids are the user's keys, not unknown settings.
-        assert_eq!(m.problems.len(), 1, "{:?}", m.problems);
+        assert_eq!(m.problems.len(), 2, "{:?}", m.problems);
         assert!(
             m.problems[0].contains("`completion.model` ignored"),
             "{:?}",

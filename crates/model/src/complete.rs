@@ -117,6 +117,8 @@ pub struct StopRules {
     /// The cursor's line before the cursor, trimmed: code there means the user is
     /// finishing that line, and only a first line that opens a block may go on.
     before: String,
+    /// Only the line budget applies ([`StopRules::lines`]).
+    lines_only: bool,
 }
 
 impl StopRules {
@@ -142,6 +144,20 @@ impl StopRules {
             rest_of_line,
             max_lines: max_lines.max(1),
             before,
+            lines_only: false,
+        }
+    }
+
+    /// Rules for a rewrite of whole lines (a next-edit window): at most `max_lines`
+    /// lines, none of the code rules, the text kept as it came.
+    pub fn lines(max_lines: usize) -> Self {
+        Self {
+            block_indent: 0,
+            suffix_line: String::new(),
+            rest_of_line: String::new(),
+            max_lines: max_lines.max(1),
+            before: String::new(),
+            lines_only: true,
         }
     }
 
@@ -174,6 +190,9 @@ impl StopRules {
     /// judging its last line too, with trailing blanks and any repeat of the rest of
     /// the cursor's line removed.
     pub fn finish(&self, text: &str) -> String {
+        if self.lines_only {
+            return text[..self.judge(text, true).unwrap_or(text.len())].to_string();
+        }
         let kept = &text[..self.judge(text, true).unwrap_or(text.len())];
         let mut kept = kept.trim_end().to_string();
         if !kept.contains('\n') && !self.rest_of_line.is_empty() {
@@ -202,14 +221,14 @@ impl StopRules {
                 if index >= max_lines {
                     return Some(cut_here);
                 }
-                if !trimmed.is_empty() && indent_of(body) < self.block_indent {
+                if !self.lines_only && !trimmed.is_empty() && indent_of(body) < self.block_indent {
                     return Some(cut_here);
                 }
             }
             if !complete {
                 break;
             }
-            if index > 0 {
+            if index > 0 && !self.lines_only {
                 if trimmed.is_empty() && seen_content {
                     return Some(cut_here);
                 }
@@ -244,6 +263,15 @@ mod tests {
         );
         assert_eq!(split_cursor_line("x = "), ("", "x = "));
         assert_eq!(split_cursor_line("a\n"), ("a\n", ""));
+    }
+
+    #[test]
+    fn a_rewrite_is_cut_at_its_line_budget_only() {
+        let rules = StopRules::lines(3);
+        let text = "    a\n\nb\n  c\n";
+        assert_eq!(rules.cut("    a\n\nb"), None);
+        assert_eq!(rules.finish(text), "    a\n\nb");
+        assert_eq!(rules.finish("x\n\n"), "x\n\n");
     }
 
     #[test]

@@ -92,6 +92,7 @@ pub mod error;
 pub mod event;
 pub mod lenient;
 pub mod local;
+pub mod next_edit;
 pub mod paths;
 pub mod profile;
 pub mod response;

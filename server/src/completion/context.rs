@@ -55,13 +55,7 @@ pub fn prepare(
     let suffix = rope.slice(cursor..end).to_string();
     let root = state.root();
     let path = snapshot.uri.to_file_path();
-    let relative = |p: &Path| -> String {
-        root.as_deref()
-            .and_then(|r| p.strip_prefix(r).ok())
-            .unwrap_or(p)
-            .display()
-            .to_string()
-    };
+    let relative = |p: &Path| relative_to(root.as_deref(), p);
     let (first_line, last_line) = (rope.char_to_line(start), rope.char_to_line(end));
     let mut context = ring_chunks(state, &snapshot.uri, (first_line, last_line), &relative);
     for chunk in definitions(
@@ -81,9 +75,7 @@ pub fn prepare(
         }
     }
     let request = FimRequest {
-        path: path
-            .as_deref()
-            .map_or_else(|| snapshot.uri.to_string(), relative),
+        path: path_of(state, &snapshot),
         language: Some(snapshot.language_id.to_string()).filter(|l| !l.is_empty()),
         prefix,
         suffix,
@@ -101,6 +93,24 @@ pub fn prepare(
         cursor,
         snapshot,
     }
+}
+
+/// `path` relative to the workspace `root` (as it is outside it).
+fn relative_to(root: Option<&Path>, path: &Path) -> String {
+    root.and_then(|r| path.strip_prefix(r).ok())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The document's path as prompts name it: relative to the workspace root, its URI
+/// when it is no file.
+pub fn path_of(state: &State, snapshot: &Snapshot) -> String {
+    let root = state.root();
+    snapshot.uri.to_file_path().map_or_else(
+        || snapshot.uri.to_string(),
+        |p| relative_to(root.as_deref(), Path::new(&p)),
+    )
 }
 
 /// The char range of the prefix and suffix windows around `cursor`: about

@@ -133,5 +133,6 @@ pub fn describe(kind: &Kind) -> String {
     match kind {
         Kind::Rename { from, to } => format!("rename `{from}` to `{to}`"),
         Kind::Parameter { function, name } => format!("pass `{name}` to `{function}`"),
+        Kind::Rewrite { model } => format!("{model}'s next edit"),
     }
 }

@@ -5,7 +5,9 @@
 //! at once), and answers nothing when the client's version is not the server's, the
 //! document is out of sync or completion is off for its language. While the word at
 //! the cursor is being typed it waits (see [`crate::completion::next_edit`]); a change
-//! during the wait makes the client's version stale, and the answer empty.
+//! during the wait makes the client's version stale, and the answer empty. When the
+//! predictions without a model give nothing, a model rewrites the lines around the
+//! cursor ([`crate::completion::rewrite`]); the code action does not wait for one.
 
 use std::sync::Arc;
 
@@ -16,6 +18,7 @@ use agentls_text::{DocUri, PositionEncoding, Snapshot};
 use tower_lsp::lsp_types as lsp;
 
 use crate::completion::next_edit::{Step, describe, elsewhere, prediction, step};
+use crate::completion::rewrite;
 use crate::convert::from_lsp;
 use crate::state::State;
 
@@ -82,7 +85,21 @@ pub async fn next_edit(
             s = job => s.ok()?,
         };
         match next {
-            Step::Nothing => return None,
+            Step::Nothing => {
+                let bursts: Vec<Burst> =
+                    state.completions.history(uri)?.bursts().cloned().collect();
+                let prediction =
+                    rewrite::suggest(state, &snapshot, &bursts, cursor, &ticket.token).await?;
+                // A change while the model wrote makes its answer stale.
+                if state.store.snapshot(uri)?.version != snapshot.version {
+                    return None;
+                }
+                return Some(Found {
+                    snapshot,
+                    prediction,
+                    elsewhere: Vec::new(),
+                });
+            }
             Step::Suggest(prediction, elsewhere) => {
                 return Some(Found {
                     snapshot,

@@ -56,6 +56,11 @@ pub enum Kind {
         /// The parameter's name.
         name: String,
     },
+    /// A model's rewrite of the lines around the cursor ([`super::rewrite`]).
+    Rewrite {
+        /// The model.
+        model: String,
+    },
 }
 
 /// A parameter added to a function's definition: how its calls change.
