@@ -73,6 +73,11 @@ impl Accumulator {
         }
     }
 
+    /// The text so far.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The answer so far; calls still open are included as they stand.
     pub fn finish(mut self) -> Response {
         self.done.append(&mut self.open);

@@ -8,6 +8,10 @@
 //! channel is bounded, and a check that runs tests for a minute must not stall the
 //! decoding beside it. Dropping the [`Batch`] aborts that task, which drops the
 //! stream, which stops the engine: sampling ends as soon as the pick cannot change.
+//!
+//! An answer is also complete once [`Done`] says so (the function asked for is
+//! written and the model has gone on past it): it is handed over then, and when every
+//! sequence has been, the stream is dropped.
 
 use std::sync::Arc;
 
@@ -28,6 +32,9 @@ pub(super) struct Finished {
     pub stats: DecodeStats,
 }
 
+/// Whether an answer's text so far is all that is needed of it.
+pub(super) type Done = Box<dyn Fn(&str) -> bool + Send>;
+
 /// A batch being decoded; its sequences come out as they end.
 pub(super) struct Batch {
     rx: mpsc::UnboundedReceiver<Result<Finished, ModelError>>,
@@ -42,10 +49,11 @@ impl Batch {
         req: &ChatRequest,
         samplings: &[Sampling],
         cancel: &CancellationToken,
+        done: Done,
     ) -> Option<Batch> {
         let stream = provider.stream_many(req, samplings, cancel.clone())?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(drain(stream, samplings.len(), tx));
+        let task = tokio::spawn(drain(stream, samplings.len(), done, tx));
         Some(Batch { rx, task })
     }
 
@@ -63,11 +71,13 @@ impl Drop for Batch {
     }
 }
 
-/// Reads `stream` to its end, sending each sequence whole as it stops; returns early
-/// when the batch is dropped.
+/// Reads `stream` to its end, sending each sequence whole as it stops or as `done`
+/// finds it complete (checked at each line's end); returns early when the batch is
+/// dropped or every sequence has been sent.
 async fn drain(
     mut stream: agentls_model::ManyStream,
     n: usize,
+    done: Done,
     tx: mpsc::UnboundedSender<Result<Finished, ModelError>>,
 ) {
     let mut accs: Vec<Option<Accumulator>> = (0..n).map(|_| Some(Accumulator::default())).collect();
@@ -85,11 +95,15 @@ async fn drain(
                 continue;
             }
             Ok(ManyEvent::Event(i, ev)) => {
-                let stop = matches!(ev, StreamEvent::Stop(_));
                 let Some(acc) = accs.get_mut(i).and_then(Option::as_mut) else {
                     continue;
                 };
                 acc.push(&ev);
+                let stop = match &ev {
+                    StreamEvent::Stop(_) => true,
+                    StreamEvent::TextDelta(t) => t.contains('\n') && done(acc.text()),
+                    _ => false,
+                };
                 if !stop {
                     continue;
                 }
@@ -103,7 +117,7 @@ async fn drain(
                 }))
             }
         };
-        if sent.is_err() {
+        if sent.is_err() || accs.iter().all(Option::is_none) {
             return;
         }
     }

@@ -304,6 +304,48 @@ pub fn the_function(lang: Language, code: &str, name: &str) -> String {
     dedent(&code[line_start..end])
 }
 
+/// Whether an answer's `code`, still being written, already holds the whole new
+/// function `name` (unlike `original`, its text before): the definition is followed
+/// by more code (the next top-level line, a second function, a usage example). Small
+/// models asked for one function often go on writing examples and tests until their
+/// budget runs out; what follows the function is never used ([`the_function`] takes
+/// the function alone), so its answer can end there.
+pub fn function_done(lang: Language, code: &str, name: &str, original: &str) -> bool {
+    let mut index = agentls_index::Index::default();
+    let path = Path::new(match lang {
+        Language::Rust => "/candidate.rs",
+        Language::Python => "/candidate.py",
+        Language::JavaScript => "/candidate.js",
+        Language::TypeScript => "/candidate.ts",
+        Language::Go => "/candidate.go",
+        // Where a function's end is less plain, the answer runs to its own end.
+        _ => return false,
+    });
+    index.update_file(path, code);
+    let symbols = index.file_symbols(path);
+    let Some(def) = symbols
+        .iter()
+        .filter(|s| matches!(s.kind, SymbolKind::Function | SymbolKind::Method))
+        .filter(|s| &*s.name == name)
+        .last()
+    else {
+        return false;
+    };
+    let (Some(start), Some(end)) = (
+        super::localise::byte_offset(code, def.span.start),
+        super::localise::byte_offset(code, def.span.end),
+    ) else {
+        return false;
+    };
+    // A whole line after it: the definition cannot grow any more.
+    let after = &code[end..];
+    let followed = after
+        .split_inclusive('\n')
+        .any(|l| l.ends_with('\n') && !l.trim().is_empty());
+    let squeeze = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    followed && squeeze(&code[start..end]) != squeeze(original)
+}
+
 /// The signature of the function `name` in the file `text`: its name through its
 /// parameters and result, whitespace collapsed; `None` when `text` does not define
 /// it. Two texts whose signatures differ change what callers must pass.
@@ -532,6 +574,32 @@ mod tests {
             ),
             "func Index() {}"
         );
+    }
+
+    #[test]
+    fn an_answer_is_done_once_the_new_function_is_followed_by_more() {
+        let stub = "def fizz(n):\n    \"\"\"Fizz.\"\"\"\n    raise NotImplementedError\n";
+        let body = "def fizz(n):\n    \"\"\"Fizz.\"\"\"\n    return 'Fizz' if n % 3 == 0 else str(n)\n";
+        let py = |code: &str| function_done(Language::Python, code, "fizz", stub);
+        // Still being written: the body may grow.
+        assert!(!py(body));
+        assert!(!py(&format!("{body}\n")));
+        assert!(!py(&format!("{body}\nprint(fi")));
+        // The next top-level line is written whole: done.
+        assert!(py(&format!("{body}\n\nprint(fizz(3))\n")));
+        // The stub repeated first is not the answer: wait for the new one.
+        assert!(!py(&format!("{stub}\n\nprint(fizz(3))\n")));
+        let rs_old = "fn perimeter(s: &Shape) -> f64 {\n    todo!()\n}";
+        let rs = |code: &str| function_done(Language::Rust, code, "perimeter", rs_old);
+        let new = "fn perimeter(s: &Shape) -> f64 {\n    match s {\n        Shape::Square(x) => 4.0 * x,\n    }\n";
+        assert!(!rs(new), "the closing brace is not written yet");
+        assert!(!rs(&format!("{new}}}")));
+        assert!(rs(&format!("{new}}}\n\nfn main() {{\n")));
+        let js_old = "function sum(xs) {\n  return 0;\n}";
+        let js = |code: &str| function_done(Language::JavaScript, code, "sum", js_old);
+        let new = "function sum(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n";
+        assert!(!js(new));
+        assert!(js(&format!("{new}\nconsole.log(sum([1, 2]));\n")));
     }
 
     #[test]

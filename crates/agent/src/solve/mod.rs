@@ -793,8 +793,22 @@ impl Run<'_> {
             .map(|i| sampled(i).sampling)
             .collect();
         let (t0, checks_before) = (Instant::now(), self.verifier.spent_ms());
+        let done: batch::Done = match &target.scope {
+            localise::Scope::Function { name, range, .. } => {
+                let (lang, name) = (target.language, name.clone());
+                let original = target
+                    .text
+                    .get(range.clone())
+                    .unwrap_or_default()
+                    .to_owned();
+                Box::new(move |answer: &str| {
+                    generate::function_done(lang, &generate::code_of(answer), &name, &original)
+                })
+            }
+            localise::Scope::File => Box::new(|_: &str| false),
+        };
         let Some(mut batch) =
-            batch::Batch::start(self.provider, asked.req, &samplings, &self.ctx.cancel)
+            batch::Batch::start(self.provider, asked.req, &samplings, &self.ctx.cancel, done)
         else {
             for i in asked.from..asked.from + asked.width {
                 let green = self
