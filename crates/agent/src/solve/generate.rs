@@ -326,8 +326,7 @@ pub fn function_done(lang: Language, code: &str, name: &str, original: &str) -> 
     let Some(def) = symbols
         .iter()
         .filter(|s| matches!(s.kind, SymbolKind::Function | SymbolKind::Method))
-        .filter(|s| &*s.name == name)
-        .last()
+        .rfind(|s| &*s.name == name)
     else {
         return false;
     };
