@@ -252,20 +252,7 @@ pub fn splice(target: &Target, code: &str) -> Option<String> {
 /// attribute and comment lines just above it, dedented; `code` itself when it defines
 /// nothing else, or does not define `name` (the checks judge it then).
 pub fn the_function(lang: Language, code: &str, name: &str) -> String {
-    let mut index = agentls_index::Index::default();
-    let path = Path::new(match lang {
-        Language::Rust => "/candidate.rs",
-        Language::Python => "/candidate.py",
-        Language::JavaScript => "/candidate.js",
-        Language::TypeScript => "/candidate.ts",
-        Language::Tsx => "/candidate.tsx",
-        Language::Go => "/candidate.go",
-        Language::C => "/candidate.c",
-        Language::Cpp => "/candidate.cpp",
-        Language::Java => "/candidate.java",
-    });
-    index.update_file(path, code);
-    let symbols = index.file_symbols(path);
+    let symbols = symbols_of(lang, code);
     let defs: Vec<&agentls_index::Symbol> = symbols
         .iter()
         .filter(|s| matches!(s.kind, SymbolKind::Function | SymbolKind::Method))
@@ -304,6 +291,24 @@ pub fn the_function(lang: Language, code: &str, name: &str) -> String {
     dedent(&code[line_start..end])
 }
 
+/// The symbols the index finds in `code`, parsed as a file of `lang`.
+fn symbols_of(lang: Language, code: &str) -> Vec<agentls_index::Symbol> {
+    let mut index = agentls_index::Index::default();
+    let path = Path::new(match lang {
+        Language::Rust => "/candidate.rs",
+        Language::Python => "/candidate.py",
+        Language::JavaScript => "/candidate.js",
+        Language::TypeScript => "/candidate.ts",
+        Language::Tsx => "/candidate.tsx",
+        Language::Go => "/candidate.go",
+        Language::C => "/candidate.c",
+        Language::Cpp => "/candidate.cpp",
+        Language::Java => "/candidate.java",
+    });
+    index.update_file(path, code);
+    index.file_symbols(path)
+}
+
 /// Whether an answer's `code`, still being written, already holds the whole new
 /// function `name` (unlike `original`, its text before): the definition is followed
 /// by more code (the next top-level line, a second function, a usage example). Small
@@ -311,18 +316,18 @@ pub fn the_function(lang: Language, code: &str, name: &str) -> String {
 /// budget runs out; what follows the function is never used ([`the_function`] takes
 /// the function alone), so its answer can end there.
 pub fn function_done(lang: Language, code: &str, name: &str, original: &str) -> bool {
-    let mut index = agentls_index::Index::default();
-    let path = Path::new(match lang {
-        Language::Rust => "/candidate.rs",
-        Language::Python => "/candidate.py",
-        Language::JavaScript => "/candidate.js",
-        Language::TypeScript => "/candidate.ts",
-        Language::Go => "/candidate.go",
-        // Where a function's end is less plain, the answer runs to its own end.
-        _ => return false,
-    });
-    index.update_file(path, code);
-    let symbols = index.file_symbols(path);
+    // Where a function's end is less plain, the answer runs to its own end.
+    if !matches!(
+        lang,
+        Language::Rust
+            | Language::Python
+            | Language::JavaScript
+            | Language::TypeScript
+            | Language::Go
+    ) {
+        return false;
+    }
+    let symbols = symbols_of(lang, code);
     let Some(def) = symbols
         .iter()
         .filter(|s| matches!(s.kind, SymbolKind::Function | SymbolKind::Method))
@@ -578,7 +583,8 @@ mod tests {
     #[test]
     fn an_answer_is_done_once_the_new_function_is_followed_by_more() {
         let stub = "def fizz(n):\n    \"\"\"Fizz.\"\"\"\n    raise NotImplementedError\n";
-        let body = "def fizz(n):\n    \"\"\"Fizz.\"\"\"\n    return 'Fizz' if n % 3 == 0 else str(n)\n";
+        let body =
+            "def fizz(n):\n    \"\"\"Fizz.\"\"\"\n    return 'Fizz' if n % 3 == 0 else str(n)\n";
         let py = |code: &str| function_done(Language::Python, code, "fizz", stub);
         // Still being written: the body may grow.
         assert!(!py(body));

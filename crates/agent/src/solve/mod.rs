@@ -834,24 +834,14 @@ impl Run<'_> {
                 self.used.prompt_ms += done.stats.prompt_ms as f64;
             }
             self.used.answered(&done.response, &done.stats);
-            let sampling = &samplings[done.index];
-            let temperature = sampling.temperature.unwrap_or(0.0);
-            let answer = done.response.text;
-            let new = generate::splice(target, &generate::code_of(&answer));
-            let what = if asked.repair { "repair" } else { "candidate" };
             let green = self
-                .record(
+                .answered(
                     target,
                     baseline,
                     first,
-                    Recorded {
-                        new,
-                        answer,
-                        temperature,
-                        seed: sampling.seed.filter(|_| temperature > 0.0),
-                        repair: asked.repair,
-                        what,
-                    },
+                    done.response.text,
+                    &samplings[done.index],
+                    asked.repair,
                 )
                 .await;
             if let Some(stop) = self.after(green, target, baseline) {
@@ -892,8 +882,22 @@ impl Run<'_> {
         repair: bool,
     ) -> bool {
         let answer = self.ask(req).await;
-        let temperature = req.sampling.temperature.unwrap_or(0.0);
-        let seed = req.sampling.seed.filter(|_| temperature > 0.0);
+        self.answered(target, baseline, first, answer, &req.sampling, repair)
+            .await
+    }
+
+    /// Splices an answer sampled with `sampling` into the target, verifies and
+    /// records it; whether it turns a failing check green.
+    async fn answered(
+        &mut self,
+        target: &Target,
+        baseline: &Verdict,
+        first: usize,
+        answer: String,
+        sampling: &agentls_model::Sampling,
+        repair: bool,
+    ) -> bool {
+        let temperature = sampling.temperature.unwrap_or(0.0);
         let new = generate::splice(target, &generate::code_of(&answer));
         self.record(
             target,
@@ -903,7 +907,7 @@ impl Run<'_> {
                 new,
                 answer,
                 temperature,
-                seed,
+                seed: sampling.seed.filter(|_| temperature > 0.0),
                 repair,
                 what: if repair { "repair" } else { "candidate" },
             },
