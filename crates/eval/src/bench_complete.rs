@@ -384,7 +384,8 @@ pub struct Summary {
     pub read_p50: f64,
 }
 
-fn percentile(v: &[f64], p: f64) -> f64 {
+/// The `p` quantile (0-1) of `v`, nearest rank; 0 when `v` is empty.
+pub(crate) fn percentile(v: &[f64], p: f64) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     if v.is_empty() {

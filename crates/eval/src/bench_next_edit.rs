@@ -34,6 +34,8 @@ use agentls_text::next_edit::{Burst, Suggestion, predict};
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::bench_complete::percentile;
+
 /// The committed set of cases.
 pub const MANIFEST: &str = include_str!("../../../fixtures/bench/next-edit-cases.json");
 
@@ -550,15 +552,6 @@ pub struct Side {
     pub p50_ms: f64,
     /// Latency p95 (ms).
     pub p95_ms: f64,
-}
-
-fn percentile(v: &[f64], p: f64) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return 0.0;
-    }
-    v[(((v.len() - 1) as f64) * p).round() as usize]
 }
 
 /// The figures of `name` over `cases` and their outcomes.
