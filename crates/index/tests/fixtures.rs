@@ -111,6 +111,8 @@ fn rust_outline() {
             tests/perimeter.rs
               function perimeter_of_a_square 5:4
               function perimeter_of_a_circle 10:4
+              function perimeter_of_squares_of_other_sides 15:4
+              function perimeter_of_circles_of_other_radii 22:4
         "#]],
     );
 }
