@@ -55,8 +55,8 @@ pub fn new_test_file(task: &str, exists: impl Fn(&str) -> bool) -> Option<String
 
 /// Characterisation tests: a new test file the task names, written so it pins what
 /// the code does today. Only where the task asks for tests and leaves the code as it
-/// is (a fix that adds a test would pin its bug): the model confirms that; where it
-/// cannot, the task must forbid changing the code under test.
+/// is (a fix that adds a test would pin its bug): where the task forbids changing
+/// the code, that is settled; elsewhere the model chooses between the two readings.
 pub(super) struct Characterising;
 
 #[async_trait::async_trait]
@@ -82,19 +82,23 @@ impl super::strategy::Strategy for Characterising {
             return None;
         };
         let mut used = ModelUse::default();
-        let reading = used
-            .choose(
-                cx.provider,
-                cx.task,
-                "New tests of code that already exists, the code left exactly as it is",
-                "A change to the code (new tests may come with it)",
-                &cx.ctx.cancel,
-            )
-            .await;
-        tracing::debug!("solve: tests only rather than a change to the code: {reading:?}");
-        let keep = match reading {
-            Some(margin) => margin > 0.0,
-            None => !protected(cx.task).is_empty(),
+        // A task that forbids changing the code and names a test file to write asks
+        // for tests of the code as it is: the model's reading (margins of a few
+        // hundredths on the 0.5B) is asked only where the task forbids nothing.
+        let keep = if protected(cx.task).is_empty() {
+            let reading = used
+                .choose(
+                    cx.provider,
+                    cx.task,
+                    "New tests of code that already exists, the code left exactly as it is",
+                    "A change to the code (new tests may come with it)",
+                    &cx.ctx.cancel,
+                )
+                .await;
+            tracing::debug!("solve: tests only rather than a change to the code: {reading:?}");
+            reading.is_some_and(|margin| margin > 0.0)
+        } else {
+            true
         };
         if !keep {
             tracing::info!("solve: the task does not ask only for tests");
