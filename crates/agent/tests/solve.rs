@@ -878,7 +878,10 @@ impl Provider for Together {
                 })
                 .boxed()
         });
-        Some(futures::stream::select_all(streams).boxed())
+        Some(ManyStream::new(
+            futures::stream::select_all(streams).boxed(),
+            agentls_model::SequenceEnds::default(),
+        ))
     }
 }
 

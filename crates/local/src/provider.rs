@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use agentls_model::{
     ChatRequest, ErrorClass, EventStream, ManyStream, ModelError, ModelProfile, Part, Provider,
-    RUNAWAY_STOP, Role, Sampling, ScoreFuture, StopReason, StreamEvent, Usage, lenient,
+    RUNAWAY_STOP, Role, Sampling, ScoreFuture, SequenceEnds, StopReason, StreamEvent, Usage,
+    lenient,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -238,18 +239,20 @@ impl Provider for LocalProvider {
         let (tx, rx) = mpsc::channel(256);
         let job = self.job(req, cancel.clone());
         let samplings = samplings.to_vec();
+        let ends = SequenceEnds::default();
+        let theirs = ends.clone();
         let spawned = std::thread::Builder::new()
             .name("agentls-local-many".into())
-            .spawn(move || job.run_many(&samplings, &tx));
+            .spawn(move || job.run_many(&samplings, &tx, &theirs));
         if let Err(e) = spawned {
             let (tx, rx) = mpsc::channel(1);
             let _ = tx.try_send(Err(ModelError::new(
                 ErrorClass::UnexpectedEnvironment,
                 format!("cannot start the local model thread: {e}"),
             )));
-            return Some(receiver_stream(rx, cancel));
+            return Some(ManyStream::new(receiver_stream(rx, cancel), ends));
         }
-        Some(receiver_stream(rx, cancel))
+        Some(ManyStream::new(receiver_stream(rx, cancel), ends))
     }
 }
 

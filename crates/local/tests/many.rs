@@ -295,3 +295,56 @@ async fn a_cancelled_batch_ends_with_an_abort() {
         .unwrap();
     assert!(after.usage.output > 0);
 }
+
+/// A sequence its reader ends stops being decoded at once (its cells and its share of
+/// each step go to the others), with its own stop reason, while the others run on to
+/// their own ends.
+#[tokio::test]
+async fn a_sequence_its_reader_ends_stops_while_the_others_go_on() {
+    let test = "a_sequence_its_reader_ends_stops_while_the_others_go_on";
+    let Some(p) = smollm2(test) else { return };
+    let req = request(
+        "Write a long story about a lighthouse keeper and a storm.",
+        120,
+    );
+    let mut stream = p
+        .stream_many(&req, &samplings(3), CancellationToken::new())
+        .unwrap();
+    let (mut deltas, mut ended_at) = ([0usize; 3], None);
+    let mut stops: [Option<StopReason>; 3] = [None, None, None];
+    let mut outputs = [0u64; 3];
+    while let Some(item) = stream.next().await {
+        let Ok(ManyEvent::Event(i, ev)) = item.map_err(|e| panic!("{e}")) else {
+            continue;
+        };
+        match ev {
+            StreamEvent::TextDelta(_) => {
+                deltas[i] += 1;
+                if i == 1 && deltas[1] == 3 {
+                    stream.end(1);
+                    ended_at = Some(deltas[1]);
+                }
+            }
+            StreamEvent::Usage(u) => outputs[i] = u.output,
+            StreamEvent::Stop(r) => stops[i] = Some(r),
+            _ => {}
+        }
+    }
+    assert_eq!(ended_at, Some(3));
+    assert_eq!(
+        stops[1],
+        Some(StopReason::Other("ended by its reader".into())),
+        "{stops:?}"
+    );
+    // Ended within a step or two of the reader's word (a step may feed a few tokens).
+    assert!(outputs[1] < 12, "sequence 1 wrote {} tokens", outputs[1]);
+    for i in [0, 2] {
+        assert!(
+            stops[i]
+                .as_ref()
+                .is_some_and(|r| *r != StopReason::Other("ended by its reader".into())),
+            "{stops:?}"
+        );
+        assert!(outputs[i] > outputs[1], "{outputs:?}");
+    }
+}

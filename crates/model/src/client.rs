@@ -74,8 +74,63 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// What [`Provider::stream_many`] yields.
-pub type ManyStream = Pin<Box<dyn Stream<Item = Result<ManyEvent, ModelError>> + Send>>;
+/// What [`Provider::stream_many`] yields: the sequences' events, and a way to end one
+/// sequence early ([`ManyStream::end`]) while the others go on.
+pub struct ManyStream {
+    events: Pin<Box<dyn Stream<Item = Result<ManyEvent, ModelError>> + Send>>,
+    ends: SequenceEnds,
+}
+
+impl ManyStream {
+    /// The stream of `events`, whose provider stops decoding a sequence once `ends`
+    /// holds it.
+    pub fn new(
+        events: Pin<Box<dyn Stream<Item = Result<ManyEvent, ModelError>> + Send>>,
+        ends: SequenceEnds,
+    ) -> Self {
+        Self { events, ends }
+    }
+
+    /// Tells the provider that sequence `index` is no longer wanted (its reader has
+    /// what it needs), so its decoding stops and frees the batch for the others;
+    /// events of it may still come before the provider sees this. Providers that
+    /// cannot stop one sequence decode it to its end.
+    pub fn end(&self, index: usize) {
+        self.ends.end(index);
+    }
+}
+
+impl Stream for ManyStream {
+    type Item = Result<ManyEvent, ModelError>;
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.events.as_mut().poll_next(cx)
+    }
+}
+
+/// The sequences of a [`ManyStream`] its reader has ended, shared with the provider
+/// decoding them.
+#[derive(Clone, Debug, Default)]
+pub struct SequenceEnds(Arc<std::sync::Mutex<Vec<usize>>>);
+
+impl SequenceEnds {
+    /// Marks sequence `index` ended.
+    pub fn end(&self, index: usize) {
+        if let Ok(mut ended) = self.0.lock()
+            && !ended.contains(&index)
+        {
+            ended.push(index);
+        }
+    }
+
+    /// Whether sequence `index` has been ended by the reader.
+    pub fn is_ended(&self, index: usize) -> bool {
+        self.0.lock().is_ok_and(|ended| ended.contains(&index))
+    }
+}
 
 /// One item of a [`ManyStream`]: an event of the sequence numbered by its index in
 /// the `samplings` asked for, or that sequence's figures.

@@ -106,7 +106,7 @@ mod wire;
 
 pub use client::{
     ClientOptions, DecodeStats, EventStream, HttpProvider, ManyEvent, ManyStream, Provider,
-    ProviderSpec, ScoreFuture,
+    ProviderSpec, ScoreFuture, SequenceEnds,
 };
 pub use complete::{Completer, ContextChunk, FimAnswer, FimFuture, FimRequest, FimStop, StopRules};
 pub use completions::{CompleterSpec, HttpCompleter};

@@ -110,6 +110,11 @@ async fn drain(
                 let Some(acc) = accs[i].take() else {
                     continue;
                 };
+                // Complete before the model's own end: the engine need not write the
+                // rest, which nobody reads.
+                if !matches!(ev, StreamEvent::Stop(_)) {
+                    stream.end(i);
+                }
                 tx.send(Ok(Finished {
                     index: i,
                     response: acc.finish(),

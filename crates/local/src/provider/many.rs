@@ -13,7 +13,9 @@
 
 use std::time::Instant;
 
-use agentls_model::{DecodeStats, ManyEvent, ModelError, Sampling, StopReason, StreamEvent};
+use agentls_model::{
+    DecodeStats, ManyEvent, ModelError, Sampling, SequenceEnds, StopReason, StreamEvent,
+};
 use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
@@ -24,6 +26,10 @@ use crate::speculate::Drafter;
 use crate::tokenizer::Utf8Stream;
 
 type ManyTx = mpsc::Sender<Result<ManyEvent, ModelError>>;
+
+/// `StopReason::Other`'s text for a sequence stopped because its reader ended it
+/// ([`agentls_model::ManyStream::end`]).
+const ENDED_BY_READER: &str = "ended by its reader";
 
 /// Most tokens one step feeds across sequences (tokens and drafts): drafts beyond it
 /// are cut. A pass over 32 tokens costs a CPU about what one over one does; more
@@ -62,6 +68,8 @@ struct Shared<'a> {
     tx: &'a ManyTx,
     prompt: &'a Prompt,
     cached: usize,
+    /// The sequences the reader has ended.
+    ends: &'a SequenceEnds,
     prompt_ms: u64,
     width: usize,
 }
@@ -73,9 +81,9 @@ fn tagged(tx: &ManyTx, index: usize, ev: StreamEvent) -> Result<(), Gone> {
 
 impl Job {
     /// The thread's work for [`Provider::stream_many`](agentls_model::Provider::stream_many).
-    pub(super) fn run_many(self, samplings: &[Sampling], tx: &ManyTx) {
+    pub(super) fn run_many(self, samplings: &[Sampling], tx: &ManyTx, ends: &SequenceEnds) {
         let _enter = self.span.clone().entered();
-        match self.generate_many(samplings, tx) {
+        match self.generate_many(samplings, tx, ends) {
             Ok(Ok(())) | Err(Gone) => {}
             Ok(Err(e)) => {
                 warn!(class = ?e.class, error = %e.message, "local model batched call failed");
@@ -88,6 +96,7 @@ impl Job {
         &self,
         samplings: &[Sampling],
         tx: &ManyTx,
+        ends: &SequenceEnds,
     ) -> Result<Result<(), ModelError>, Gone> {
         let mut engine = self.lock();
         let started = Instant::now();
@@ -99,6 +108,7 @@ impl Job {
             tx,
             prompt: &prompt,
             cached,
+            ends,
             prompt_ms: started.elapsed().as_millis() as u64,
             width: samplings.len().min(MAX_SEQUENCES),
         };
@@ -140,6 +150,13 @@ impl Job {
             }
             if shared.tx.is_closed() {
                 return Err(Gone);
+            }
+            // A sequence its reader has ended frees its cells and its share of the
+            // batch for the others.
+            for lane in lanes.iter_mut().filter(|l| l.stop.is_none()) {
+                if shared.ends.is_ended(lane.index) {
+                    lane.stop = Some(StopReason::Other(ENDED_BY_READER.into()));
+                }
             }
             for lane in lanes.iter_mut().filter(|l| l.stop.is_none()) {
                 let index = lane.index;
