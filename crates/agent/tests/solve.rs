@@ -13,7 +13,7 @@ use agentls_agent::solve::{SolveConfig, SolveReport};
 use agentls_agent::{BuildHooks, HeadlessOptions, SessionConfig, Status};
 use agentls_model::{
     CancellationToken, ChatRequest, DecodeStats, EventStream, ManyEvent, ManyStream, ModelProfile,
-    Provider, Sampling, Solver, StreamEvent, WireFormat,
+    Provider, Sampling, Solver, StopReason, StreamEvent, WireFormat,
 };
 use agentls_testkit::model_server::{ModelServer, Turn};
 use agentls_text::DocUri;
@@ -821,6 +821,7 @@ struct Together {
 
 static DROPPED: std::sync::OnceLock<Arc<std::sync::atomic::AtomicUsize>> =
     std::sync::OnceLock::new();
+static ENDED: std::sync::OnceLock<Arc<std::sync::atomic::AtomicUsize>> = std::sync::OnceLock::new();
 
 /// Counts its drop unless it saw its stream's end.
 struct Unfinished(bool, Arc<std::sync::atomic::AtomicUsize>);
@@ -856,11 +857,13 @@ impl Provider for Together {
         cancel: CancellationToken,
     ) -> Option<ManyStream> {
         use futures::StreamExt;
+        let ends = agentls_model::SequenceEnds::default();
         let streams = samplings.iter().enumerate().map(|(i, s)| {
             let mut req = req.clone();
             req.sampling = s.clone();
             let mut guard = Unfinished(false, self.dropped.clone());
-            self.inner
+            let tagged = self
+                .inner
                 .stream(&req, cancel.clone())
                 .flat_map(move |ev| {
                     let items = match ev {
@@ -876,11 +879,32 @@ impl Provider for Together {
                     };
                     futures::stream::iter(items)
                 })
-                .boxed()
+                .boxed();
+            // As the engine does: a sequence its reader ends stops (its answer's
+            // stream dropped unfinished), with its figures and its stop.
+            let ends = ends.clone();
+            futures::stream::unfold(Some(tagged), move |state| {
+                let ends = ends.clone();
+                async move {
+                    let mut inner = state?;
+                    if ends.is_ended(i) {
+                        let stop = StreamEvent::Stop(StopReason::Other("ended".into()));
+                        let items = vec![
+                            Ok(ManyEvent::Stats(i, DecodeStats::default())),
+                            Ok(ManyEvent::Event(i, stop)),
+                        ];
+                        return Some((items, None));
+                    }
+                    let item = inner.next().await?;
+                    Some((vec![item], Some(inner)))
+                }
+            })
+            .flat_map(futures::stream::iter)
+            .boxed()
         });
         Some(ManyStream::new(
             futures::stream::select_all(streams).boxed(),
-            agentls_model::SequenceEnds::default(),
+            ends,
         ))
     }
 }
@@ -938,4 +962,51 @@ async fn a_batch_of_samples_is_checked_as_each_completes_and_dropped_once_one_is
         4,
         "the four slow answers were dropped unfinished"
     );
+}
+
+/// An answer that writes the function asked for and then goes on (examples, slowly)
+/// is checked once the function is written: its sequence is ended in the engine, not
+/// decoded to its end, and it lands.
+#[tokio::test]
+async fn an_answer_that_goes_on_past_its_function_is_ended_and_checked() {
+    // The fixed `add` at once, then 40 lines of examples, a line every 0.5 s.
+    let examples: String = (0..40).map(|i| format!("print(add({i}, {i}))\n")).collect();
+    let (head, tail) = GOOD.split_at(GOOD.len() - 3);
+    let goes_on = Turn::text(format!("{head}\n\n{examples}{tail}"))
+        .chunked(20)
+        .frame_delay(std::time::Duration::from_millis(500));
+    let slow = || {
+        Turn::text(WRONG)
+            .chunked(2)
+            .frame_delay(std::time::Duration::from_millis(500))
+    };
+    let turns = vec![Turn::text(WRONG), goes_on, slow(), slow(), slow(), slow()];
+    let dropped = ENDED.get_or_init(Arc::default).clone();
+    let Some((status, report, _plans, _server, ws)) = run_python_with(
+        &[("calc.py", CALC), ("test_calc.py", TESTS)],
+        "add returns the difference; it should return the sum",
+        turns,
+        SolveConfig::default(),
+        |inner| {
+            Arc::new(Together {
+                inner,
+                dropped: ENDED.get_or_init(Arc::default).clone(),
+            })
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{report:?}");
+    assert!(report.landed, "{report:?}");
+    let text = std::fs::read_to_string(ws.path().join("calc.py")).unwrap();
+    assert!(
+        text.contains("return a + b") && !text.contains("print("),
+        "{text}"
+    );
+    assert!(report.candidates[1].passes, "{:#?}", report.candidates);
+    // The answer that went on was stopped, not read to its end: with the four slow
+    // ones, five streams dropped unfinished.
+    assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 5);
 }

@@ -10,8 +10,10 @@
 //! stream, which stops the engine: sampling ends as soon as the pick cannot change.
 //!
 //! An answer is also complete once [`Done`] says so (the function asked for is
-//! written and the model has gone on past it): it is handed over then, and when every
-//! sequence has been, the stream is dropped.
+//! written and the model has gone on past it): its sequence is ended in the engine
+//! and handed over a step later, when the engine has stopped it; when every sequence
+//! has been, the stream is dropped. A provider that cannot end one sequence hands it
+//! over at its own end.
 
 use std::sync::Arc;
 
@@ -71,9 +73,11 @@ impl Drop for Batch {
     }
 }
 
-/// Reads `stream` to its end, sending each sequence whole as it stops or as `done`
-/// finds it complete (checked at each line's end); returns early when the batch is
-/// dropped or every sequence has been sent.
+/// Reads `stream` to its end, sending each sequence whole as it stops; one that
+/// `done` finds complete (checked at each line's end) is ended in the engine
+/// ([`agentls_model::ManyStream::end`]) with its answer as it stood then, and sent
+/// when the engine has stopped it, a step later, with its figures (prompt time,
+/// drafts). Returns early when the batch is dropped or every sequence has been sent.
 async fn drain(
     mut stream: agentls_model::ManyStream,
     n: usize,
@@ -81,9 +85,12 @@ async fn drain(
     tx: mpsc::UnboundedSender<Result<Finished, ModelError>>,
 ) {
     let mut accs: Vec<Option<Accumulator>> = (0..n).map(|_| Some(Accumulator::default())).collect();
+    // Answers complete before their sequence's end, waiting for its figures.
+    let mut complete: Vec<Option<Response>> = (0..n).map(|_| None).collect();
     let mut stats = vec![DecodeStats::default(); n];
+    let mut sent = 0;
     while let Some(item) = stream.next().await {
-        let sent = match item {
+        let (i, ev) = match item {
             Err(e) => {
                 let _ = tx.send(Err(e));
                 return;
@@ -94,35 +101,41 @@ async fn drain(
                 }
                 continue;
             }
-            Ok(ManyEvent::Event(i, ev)) => {
-                let Some(acc) = accs.get_mut(i).and_then(Option::as_mut) else {
-                    continue;
-                };
-                acc.push(&ev);
-                let stop = match &ev {
-                    StreamEvent::Stop(_) => true,
-                    StreamEvent::TextDelta(t) => t.contains('\n') && done(acc.text()),
-                    _ => false,
-                };
-                if !stop {
-                    continue;
-                }
-                let Some(acc) = accs[i].take() else {
-                    continue;
-                };
-                // Complete before the model's own end: the engine need not write the
-                // rest, which nobody reads.
-                if !matches!(ev, StreamEvent::Stop(_)) {
-                    stream.end(i);
-                }
-                tx.send(Ok(Finished {
-                    index: i,
-                    response: acc.finish(),
-                    stats: stats[i],
-                }))
-            }
+            Ok(ManyEvent::Event(i, ev)) => (i, ev),
         };
-        if sent.is_err() || accs.iter().all(Option::is_none) {
+        let response = if let StreamEvent::Stop(_) = ev {
+            let early = complete.get_mut(i).and_then(Option::take);
+            match (early, accs.get_mut(i).and_then(Option::take)) {
+                (Some(response), _) => response,
+                (None, Some(mut acc)) => {
+                    acc.push(&ev);
+                    acc.finish()
+                }
+                (None, None) => continue,
+            }
+        } else {
+            if let (Some(Some(response)), StreamEvent::Usage(usage)) = (complete.get_mut(i), &ev) {
+                // What the sequence cost, counted to its end in the engine.
+                response.usage = *usage;
+            }
+            let Some(acc) = accs.get_mut(i).and_then(Option::as_mut) else {
+                continue;
+            };
+            acc.push(&ev);
+            if matches!(&ev, StreamEvent::TextDelta(t) if t.contains('\n')) && done(acc.text()) {
+                // The engine need not write the rest, which nobody reads.
+                stream.end(i);
+                complete[i] = accs[i].take().map(Accumulator::finish);
+            }
+            continue;
+        };
+        let finished = Finished {
+            index: i,
+            response,
+            stats: stats.get(i).copied().unwrap_or_default(),
+        };
+        sent += 1;
+        if tx.send(Ok(finished)).is_err() || sent == n {
             return;
         }
     }
