@@ -15,7 +15,8 @@
 //! has been, the stream is dropped. A provider that cannot end one sequence hands it
 //! over at its own end.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use agentls_model::{
     Accumulator, CancellationToken, ChatRequest, DecodeStats, ManyEvent, ModelError, Provider,
@@ -41,6 +42,9 @@ pub(super) type Done = Box<dyn Fn(&str) -> bool + Send>;
 pub(super) struct Batch {
     rx: mpsc::UnboundedReceiver<Result<Finished, ModelError>>,
     task: tokio::task::JoinHandle<()>,
+    started: Instant,
+    /// When the first event of any sequence came: the prompt had been read.
+    first: Arc<OnceLock<Instant>>,
 }
 
 impl Batch {
@@ -55,8 +59,22 @@ impl Batch {
     ) -> Option<Batch> {
         let stream = provider.stream_many(req, samplings, cancel.clone())?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(drain(stream, samplings.len(), done, tx));
-        Some(Batch { rx, task })
+        let first = Arc::new(OnceLock::new());
+        let task = tokio::spawn(drain(stream, samplings.len(), done, tx, first.clone()));
+        Some(Batch {
+            rx,
+            task,
+            started: Instant::now(),
+            first,
+        })
+    }
+
+    /// How long the prompt took to read, as its first token's wait (all the time so
+    /// far when none has come): for a round that ends before any sequence has brought
+    /// its figures.
+    pub(super) fn prompt_ms(&self) -> f64 {
+        let at = self.first.get().copied().unwrap_or_else(Instant::now);
+        at.duration_since(self.started).as_secs_f64() * 1000.0
     }
 
     /// The next sequence to end, or the error that ended the batch; `None` when every
@@ -83,6 +101,7 @@ async fn drain(
     n: usize,
     done: Done,
     tx: mpsc::UnboundedSender<Result<Finished, ModelError>>,
+    first: Arc<OnceLock<Instant>>,
 ) {
     let mut accs: Vec<Option<Accumulator>> = (0..n).map(|_| Some(Accumulator::default())).collect();
     // Answers complete before their sequence's end, waiting for its figures.
@@ -101,7 +120,10 @@ async fn drain(
                 }
                 continue;
             }
-            Ok(ManyEvent::Event(i, ev)) => (i, ev),
+            Ok(ManyEvent::Event(i, ev)) => {
+                first.get_or_init(Instant::now);
+                (i, ev)
+            }
         };
         let response = if let StreamEvent::Stop(_) = ev {
             let early = complete.get_mut(i).and_then(Option::take);

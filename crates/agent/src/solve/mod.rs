@@ -849,6 +849,11 @@ impl Run<'_> {
                 break;
             }
         }
+        if !prompt_read {
+            // Ended before any sequence brought its figures: the wait for the first
+            // token was the prompt's reading.
+            self.used.prompt_ms += batch.prompt_ms();
+        }
         drop(batch);
         // Time the model was waited for: the round's, less the checks run beside it.
         let checks = self.verifier.spent_ms() - checks_before;
