@@ -341,6 +341,12 @@ pub fn function_done(lang: Language, code: &str, name: &str, original: &str) -> 
     ) else {
         return false;
     };
+    // A body begun is not a declaration without one (Go's grammar allows those, and
+    // the parse of `func f() int {` and a line of body, its brace unclosed, is one):
+    // where bodies are braced, the definition must end with its closing brace.
+    if lang != Language::Python && !code[start..end].trim_end().ends_with('}') {
+        return false;
+    }
     // A whole line after it: the definition cannot grow any more.
     let after = &code[end..];
     let followed = after
@@ -605,6 +611,16 @@ mod tests {
         let new = "function sum(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n";
         assert!(!js(new));
         assert!(js(&format!("{new}\nconsole.log(sum([1, 2]));\n")));
+        // Go: a body begun is not a declaration without one (which Go's grammar
+        // allows), however many lines of it are written.
+        let go_old = "func Index(sorted []string, v string) int {\n\treturn -1\n}";
+        let go = |code: &str| function_done(Language::Go, code, "Index", go_old);
+        let begun = "package versions\n\nfunc Index(sorted []string, v string) int {\n\tlo, hi := 0, len(sorted)\n\tfor lo < hi {\n";
+        assert!(!go(begun));
+        assert!(!go(&format!("{begun}\t\tmid := lo + (hi-lo)/2\n")));
+        let whole = format!("{begun}\t\tlo++\n\t}}\n\treturn lo\n}}\n");
+        assert!(!go(&whole));
+        assert!(go(&format!("{whole}\nfunc Latest() {{\n")));
     }
 
     #[test]
