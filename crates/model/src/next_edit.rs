@@ -10,8 +10,8 @@
 //! repository files and the `updated/` window's lines up to the cursor's as the
 //! prefix: it writes the window's rest.
 //!
-//! The `fill` and `sweep` answers write the window's lines again, and their
-//! [`StopRules::rewrite`] end them as soon as their lines decide the rewrite
+//! The `fill` answer writes the window's rest again, and its [`StopRules::rewrite`]
+//! ends it as soon as its lines decide the rewrite
 //! ([`rewrite::settle`]): copied to the end, or back on the window's lines after a
 //! change (the window's lines after that point complete it). A backend may draft the
 //! answer from the text the rules expect ([`StopRules::copy_of`]); the embedded engine
@@ -94,12 +94,11 @@ pub fn ask(
                 context: Vec::new(),
                 max_tokens: shape.max_tokens,
             };
-            let rules = match format {
-                // The answer is the window's lines again.
-                Format::Sweep => StopRules::rewrite(&window.text),
-                _ => StopRules::lines(lines + FRAME_LINES),
-            };
-            (request, rules, String::new())
+            (
+                request,
+                StopRules::lines(lines + FRAME_LINES),
+                String::new(),
+            )
         }
     };
     Asked {
@@ -127,10 +126,8 @@ pub fn read_answer(
         rewrite::settle(rest, body).map(|s| format!("{}{}", asked.given, s.rewrite))
     };
     let whole = match asked.format {
-        Format::Fill | Format::Sweep => {
-            rewrite::parse(asked.format, answer).and_then(|b| settled(&b))
-        }
-        Format::Zeta => None,
+        Format::Fill => rewrite::parse(Format::Fill, answer).and_then(|b| settled(&b)),
+        Format::Zeta | Format::Sweep => None,
     };
     let (rewritten, partial) = match (whole, asked.format) {
         (Some(whole), _) => (whole, false),
