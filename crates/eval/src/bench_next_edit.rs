@@ -63,6 +63,19 @@ pub struct Options {
     /// repositories for the slow sides.
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub every: usize,
+    /// Only every K-th file change (1, K+1…), each with all its cases in order: the
+    /// successive states of one editing session, so that the model's later cases of a
+    /// change find the previous one's prompt in the engine's cache (reported apart
+    /// as warm).
+    #[arg(long, value_name = "K")]
+    pub every_change: Option<usize>,
+    /// The model's answer without its early end: the line budget alone (the rewrite's
+    /// rules before 2026-12-07), to measure what the early end buys.
+    #[arg(long)]
+    pub no_settle: bool,
+    /// No prompt-lookup drafting of the model's answer.
+    #[arg(long)]
+    pub no_draft: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -554,6 +567,79 @@ pub struct Side {
     pub p95_ms: f64,
 }
 
+/// What the model did on one case: its cost, for the report's notes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ModelCost {
+    /// A later case of the change just run before it (the engine's cache holds the
+    /// previous case's prompt).
+    pub warm: bool,
+    /// Prompt tokens.
+    pub prompt_tokens: u32,
+    /// Of those, read from the engine's cache.
+    pub cached_tokens: u32,
+    /// Milliseconds until the prompt was read.
+    pub prompt_ms: f64,
+    /// Tokens generated.
+    pub generated: u32,
+    /// Tokens drafted by prompt lookup.
+    pub drafted: usize,
+    /// Of those, kept.
+    pub accepted: usize,
+    /// CPU time the process spent on the case (all its threads; Linux), ms: what the
+    /// case costs whatever else the machine runs.
+    pub cpu_ms: Option<f64>,
+}
+
+/// CPU time this process has used (user and system, all threads), in ms; Linux's
+/// `/proc/self/stat` in clock ticks of 10 ms.
+pub fn cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command's closing parenthesis; utime and stime are the 14th
+    // and 15th of the whole line.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) * 10.0)
+}
+
+/// The model's costs over a run, as lines for the report.
+pub fn cost_notes(outcomes: &[Outcome], costs: &[ModelCost]) -> Vec<String> {
+    let ms = |warm: bool| -> Vec<f64> {
+        outcomes
+            .iter()
+            .zip(costs)
+            .filter(|(_, c)| c.warm == warm)
+            .map(|(o, _)| o.ms)
+            .collect()
+    };
+    let (cold, warm) = (ms(false), ms(true));
+    let p50 =
+        |f: &dyn Fn(&ModelCost) -> f64| percentile(&costs.iter().map(f).collect::<Vec<f64>>(), 0.5);
+    let cpu: Vec<f64> = costs.iter().filter_map(|c| c.cpu_ms).collect();
+    let drafted: usize = costs.iter().map(|c| c.drafted).sum();
+    let accepted: usize = costs.iter().map(|c| c.accepted).sum();
+    vec![
+        format!(
+            "model latency cold (a change's first case; the cache holds another file's prompt): p50 {:.0} ms, p95 {:.0} ms over {}; warm (a change's later cases, right after the previous one): p50 {:.0} ms, p95 {:.0} ms over {}",
+            percentile(&cold, 0.5),
+            percentile(&cold, 0.95),
+            cold.len(),
+            percentile(&warm, 0.5),
+            percentile(&warm, 0.95),
+            warm.len()
+        ),
+        format!(
+            "model per case, p50: prompt {:.0} tokens ({:.0} from the cache), read in {:.0} ms; {:.0} tokens generated; CPU time {:.0} ms (p95 {:.0}); drafted {drafted} tokens in all, {accepted} kept",
+            p50(&|c| f64::from(c.prompt_tokens)),
+            p50(&|c| f64::from(c.cached_tokens)),
+            p50(&|c| c.prompt_ms),
+            p50(&|c| f64::from(c.generated)),
+            percentile(&cpu, 0.5),
+            percentile(&cpu, 0.95),
+        ),
+    ]
+}
+
 /// The figures of `name` over `cases` and their outcomes.
 pub fn side(name: &str, cases: &[Case], outcomes: &[Outcome]) -> Side {
     let mut s = Side {
@@ -585,6 +671,8 @@ pub struct Report {
     pub languages: std::collections::BTreeMap<String, usize>,
     /// Each side.
     pub sides: Vec<Side>,
+    /// Lines on the model's costs.
+    pub notes: Vec<String>,
 }
 
 impl std::fmt::Display for Report {
@@ -625,7 +713,11 @@ impl std::fmt::Display for Report {
             "exact / overlap: of the {} cases with a held-out edit; none-suggested: of the {} where nothing is expected, the share with a suggestion",
             self.sides.first().map_or(0, |s| s.expected),
             self.sides.first().map_or(0, |s| s.none_expected)
-        )
+        )?;
+        for n in &self.notes {
+            writeln!(f, "{n}")?;
+        }
+        Ok(())
     }
 }
 
@@ -685,7 +777,10 @@ pub fn main(options: Options) -> anyhow::Result<ExitCode> {
 
 /// Runs every side on the cases.
 pub fn run(options: &Options, repos: &Path) -> anyhow::Result<Report> {
-    let manifest = manifest(options)?;
+    let mut manifest = manifest(options)?;
+    if let Some(k) = options.every_change {
+        manifest.changes = manifest.changes.into_iter().step_by(k.max(1)).collect();
+    }
     let mut cases: Vec<Case> = load(&manifest, repos)?
         .into_iter()
         .step_by(options.every.max(1))
@@ -707,15 +802,18 @@ pub fn run(options: &Options, repos: &Path) -> anyhow::Result<Report> {
         std::thread::available_parallelism().map_or(1, |n| n.get()),
     );
     if options.model.is_some() || options.path.is_some() {
-        let (name, model) = embedded::run(options, &cases)?;
+        let (name, model, costs) = embedded::run(options, &cases)?;
         header.push_str(&format!(
-            "; embedded {name}, layout {}: windows {} lines before / {} after, max {} tokens, load average {}",
+            "; embedded {name}, layout {}: windows {} lines before / {} after, max {} tokens{}{}, load average {}",
             options.format,
             options.lines_before,
             options.lines_after,
             options.max_tokens,
+            if options.no_settle { ", no early end" } else { "" },
+            if options.no_draft { ", no drafting" } else { "" },
             crate::bench_complete::load_average()
         ));
+        report.notes = cost_notes(&model, &costs);
         report.sides.push(side(&name, &cases, &model));
         let both: Vec<Outcome> = free
             .iter()
@@ -746,15 +844,20 @@ mod embedded {
 
     use agentls_local::engine::{Engine, EngineOptions};
     use agentls_local::fim::{COMPLETION_BATCH, COMPLETION_CONTEXT};
+    use agentls_local::speculate::Lookup;
     use agentls_local::{ContextChoice, LocalCompleter};
     use agentls_model::CancellationToken;
-    use agentls_model::next_edit::{Shape, ask, read_answer};
+    use agentls_model::complete::StopRules;
+    use agentls_model::next_edit::{Asked, Shape, ask, read_answer};
     use agentls_text::next_edit::rewrite::Format;
 
-    use super::{Case, Options, Outcome, score};
+    use super::{Case, ModelCost, Options, Outcome, score};
 
-    /// The embedded model's outcomes on `cases`, and its name.
-    pub fn run(options: &Options, cases: &[Case]) -> anyhow::Result<(String, Vec<Outcome>)> {
+    /// The embedded model's outcomes on `cases`, its name, and what each cost.
+    pub fn run(
+        options: &Options,
+        cases: &[Case],
+    ) -> anyhow::Result<(String, Vec<Outcome>, Vec<ModelCost>)> {
         let model = options.model.as_deref().unwrap_or("qwen2.5-coder-0.5b");
         let path = crate::bench_complete::model_path(model, options.path.as_deref())?;
         let opts = EngineOptions {
@@ -768,7 +871,8 @@ mod embedded {
         let engine = Engine::load_with(&path, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
         let name = engine.info.name.clone().unwrap_or_else(|| model.to_owned());
         let ours = LocalCompleter::new("bench", Arc::new(Mutex::new(engine)), ContextChoice::Own)
-            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+            .map_err(|e| anyhow::anyhow!("{}", e.message))?
+            .with_speculation((!options.no_draft).then(Lookup::default));
         let shape = Shape {
             lines_before: options.lines_before,
             lines_after: options.lines_after,
@@ -781,11 +885,15 @@ mod embedded {
             other => anyhow::bail!("unknown format {other}: fill, zeta or sweep"),
         };
         let bar = crate::suite::progress_bar(cases.len(), "cases");
-        let mut out = Vec::with_capacity(cases.len());
+        let (mut out, mut costs) = (Vec::new(), Vec::new());
+        let mut previous: Option<&Case> = None;
         for c in cases {
-            let asked = ask(format, &c.path, &c.text, &c.bursts, c.cursor, shape);
-            let t = Instant::now();
-            let (answer, _) = ours
+            let mut asked = ask(format, &c.path, &c.text, &c.bursts, c.cursor, shape);
+            if options.no_settle {
+                asked.rules = unsettled(&asked);
+            }
+            let (t, cpu) = (Instant::now(), super::cpu_ms());
+            let (answer, timing) = ours
                 .complete_timed(&asked.request, &asked.rules, CancellationToken::new())
                 .map_err(|e| anyhow::anyhow!("{}", e.message))?;
             let s = read_answer(
@@ -799,19 +907,48 @@ mod embedded {
             let ms = t.elapsed().as_secs_f64() * 1e3;
             tracing::debug!(case = %c.id, answer = ?answer.text, suggestion = ?s, expected = ?c.expected, ms, "case");
             out.push(score(c, s.as_slice(), ms));
+            costs.push(ModelCost {
+                warm: previous.is_some_and(|p| follows(p, c)),
+                prompt_tokens: answer.prompt_tokens,
+                cached_tokens: answer.cached_tokens,
+                prompt_ms: timing.prompt_read.as_secs_f64() * 1e3,
+                generated: answer.tokens,
+                drafted: timing.drafted,
+                accepted: timing.accepted,
+                cpu_ms: cpu.zip(super::cpu_ms()).map(|(a, b)| b - a),
+            });
+            previous = Some(c);
             bar.inc(1);
         }
         bar.finish_and_clear();
-        Ok((name, out))
+        Ok((name, out, costs))
+    }
+
+    /// Whether `c` is the case of the same change right after `p` (one hunk more).
+    fn follows(p: &Case, c: &Case) -> bool {
+        let change = |c: &Case| c.id.rsplit_once('#').map(|(a, _)| a.to_owned());
+        change(p) == change(c) && p.bursts.len() + 1 == c.bursts.len()
+    }
+
+    /// The rules `asked` had before the early end (the `fill` layout's: as many lines
+    /// as the window's rest, nothing else; the other layouts have no early end).
+    fn unsettled(asked: &Asked) -> StopRules {
+        match asked.format {
+            Format::Fill => {
+                let lines = asked.window.text.lines().count();
+                StopRules::lines(lines.saturating_sub(asked.given.lines().count()))
+            }
+            Format::Zeta | Format::Sweep => asked.rules.clone(),
+        }
     }
 }
 
 #[cfg(not(feature = "local"))]
 mod embedded {
-    use super::{Case, Options, Outcome};
+    use super::{Case, ModelCost, Options, Outcome};
 
     /// Without the embedded engine: an error that says how to get it.
-    pub fn run(_: &Options, _: &[Case]) -> anyhow::Result<(String, Vec<Outcome>)> {
+    pub fn run(_: &Options, _: &[Case]) -> anyhow::Result<(String, Vec<Outcome>, Vec<ModelCost>)> {
         anyhow::bail!("the embedded model needs a build with `--features local`")
     }
 }
@@ -869,6 +1006,18 @@ mod tests {
             assert_eq!(c.before_sha256.len(), 64);
             assert!(m.repos.iter().any(|r| r.name == c.repo));
         }
+    }
+
+    #[test]
+    fn cpu_time_counts_work_done() {
+        let before = cpu_ms().unwrap();
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(200) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let spent = cpu_ms().unwrap() - before;
+        assert!(spent >= 50.0, "{spent} ms of CPU for 200 ms of spinning");
     }
 
     #[test]

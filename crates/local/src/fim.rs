@@ -20,7 +20,10 @@
 //! Decoding is greedy, with token healing at the cursor ([`heal_last_token`]); it stops
 //! at any special token (`<|endoftext|>`, `<|fim_pad|>`, `<|file_sep|>`…), when
 //! [`StopRules::cut`] fires (checked after every token), or at `max_tokens`; the text
-//! returned is [`StopRules::finish`]'s. Cancellation is checked before every token and
+//! returned is [`StopRules::finish`]'s. A rewrite (a next edit's window written again:
+//! [`StopRules::rewrite`]) is drafted by prompt lookup ([`crate::speculate`]): the
+//! drafter follows the text the rules expect copied from the answer's first token,
+//! and one forward pass checks a token and its draft. Cancellation is checked before every token and
 //! between prompt batches, and ends with a `UserAborted` error. Each completion runs on
 //! a thread that ends with it; requests take the engine in turn, and a superseded one,
 //! already cancelled, costs nothing.
@@ -49,6 +52,7 @@ use crate::engine::{Engine, EngineError};
 use crate::gguf;
 use crate::provider::{answer_or_abort, engine_error};
 use crate::sampler::Sampler;
+use crate::speculate::{Drafter, Lookup};
 use crate::tokenizer::{Tokenizer, Utf8Stream};
 
 /// Context size (tokens) of a completer's own llama.cpp context.
@@ -236,7 +240,8 @@ fn heals(bytes: &[u8], heal: &[u8]) -> bool {
     !bytes.is_empty() && (bytes.starts_with(heal) || heal.starts_with(bytes))
 }
 
-/// When a completion's tokens came, from the moment it was asked for.
+/// When a completion's tokens came, from the moment it was asked for, and what
+/// drafting did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FimTiming {
     /// Until its prompt was read.
@@ -245,9 +250,14 @@ pub struct FimTiming {
     pub first_token: Option<Duration>,
     /// Until its last token was chosen (decoding ended).
     pub last_token: Duration,
+    /// Tokens drafted by prompt lookup and checked.
+    pub drafted: usize,
+    /// Drafted tokens greedy decoding agreed with.
+    pub accepted: usize,
 }
 
-/// Runs one completion on `engine` (greedy), from a request asked for at `asked`.
+/// Runs one completion on `engine` (greedy), from a request asked for at `asked`,
+/// with prompt-lookup drafts when `lookup` is given.
 pub fn run_fim(
     engine: &mut Engine,
     ids: &FimTokens,
@@ -255,6 +265,7 @@ pub fn run_fim(
     rules: &StopRules,
     cancel: &CancellationToken,
     asked: Instant,
+    lookup: Option<Lookup>,
 ) -> Result<(FimAnswer, FimTiming), ModelError> {
     if cancel.is_cancelled() {
         return Err(ModelError::aborted());
@@ -267,33 +278,129 @@ pub fn run_fim(
         engine.info.context_length,
         max_new,
     );
-    let mut heal = heal_last_token(&engine.tokenizer, &mut prompt);
+    let heal = heal_last_token(&engine.tokenizer, &mut prompt);
     RUNS.fetch_add(1, Ordering::Relaxed);
     engine.set_interrupt(Some(cancel.clone()));
     let read = engine.prefill(&prompt);
     engine.set_interrupt(None);
-    let (mut logits, cached) = read.map_err(engine_error)?;
-    let mut timing = FimTiming {
-        prompt_read: asked.elapsed(),
-        ..FimTiming::default()
+    let (logits, cached) = read.map_err(engine_error)?;
+    let mut dec = Decoding {
+        heal,
+        text: String::new(),
+        utf8: Utf8Stream::default(),
+        tokens: 0,
+        max_new,
+        timing: FimTiming {
+            prompt_read: asked.elapsed(),
+            ..FimTiming::default()
+        },
+        asked,
     };
+    let stop = decode(engine, &mut dec, logits, rules, cancel, lookup, &prompt)?;
+    dec.timing.last_token = asked.elapsed();
+    dec.text.push_str(&dec.utf8.finish());
+    debug!(
+        prompt = prompt.len(),
+        cached,
+        tokens = dec.tokens,
+        drafted = dec.timing.drafted,
+        accepted = dec.timing.accepted,
+        ?stop,
+        ms = dec.timing.last_token.as_millis() as u64,
+        "completion"
+    );
+    Ok((
+        FimAnswer {
+            text: rules.finish(&dec.text),
+            tokens: dec.tokens,
+            cached_tokens: cached as u32,
+            prompt_tokens: prompt.len() as u32,
+            stop,
+        },
+        dec.timing,
+    ))
+}
+
+/// A completion being decoded.
+struct Decoding {
+    /// Bytes of the user's the first tokens must spell again ([`heal_last_token`]).
+    heal: Vec<u8>,
+    text: String,
+    utf8: Utf8Stream,
+    tokens: u32,
+    max_new: usize,
+    timing: FimTiming,
+    asked: Instant,
+}
+
+impl Decoding {
+    /// Takes `token`, chosen next: `Some` when the completion ends with it.
+    fn push(&mut self, engine: &Engine, token: u32, rules: &StopRules) -> Option<FimStop> {
+        self.tokens += 1;
+        let asked = self.asked;
+        self.timing
+            .first_token
+            .get_or_insert_with(|| asked.elapsed());
+        if engine.tokenizer.is_special(token) || engine.info.end_ids.contains(&token) {
+            return Some(FimStop::EndOfText);
+        }
+        let mut bytes = engine.tokenizer.token_bytes(token);
+        // The healed bytes were the user's, not the answer's.
+        let healed = self.heal.len().min(bytes.len());
+        self.heal.drain(..healed);
+        bytes.drain(..healed);
+        self.text.push_str(&self.utf8.push(&bytes));
+        if rules.cut(&self.text).is_some() {
+            return Some(FimStop::Rule);
+        }
+        (self.tokens as usize >= self.max_new).then_some(FimStop::Budget)
+    }
+}
+
+/// Greedy decoding from the prompt's `logits`: a token per forward pass, or, with
+/// `lookup`, the token and a draft of what follows it from the prompt (the text the
+/// rules expect copied first: [`StopRules::copy_of`]), of which greedy decoding keeps
+/// what it agrees with.
+fn decode(
+    engine: &mut Engine,
+    dec: &mut Decoding,
+    mut logits: Vec<f32>,
+    rules: &StopRules,
+    cancel: &CancellationToken,
+    lookup: Option<Lookup>,
+    prompt: &[u32],
+) -> Result<FimStop, ModelError> {
     let mut sampler = Sampler::new(0.0, 1.0, 0);
-    let mut utf8 = Utf8Stream::default();
-    let mut text = String::new();
-    let mut tokens = 0u32;
-    let stop = loop {
+    // What drafts are copied from: the text the answer is expected to copy (never fed
+    // to the model; the drafter follows it from its first token), then the prompt and
+    // the answer as it grows.
+    let mut history = rules
+        .copy_of()
+        .map(|c| engine.tokenizer.encode(c))
+        .unwrap_or_default();
+    let mut drafter = lookup.map(|l| {
+        let mut d = Drafter::new(l);
+        if !history.is_empty() {
+            d.follow(0);
+        }
+        d
+    });
+    history.extend_from_slice(prompt);
+    let context = engine.info.context_length;
+    let mut batch = Vec::new();
+    loop {
         if cancel.is_cancelled() {
             return Err(ModelError::aborted());
         }
-        if tokens as usize >= max_new {
-            break FimStop::Budget;
+        if dec.tokens as usize >= dec.max_new {
+            return Ok(FimStop::Budget);
         }
-        let choice = if heal.is_empty() {
+        let choice = if dec.heal.is_empty() {
             sampler.sample(&logits)
         } else {
-            let tokenizer = &engine.tokenizer;
+            let (tokenizer, heal) = (&engine.tokenizer, &dec.heal);
             sampler.sample_constrained(&logits, &mut |t| {
-                !tokenizer.is_special(t) && heals(&tokenizer.token_bytes(t), &heal)
+                !tokenizer.is_special(t) && heals(&tokenizer.token_bytes(t), heal)
             })
         };
         let Some(token) = choice else {
@@ -302,45 +409,51 @@ pub fn run_fim(
                 "local model: no token to choose (non-finite logits)",
             ));
         };
-        tokens += 1;
-        timing.first_token.get_or_insert_with(|| asked.elapsed());
-        if engine.tokenizer.is_special(token) || engine.info.end_ids.contains(&token) {
-            break FimStop::EndOfText;
+        if let Some(stop) = dec.push(engine, token, rules) {
+            return Ok(stop);
         }
-        let mut bytes = engine.tokenizer.token_bytes(token);
-        // The healed bytes were the user's, not the answer's.
-        let healed = heal.len().min(bytes.len());
-        heal.drain(..healed);
-        bytes.drain(..healed);
-        text.push_str(&utf8.push(&bytes));
-        if rules.cut(&text).is_some() {
-            break FimStop::Rule;
+        history.push(token);
+        batch.clear();
+        batch.push(token);
+        if let Some(d) = drafter.as_mut().filter(|_| dec.heal.is_empty()) {
+            let room = (dec.max_new - dec.tokens as usize)
+                .min(context.saturating_sub(engine.cached_len() + 2))
+                .min(engine.batch_size().saturating_sub(1));
+            let draft = d.draft(&history);
+            batch.extend_from_slice(&draft[..draft.len().min(room)]);
         }
-        if tokens as usize >= max_new {
-            break FimStop::Budget;
+        if batch.len() == 1 {
+            logits = engine.step(token).map_err(engine_error)?;
+            continue;
         }
-        logits = engine.step(token).map_err(engine_error)?;
-    };
-    timing.last_token = asked.elapsed();
-    text.push_str(&utf8.finish());
-    debug!(
-        prompt = prompt.len(),
-        cached,
-        tokens,
-        ?stop,
-        ms = timing.last_token.as_millis() as u64,
-        "completion"
-    );
-    Ok((
-        FimAnswer {
-            text: rules.finish(&text),
-            tokens,
-            cached_tokens: cached as u32,
-            prompt_tokens: prompt.len() as u32,
-            stop,
-        },
-        timing,
-    ))
+        // One forward pass over the token and its draft; keep the drafted tokens
+        // greedy decoding picks from the batch's logits, drop the rest.
+        let base = engine.cached_len();
+        engine.eval_in_place(&batch).map_err(engine_error)?;
+        let drafted = batch.len() - 1;
+        let (mut accepted, mut ended) = (0, None);
+        for (i, &t) in batch[1..].iter().enumerate() {
+            if sampler.sample(engine.batch_logits(i)) != Some(t) {
+                break;
+            }
+            accepted += 1;
+            history.push(t);
+            ended = dec.push(engine, t, rules);
+            if ended.is_some() {
+                break;
+            }
+        }
+        dec.timing.drafted += drafted;
+        dec.timing.accepted += accepted;
+        if let Some(d) = drafter.as_mut() {
+            d.outcome(drafted, accepted);
+        }
+        if let Some(stop) = ended {
+            return Ok(stop);
+        }
+        logits = engine.batch_logits(accepted).to_vec();
+        engine.truncate(base + 1 + accepted).map_err(engine_error)?;
+    }
 }
 
 /// Whether a completer reads through a llama.cpp context of its own or the agent's.
@@ -468,6 +581,8 @@ pub struct LocalCompleter {
     /// Completions take turns here first: a completion finishing its last token
     /// does not make the next one see a busy (shared) engine and give way.
     turn: Arc<Mutex<()>>,
+    /// Prompt-lookup drafting for rewrites ([`StopRules::copy_of`]).
+    speculate: Option<Lookup>,
 }
 
 impl fmt::Debug for LocalCompleter {
@@ -497,7 +612,17 @@ impl LocalCompleter {
             ids,
             engine,
             turn: Arc::default(),
+            speculate: Some(Lookup::default()),
         })
+    }
+
+    /// Sets prompt-lookup drafting (on by default; `None` turns it off). It applies to
+    /// rewrites ([`StopRules::rewrite`]: a next edit's window written again), whose
+    /// answer mostly copies a text the rules know; plain completions decode a token
+    /// at a time.
+    pub fn with_speculation(mut self, lookup: Option<Lookup>) -> Self {
+        self.speculate = lookup;
+        self
     }
 
     /// Whether it has a context of its own or shares the agent's.
@@ -518,6 +643,7 @@ impl LocalCompleter {
         let (reply, rx) = oneshot::channel();
         let (req, rules, asked) = (req.clone(), rules.clone(), Instant::now());
         let (engine, ids, choice) = (Arc::clone(&self.engine), self.ids, self.choice);
+        let lookup = self.speculate.filter(|_| rules.copy_of().is_some());
         let turn = Arc::clone(&self.turn);
         std::thread::Builder::new()
             .name("agentls-complete".into())
@@ -525,7 +651,16 @@ impl LocalCompleter {
                 let _turn = turn
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let answer = run_job(&engine, &ids, choice, &req, &rules, &cancel, asked);
+                let job = Job {
+                    ids: &ids,
+                    choice,
+                    req: &req,
+                    rules: &rules,
+                    cancel: &cancel,
+                    asked,
+                    lookup,
+                };
+                let answer = run_job(&engine, &job);
                 let _ = reply.send(answer);
             })
             .map_err(|e| {
@@ -590,19 +725,22 @@ fn lock(engine: &Mutex<Engine>) -> MutexGuard<'_, Engine> {
     })
 }
 
-fn run_job(
-    engine: &Mutex<Engine>,
-    ids: &FimTokens,
+/// One completion to run.
+struct Job<'a> {
+    ids: &'a FimTokens,
     choice: ContextChoice,
-    req: &FimRequest,
-    rules: &StopRules,
-    cancel: &CancellationToken,
+    req: &'a FimRequest,
+    rules: &'a StopRules,
+    cancel: &'a CancellationToken,
     asked: Instant,
-) -> Reply {
-    if cancel.is_cancelled() {
+    lookup: Option<Lookup>,
+}
+
+fn run_job(engine: &Mutex<Engine>, job: &Job<'_>) -> Reply {
+    if job.cancel.is_cancelled() {
         return Err(ModelError::aborted());
     }
-    let guard = match choice {
+    let guard = match job.choice {
         ContextChoice::Own => Some(lock(engine)),
         ContextChoice::Shared => match engine.try_lock() {
             Ok(g) => Some(g),
@@ -615,7 +753,15 @@ fn run_job(
         },
     };
     match guard {
-        Some(mut engine) => run_fim(&mut engine, ids, req, rules, cancel, asked),
+        Some(mut engine) => run_fim(
+            &mut engine,
+            job.ids,
+            job.req,
+            job.rules,
+            job.cancel,
+            job.asked,
+            job.lookup,
+        ),
         None => {
             debug!("completion skipped: the agent is using the shared engine");
             Ok((

@@ -118,6 +118,14 @@ impl Drafter {
         &history[from..to]
     }
 
+    /// Follows a copy from `at`: the token expected next is `history[at]` (the start
+    /// of an expected answer put before the prompt in the history).
+    pub fn follow(&mut self, at: usize) {
+        self.cursor = Some(at);
+        self.size = 0;
+        self.last = None;
+    }
+
     /// Learns from the last draft: `accepted` of its `drafted` tokens were kept.
     pub fn outcome(&mut self, drafted: usize, accepted: usize) {
         let Some((from, source)) = self.last.take() else {
@@ -237,6 +245,24 @@ mod tests {
         assert!(d.draft(&history).is_empty());
         assert_eq!(d.cursor, None);
         assert_eq!((d.drafted, d.accepted), (25, 12));
+    }
+
+    #[test]
+    fn a_followed_expectation_drafts_from_its_first_token() {
+        // The expected answer 40..50 before a prompt 0..30 that holds none of it.
+        let mut history: Vec<u32> = (40..50).chain(0..30).collect();
+        let mut d = Drafter::new(lookup(5));
+        d.follow(0);
+        // The model chose 40, the expectation's first token: the next three follow,
+        // with no match of five tokens needed.
+        history.push(40);
+        assert_eq!(d.draft(&history), &[41, 42, 43]);
+        // Something else first: nothing to follow, and no match to search from.
+        let mut other: Vec<u32> = (40..50).chain(0..30).collect();
+        let mut d = Drafter::new(lookup(5));
+        d.follow(0);
+        other.push(7);
+        assert!(d.draft(&other).is_empty());
     }
 
     #[test]

@@ -233,6 +233,64 @@ fn a_completer_sharing_a_busy_engine_gives_way() {
 }
 
 #[test]
+fn a_rewrite_is_drafted_from_the_text_it_copies_and_reads_as_without_drafts() {
+    let _serial = SERIAL.blocking_lock();
+    let Some(path) =
+        coder("a_rewrite_is_drafted_from_the_text_it_copies_and_reads_as_without_drafts")
+    else {
+        return;
+    };
+    let opts = EngineOptions {
+        context: 2_048,
+        ..EngineOptions::default()
+    };
+    let engine = Arc::new(Mutex::new(Engine::load_with(&path, &opts).unwrap()));
+    let drafting = LocalCompleter::new("coder", Arc::clone(&engine), ContextChoice::Own).unwrap();
+    let plain = LocalCompleter::new("coder", Arc::clone(&engine), ContextChoice::Own)
+        .unwrap()
+        .with_speculation(None);
+    // A window of a file given as a repository file, its first line as the answer's
+    // start: the model writes the rest again, mostly copying it.
+    let rest = "    total = 0\n    for item in items:\n        total += item.price * item.count\n    return total\n";
+    let window = format!("def order_total(items):\n{rest}");
+    let req = FimRequest {
+        path: "updated/shop.py".into(),
+        language: None,
+        prefix: "def order_total(items):\n".into(),
+        suffix: String::new(),
+        context: vec![agentls_model::complete::ContextChunk {
+            path: "current/shop.py".into(),
+            text: window,
+        }],
+        max_tokens: 64,
+    };
+    let rules = StopRules::rewrite(rest);
+    engine.lock().unwrap().reset();
+    let (with, timing) = drafting
+        .complete_timed(&req, &rules, CancellationToken::new())
+        .unwrap();
+    engine.lock().unwrap().reset();
+    let (without, plain_timing) = plain
+        .complete_timed(&req, &rules, CancellationToken::new())
+        .unwrap();
+    eprintln!("{with:?} {timing:?}");
+    assert_eq!(with.text, without.text);
+    assert_eq!(with.tokens, without.tokens);
+    assert!(timing.accepted > 0, "{timing:?}");
+    assert_eq!((plain_timing.drafted, plain_timing.accepted), (0, 0));
+    // A plain completion (no text to copy) is not drafted.
+    let prefix = "def double(x):\n    return ";
+    let (_, t) = drafting
+        .complete_timed(
+            &request(prefix, "\n", 16),
+            &StopRules::new(prefix, "\n", 4),
+            CancellationToken::new(),
+        )
+        .unwrap();
+    assert_eq!(t.drafted, 0);
+}
+
+#[test]
 fn a_model_without_fim_tokens_is_refused_clearly() {
     let Some(path) = common::catalog_model(
         "a_model_without_fim_tokens_is_refused_clearly",

@@ -12,6 +12,8 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::pin::Pin;
 
+use agentls_text::next_edit::rewrite::settle;
+
 use crate::{CancellationToken, ModelError};
 
 /// One fill-in-the-middle request: the live buffer around the cursor and the
@@ -119,6 +121,8 @@ pub struct StopRules {
     before: String,
     /// Only the line budget applies ([`StopRules::lines`]).
     lines_only: bool,
+    /// The lines a rewrite writes again, changed ([`StopRules::rewrite`]).
+    rewrite: Option<String>,
 }
 
 impl StopRules {
@@ -145,6 +149,7 @@ impl StopRules {
             max_lines: max_lines.max(1),
             before,
             lines_only: false,
+            rewrite: None,
         }
     }
 
@@ -158,7 +163,25 @@ impl StopRules {
             max_lines: max_lines.max(1),
             before: String::new(),
             lines_only: true,
+            rewrite: None,
         }
+    }
+
+    /// Rules for an answer that writes `rest` (whole lines) again, changed: it ends as
+    /// soon as its lines decide the rewrite ([`settle`]: copied to the end, or
+    /// rejoined the original after a change), or after as many lines as `rest` has;
+    /// the text kept as it came.
+    pub fn rewrite(rest: &str) -> Self {
+        Self {
+            rewrite: Some(rest.to_owned()),
+            ..Self::lines(rest.split_inclusive('\n').count())
+        }
+    }
+
+    /// The text the answer is expected to write again, mostly copied
+    /// ([`StopRules::rewrite`]): what a backend may draft the answer from.
+    pub fn copy_of(&self) -> Option<&str> {
+        self.rewrite.as_deref()
     }
 
     /// Most lines for a completion whose first line is `first`.
@@ -205,6 +228,9 @@ impl StopRules {
     }
 
     fn judge(&self, text: &str, at_end: bool) -> Option<usize> {
+        if let Some(rest) = &self.rewrite {
+            return judge_rewrite(rest, self.max_lines, text);
+        }
         let mut offset = 0usize;
         let mut seen_content = false;
         let first = text.split('\n').next().unwrap_or("");
@@ -243,6 +269,17 @@ impl StopRules {
     }
 }
 
+/// Where a rewrite of `rest` ends: once [`settle`] decides it, or once `max_lines`
+/// whole lines are written (not a token later).
+fn judge_rewrite(rest: &str, max_lines: usize, text: &str) -> Option<usize> {
+    if let Some(s) = settle(rest, text) {
+        return Some(s.keep);
+    }
+    text.match_indices('\n')
+        .nth(max_lines.saturating_sub(1))
+        .map(|(i, _)| i + 1)
+}
+
 /// Leading whitespace of `line` in columns, a tab counting 4.
 fn indent_of(line: &str) -> usize {
     line.chars()
@@ -272,6 +309,26 @@ mod tests {
         assert_eq!(rules.cut("    a\n\nb"), None);
         assert_eq!(rules.finish(text), "    a\n\nb");
         assert_eq!(rules.finish("x\n\n"), "x\n\n");
+    }
+
+    #[test]
+    fn a_rewrite_ends_once_its_lines_decide_it() {
+        let rest = "    b = 2;\n    c = 3;\n    d = 4;\n";
+        let rules = StopRules::rewrite(rest);
+        assert_eq!(rules.copy_of(), Some(rest));
+        // Copying, or changed and not back: it goes on.
+        assert_eq!(rules.cut("    b = 2;\n    c = 3;\n"), None);
+        assert_eq!(rules.cut("    b = 5;\n    c ="), None);
+        // Changed, then the next original line: decided, cut after it.
+        let text = "    b = 5;\n    c = 3;\n";
+        assert_eq!(rules.cut(&format!("{text}    d")), Some(text.len()));
+        assert_eq!(rules.finish(&format!("{text}    d = 9;\n")), text);
+        // Copied to the end: cut there, with no token more.
+        assert_eq!(rules.cut(rest), Some(rest.len()));
+        // Changed to the end and never back: the line budget, at its last newline.
+        let other = "    x = 1;\n    y = 1;\n    z = 1;\n";
+        assert_eq!(rules.cut(&other[..other.len() - 1]), None);
+        assert_eq!(rules.cut(other), Some(other.len()));
     }
 
     #[test]

@@ -9,6 +9,13 @@
 //! [`Format::Fill`] gives a FIM model the `original/` and `current/` windows as
 //! repository files and the `updated/` window's lines up to the cursor's as the
 //! prefix: it writes the window's rest.
+//!
+//! The `fill` answer writes the window's rest again, and its [`StopRules::rewrite`]
+//! ends it as soon as its lines decide the rewrite
+//! ([`rewrite::settle`]): copied to the end, or back on the window's lines after a
+//! change (the window's lines after that point complete it). A backend may draft the
+//! answer from the text the rules expect ([`StopRules::copy_of`]); the embedded engine
+//! does.
 
 use agentls_text::next_edit::rewrite::{self, Format, Window};
 use agentls_text::next_edit::{Burst, Suggestion};
@@ -67,7 +74,7 @@ pub fn ask(
                     text: text.clone(),
                 })
                 .collect();
-            let left = lines.saturating_sub(parts.given.lines().count());
+            let rest = window.text.get(parts.given.len()..).unwrap_or_default();
             let request = FimRequest {
                 path: parts.path,
                 language: None,
@@ -76,7 +83,7 @@ pub fn ask(
                 context,
                 max_tokens: shape.max_tokens,
             };
-            (request, StopRules::lines(left), parts.given)
+            (request, StopRules::rewrite(rest), parts.given)
         }
         Format::Zeta | Format::Sweep => {
             let request = FimRequest {
@@ -112,8 +119,19 @@ pub fn read_answer(
     last: Option<&Burst>,
     cursor: usize,
 ) -> Option<Suggestion> {
-    let (rewritten, partial) = match asked.format {
-        Format::Fill => {
+    // An answer its rules settled (ended once it rejoined the window's lines) is the
+    // whole rewrite with the window's lines after that point.
+    let settled = |body: &str| {
+        let rest = asked.rules.copy_of()?;
+        rewrite::settle(rest, body).map(|s| format!("{}{}", asked.given, s.rewrite))
+    };
+    let whole = match asked.format {
+        Format::Fill => rewrite::parse(Format::Fill, answer).and_then(|b| settled(&b)),
+        Format::Zeta | Format::Sweep => None,
+    };
+    let (rewritten, partial) = match (whole, asked.format) {
+        (Some(whole), _) => (whole, false),
+        (None, Format::Fill) => {
             let mut body = rewrite::parse(Format::Fill, answer)?;
             if stop == FimStop::Rule && !body.ends_with('\n') {
                 // The line budget cut it at a line's end.
@@ -121,12 +139,79 @@ pub fn read_answer(
             }
             (format!("{}{body}", asked.given), stop != FimStop::EndOfText)
         }
-        Format::Zeta => (rewrite::parse(Format::Zeta, answer)?, false),
-        Format::Sweep => (
+        (None, Format::Zeta) => (rewrite::parse(Format::Zeta, answer)?, false),
+        (None, Format::Sweep) => (
             rewrite::parse(Format::Sweep, answer)?,
             stop != FimStop::EndOfText && !answer.contains(rewrite::FILE_SEP),
         ),
     };
     let s = rewrite::smallest_change(&asked.window, &rewritten, partial)?;
     rewrite::keep(text, last, cursor, &s).then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    const TEXT: &str = "def f():\n    total = 1\n    a = count + 1\n    b = 2\n    return a\n";
+
+    fn asked() -> (Vec<char>, Burst, Asked) {
+        let text: Vec<char> = TEXT.chars().collect();
+        let start = TEXT.find("total").unwrap_or_default();
+        let burst = Burst {
+            start,
+            old: "count".into(),
+            new: "total".into(),
+            last: Instant::now(),
+        };
+        let shape = Shape {
+            lines_before: 1,
+            lines_after: 3,
+            max_tokens: 64,
+        };
+        let asked = ask(
+            Format::Fill,
+            "f.py",
+            &text,
+            std::slice::from_ref(&burst),
+            start + 5,
+            shape,
+        );
+        (text, burst, asked)
+    }
+
+    #[test]
+    fn the_fill_answer_ends_where_it_rejoins_the_window_and_reads_as_one_change() {
+        let (text, burst, asked) = asked();
+        assert_eq!(
+            asked.rules.copy_of(),
+            Some("    a = count + 1\n    b = 2\n    return a\n")
+        );
+        let answer = "    a = total + 1\n    b = 2\n";
+        // Decided at the line that is the window's again: no token more.
+        assert_eq!(asked.rules.cut(answer), Some(answer.len()));
+        let at = burst.start + 5;
+        let s = read_answer(&asked, answer, FimStop::Rule, &text, Some(&burst), at).unwrap();
+        assert_eq!(TEXT.get(s.range.clone()), Some("count"));
+        assert_eq!(s.text, "total");
+        // A line inserted, then the window's next line: the insertion alone.
+        let answer = "    print(total)\n    a = count + 1\n";
+        let s = read_answer(&asked, answer, FimStop::Rule, &text, Some(&burst), at).unwrap();
+        assert!(s.range.is_empty(), "{s:?}");
+        let mut applied = TEXT.to_owned();
+        applied.replace_range(s.range.clone(), &s.text);
+        assert_eq!(
+            applied,
+            TEXT.replace("    a =", "    print(total)\n    a =")
+        );
+        // The window copied: nothing.
+        let copied = asked.rules.copy_of().unwrap_or_default().to_owned();
+        assert_eq!(asked.rules.cut(&copied), Some(copied.len()));
+        assert_eq!(
+            read_answer(&asked, &copied, FimStop::Rule, &text, Some(&burst), at),
+            None
+        );
+    }
 }

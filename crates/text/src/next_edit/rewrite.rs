@@ -280,6 +280,91 @@ pub fn fill_parts(path: &str, bursts: &[Burst], window: &Window) -> FillParts {
     }
 }
 
+/// What an answer so far decides of a rewrite of `rest` (the window's lines after
+/// those given to the model): [`settle`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// Bytes of the answer that decided it (whole lines): the rest need not be
+    /// generated.
+    pub keep: usize,
+    /// The whole rewrite of `rest`: the answer's decided lines, then the original
+    /// lines after the point where it rejoined them.
+    pub rewrite: String,
+}
+
+/// Whether `line` (without its newline) has a letter or a digit: a line of brackets or
+/// blanks recurs too often to show where an answer rejoins the original.
+fn telling(line: &str) -> bool {
+    line.chars().any(char::is_alphanumeric)
+}
+
+/// The rewrite of `rest` an answer that writes `rest` again, changed, has decided by
+/// its whole lines so far; `None` while it has not.
+///
+/// Decided: the answer copied every line of `rest` (nothing changes); or it left the
+/// original at some line and then wrote a line equal to one of the original's lines
+/// at or after that one (it rejoined the original there: what follows is the
+/// original's rest). The original line rejoined is the one nearest the answer's line
+/// number (replaced lines before inserted or deleted ones), and a line with no letter
+/// or digit (`}`, a blank) rejoins only at the same line number, as a replacement of
+/// as many lines. An answer that would change more lines further down is cut at its
+/// first change: the next request suggests the others.
+pub fn settle(rest: &str, answer: &str) -> Option<Settled> {
+    let bare = |l: &str| -> String { l.strip_suffix('\n').unwrap_or(l).to_owned() };
+    let original: Vec<String> = rest.split_inclusive('\n').map(bare).collect();
+    if original.is_empty() {
+        return Some(Settled {
+            keep: 0,
+            rewrite: String::new(),
+        });
+    }
+    let mut keep = 0;
+    let mut left: Option<usize> = None;
+    for (j, line) in answer.split_inclusive('\n').enumerate() {
+        if !line.ends_with('\n') {
+            break;
+        }
+        keep += line.len();
+        let body = bare(line);
+        let Some(i) = left else {
+            if original.get(j) == Some(&body) {
+                if j + 1 == original.len() {
+                    return Some(Settled {
+                        keep,
+                        rewrite: rest.to_owned(),
+                    });
+                }
+                continue;
+            }
+            left = Some(j);
+            if let Some(m) = rejoins(&original, j, j, &body) {
+                return Some(rejoined(rest, answer, keep, m));
+            }
+            continue;
+        };
+        if let Some(m) = rejoins(&original, i, j, &body) {
+            return Some(rejoined(rest, answer, keep, m));
+        }
+    }
+    None
+}
+
+/// The original line at or after `from` that the answer's line `j`, `body`, rejoins.
+fn rejoins(original: &[String], from: usize, j: usize, body: &str) -> Option<usize> {
+    if !telling(body) {
+        return (j > from && original.get(j).is_some_and(|o| o == body)).then_some(j);
+    }
+    (from..original.len())
+        .filter(|&m| original[m] == body && (m > from || j > from))
+        .min_by_key(|&m| (m.abs_diff(j), m < j))
+}
+
+fn rejoined(rest: &str, answer: &str, keep: usize, m: usize) -> Settled {
+    let mut rewrite = answer[..keep].to_owned();
+    rewrite.extend(rest.split_inclusive('\n').skip(m + 1));
+    Settled { keep, rewrite }
+}
+
 /// The smallest change that turns the window into `rewrite`, as a suggestion on the
 /// document; `None` when they are equal. With `partial`, the rewrite may stop early
 /// (the model ran out of lines): it is compared with as many of the window's lines.
@@ -523,6 +608,64 @@ mod tests {
             text: "total".into(),
         };
         assert!(keep(&t, Some(&b), at + 5, &use_below));
+    }
+
+    const REST: &str = "    let d = count * 2;\n    log(d);\n    println!(\"{count}\");\n}\n";
+
+    #[test]
+    fn an_answer_is_settled_once_it_rejoins_the_original() {
+        // Nothing decided while it copies, or has left the original and not come back.
+        assert_eq!(settle(REST, "    let d = count * 2;\n    log(d);\n"), None);
+        assert_eq!(settle(REST, "    let d = total * 2;\n"), None);
+        // A line still being written decides nothing.
+        assert_eq!(settle(REST, "    let d = total * 2;\n    log(d"), None);
+        // Replaced, then rejoined at the same line: the original's rest follows.
+        let a = "    let d = total * 2;\n    log(d);\n";
+        let s = settle(REST, a).unwrap();
+        assert_eq!(s.keep, a.len());
+        assert_eq!(s.rewrite, REST.replacen("count", "total", 1));
+        // More after the rejoined line is not read.
+        let s = settle(REST, &format!("{a}    junk\n")).unwrap();
+        assert_eq!(s.keep, a.len());
+        // Copied to the end: nothing changes.
+        let s = settle(REST, REST).unwrap();
+        assert_eq!((s.keep, s.rewrite.as_str()), (REST.len(), REST));
+    }
+
+    #[test]
+    fn a_rejoin_finds_inserted_and_deleted_lines() {
+        // A line inserted: the answer's second line is the original's first.
+        let a = "    let e = 0;\n    let d = count * 2;\n";
+        let s = settle(REST, a).unwrap();
+        assert_eq!(s.rewrite, format!("    let e = 0;\n{REST}"));
+        // A line deleted: the first line differs and is the original's second.
+        let s = settle(REST, "    log(d);\n").unwrap();
+        assert_eq!(s.rewrite, REST.replacen("    let d = count * 2;\n", "", 1));
+    }
+
+    #[test]
+    fn a_line_without_words_rejoins_only_in_place() {
+        let rest = "    a = 1;\n    b = 2;\n}\n";
+        // `}` where the original has `    b = 2;`: not a rejoin at the original's `}`.
+        assert_eq!(settle(rest, "    a = 3;\n}\n"), None);
+        // `}` in its own place, after the two lines were replaced: a rejoin.
+        let s = settle(rest, "    a = 3;\n    b = 4;\n}\n").unwrap();
+        assert_eq!(s.rewrite, "    a = 3;\n    b = 4;\n}\n");
+        // An empty rest is decided before anything is written.
+        assert_eq!(settle("", "").map(|s| s.keep), Some(0));
+    }
+
+    #[test]
+    fn a_settled_rewrite_gives_the_change_alone() {
+        let t = chars(TEXT);
+        let cursor = TEXT.find("total").unwrap();
+        let w = window(&t, cursor, 0, 3);
+        let f = fill_parts("a.rs", &[renamed()], &w);
+        let rest = &w.text[f.given.len()..];
+        let s = settle(rest, "    let d = total * 2;\n    println!(\"{count}\");\n").unwrap();
+        let change = smallest_change(&w, &format!("{}{}", f.given, s.rewrite), false).unwrap();
+        assert_eq!(&TEXT[change.range], "count");
+        assert_eq!(change.text, "total");
     }
 
     #[test]
