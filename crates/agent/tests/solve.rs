@@ -909,39 +909,46 @@ impl Provider for Together {
     }
 }
 
+/// A wrong answer written slowly: about 20 s.
+fn slow_wrong() -> Turn {
+    Turn::text(WRONG)
+        .chunked(2)
+        .frame_delay(std::time::Duration::from_millis(500))
+}
+
+/// `add` to fix in calc.py, its tests beside it, through the batching provider `wrap`.
+async fn calc_batched(turns: Vec<Turn>, wrap: fn(Arc<dyn Provider>) -> Arc<dyn Provider>) -> Ran {
+    run_python_with(
+        &[("calc.py", CALC), ("test_calc.py", TESTS)],
+        "add returns the difference; it should return the sum",
+        turns,
+        SolveConfig::default(),
+        wrap,
+    )
+    .await
+}
+
 /// With a provider that decodes samples together, the samples after the greedy one
 /// come as one batch, each checked as soon as it is complete: the first to turn the
 /// failing test green lands and the rest of the batch, still being written slowly,
 /// is dropped rather than waited for.
 #[tokio::test]
 async fn a_batch_of_samples_is_checked_as_each_completes_and_dropped_once_one_is_green() {
-    // Each slow answer takes about 20 s to write.
-    let slow = || {
-        Turn::text(WRONG)
-            .chunked(2)
-            .frame_delay(std::time::Duration::from_millis(500))
-    };
     let turns = vec![
         Turn::text(WRONG),
         Turn::text(GOOD),
-        slow(),
-        slow(),
-        slow(),
-        slow(),
+        slow_wrong(),
+        slow_wrong(),
+        slow_wrong(),
+        slow_wrong(),
     ];
     let dropped = DROPPED.get_or_init(Arc::default).clone();
-    let Some((status, report, plans, _server, ws)) = run_python_with(
-        &[("calc.py", CALC), ("test_calc.py", TESTS)],
-        "add returns the difference; it should return the sum",
-        turns,
-        SolveConfig::default(),
-        |inner| {
-            Arc::new(Together {
-                inner,
-                dropped: DROPPED.get_or_init(Arc::default).clone(),
-            })
-        },
-    )
+    let Some((status, report, plans, _server, ws)) = calc_batched(turns, |inner| {
+        Arc::new(Together {
+            inner,
+            dropped: DROPPED.get_or_init(Arc::default).clone(),
+        })
+    })
     .await
     else {
         return;
@@ -975,25 +982,21 @@ async fn an_answer_that_goes_on_past_its_function_is_ended_and_checked() {
     let goes_on = Turn::text(format!("{head}\n\n{examples}{tail}"))
         .chunked(20)
         .frame_delay(std::time::Duration::from_millis(500));
-    let slow = || {
-        Turn::text(WRONG)
-            .chunked(2)
-            .frame_delay(std::time::Duration::from_millis(500))
-    };
-    let turns = vec![Turn::text(WRONG), goes_on, slow(), slow(), slow(), slow()];
+    let turns = vec![
+        Turn::text(WRONG),
+        goes_on,
+        slow_wrong(),
+        slow_wrong(),
+        slow_wrong(),
+        slow_wrong(),
+    ];
     let dropped = ENDED.get_or_init(Arc::default).clone();
-    let Some((status, report, _plans, _server, ws)) = run_python_with(
-        &[("calc.py", CALC), ("test_calc.py", TESTS)],
-        "add returns the difference; it should return the sum",
-        turns,
-        SolveConfig::default(),
-        |inner| {
-            Arc::new(Together {
-                inner,
-                dropped: ENDED.get_or_init(Arc::default).clone(),
-            })
-        },
-    )
+    let Some((status, report, _plans, _server, ws)) = calc_batched(turns, |inner| {
+        Arc::new(Together {
+            inner,
+            dropped: ENDED.get_or_init(Arc::default).clone(),
+        })
+    })
     .await
     else {
         return;
