@@ -118,9 +118,6 @@ pub struct ModelInfo {
     pub end_ids: Vec<u32>,
 }
 
-/// The x86 extensions llama.cpp was built with (`GGML_*` in `.cargo/config.toml` or the
-/// build's environment) that this CPU lacks: running it anyway dies of an illegal
-/// instruction, so the backend refuses with what to change instead.
 /// The natural log of the probability `logits` give `token` (log-softmax);
 /// negative infinity for a token outside them.
 fn log_probability(logits: &[f32], token: u32) -> f64 {
@@ -132,6 +129,9 @@ fn log_probability(logits: &[f32], token: u32) -> f64 {
     f64::from(at - max) - sum.ln()
 }
 
+/// The x86 extensions llama.cpp was built with (`GGML_*` in `.cargo/config.toml` or the
+/// build's environment) that this CPU lacks: running it anyway dies of an illegal
+/// instruction, so the backend refuses with what to change instead.
 pub(crate) fn missing_cpu_features() -> Vec<&'static str> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -858,7 +858,7 @@ mod tests {
     fn llama_cpp_is_built_for_extensions_this_cpu_has() {
         #[cfg(target_arch = "x86_64")]
         assert_eq!(option_env!("GGML_AVX2"), Some("ON"));
-        assert_eq!(option_env!("GGML_LLAMAFILE"), Some("OFF"));
+        assert_eq!(option_env!("GGML_LLAMAFILE"), Some("ON"));
         assert_eq!(option_env!("GGML_CPU_REPACK"), Some("OFF"));
         assert_eq!(super::missing_cpu_features(), Vec::<&str>::new());
     }
