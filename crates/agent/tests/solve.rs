@@ -817,6 +817,8 @@ async fn the_docstring_examples_choose_between_candidates_no_test_tells_apart() 
 struct Together {
     inner: Arc<dyn Provider>,
     dropped: Arc<std::sync::atomic::AtomicUsize>,
+    /// The width of each batch asked for.
+    widths: Arc<Mutex<Vec<usize>>>,
 }
 
 static DROPPED: std::sync::OnceLock<Arc<std::sync::atomic::AtomicUsize>> =
@@ -857,6 +859,7 @@ impl Provider for Together {
         cancel: CancellationToken,
     ) -> Option<ManyStream> {
         use futures::StreamExt;
+        self.widths.lock().unwrap().push(samplings.len());
         let ends = agentls_model::SequenceEnds::default();
         let streams = samplings.iter().enumerate().map(|(i, s)| {
             let mut req = req.clone();
@@ -909,6 +912,70 @@ impl Provider for Together {
     }
 }
 
+static CHARACTERISED: std::sync::OnceLock<Arc<Mutex<Vec<usize>>>> = std::sync::OnceLock::new();
+
+/// Tests for code that has none, through a provider that decodes samples together:
+/// after the greedy answer, the sampled test answers come four in one batch, and the
+/// calls of every one of them are pinned.
+#[tokio::test]
+async fn sampled_test_answers_are_decoded_together_and_all_their_calls_pinned() {
+    let answer = |call: &str| {
+        format!(
+            "```python\nimport unittest\nfrom clamp import clamp\n\nclass T(unittest.TestCase):\n    def test_clamp(self):\n        self.assertEqual({call}, 0)\n```"
+        )
+    };
+    let calls = [
+        "clamp(5, 0, 10)",
+        "clamp(-7, 0, 3)",
+        "clamp(40, 2, 9)",
+        "clamp(6, 6, 6)",
+        "clamp(-2, -5, -1)",
+    ];
+    // Eight answers in all: the greedy one, a batch of four, then one of three
+    // while the calls are few (the last three repeat the first call).
+    let turns = calls
+        .iter()
+        .chain(&calls[..3])
+        .map(|c| Turn::text(answer(c)))
+        .collect();
+    let widths = CHARACTERISED.get_or_init(Arc::default).clone();
+    let Some((status, report, _plans, _server, ws)) = run_python_with(
+        &[("clamp.py", CLAMP)],
+        "clamp.py has no tests. Write unit tests in tests/test_clamp.py that pin down what clamp promises. Do not change clamp.py.",
+        turns,
+        SolveConfig {
+            samples: 2,
+            ..SolveConfig::default()
+        },
+        |inner| {
+            Arc::new(Together {
+                inner,
+                dropped: Arc::default(),
+                widths: CHARACTERISED.get_or_init(Arc::default).clone(),
+            })
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert_eq!(
+        widths.lock().unwrap().first(),
+        Some(&4),
+        "the samples after the greedy answer were not asked together"
+    );
+    let tests = std::fs::read_to_string(ws.path().join("tests/test_clamp.py")).unwrap();
+    // Each answer's call, with the value the code returns.
+    for (call, value) in calls.iter().zip([5, 0, 9, 6, -2]) {
+        assert!(
+            tests.contains(&format!("self.assertEqual({call}, {value})")),
+            "{call} in {tests}"
+        );
+    }
+}
+
 /// A wrong answer written slowly: about 20 s.
 fn slow_wrong() -> Turn {
     Turn::text(WRONG)
@@ -947,6 +1014,7 @@ async fn a_batch_of_samples_is_checked_as_each_completes_and_dropped_once_one_is
         Arc::new(Together {
             inner,
             dropped: DROPPED.get_or_init(Arc::default).clone(),
+            widths: Arc::default(),
         })
     })
     .await
@@ -995,6 +1063,7 @@ async fn an_answer_that_goes_on_past_its_function_is_ended_and_checked() {
         Arc::new(Together {
             inner,
             dropped: ENDED.get_or_init(Arc::default).clone(),
+            widths: Arc::default(),
         })
     })
     .await

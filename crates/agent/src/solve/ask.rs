@@ -62,6 +62,44 @@ impl ModelUse {
         answer
     }
 
+    /// One answer per entry of `samplings` to `req`, decoded together in one batch
+    /// ([`super::batch`]) and counted; `None` when the provider cannot decode them
+    /// together (ask one after another instead). An answer the model failed is left
+    /// out.
+    pub(super) async fn ask_together(
+        &mut self,
+        provider: &Arc<dyn Provider>,
+        req: &ChatRequest,
+        samplings: &[agentls_model::Sampling],
+        cancel: &CancellationToken,
+    ) -> Option<Vec<String>> {
+        let t0 = Instant::now();
+        let never: super::batch::Done = Box::new(|_: &str| false);
+        let mut batch = super::batch::Batch::start(provider, req, samplings, cancel, never)?;
+        let mut out = Vec::with_capacity(samplings.len());
+        let mut prompt_read = false;
+        while let Some(done) = batch.next().await {
+            match done {
+                Ok(done) => {
+                    if !std::mem::replace(&mut prompt_read, true) {
+                        self.prompt_ms += done.stats.prompt_ms as f64;
+                    }
+                    self.answered(&done.response, &done.stats);
+                    out.push(done.response.text);
+                }
+                Err(e) => {
+                    tracing::warn!("solve: the model failed: {}", e.message);
+                    break;
+                }
+            }
+        }
+        if !prompt_read {
+            self.prompt_ms += batch.prompt_ms();
+        }
+        self.model_ms += t0.elapsed().as_secs_f64() * 1000.0;
+        Some(out)
+    }
+
     /// One answer of a batch ([`super::batch`]), counted; its time is the round's.
     pub(super) fn answered(
         &mut self,
@@ -150,34 +188,5 @@ impl ModelUse {
             .score(provider, &asked(second, first), "", &letters, cancel)
             .await?;
         Some(((one[0] - one[1]) + (other[1] - other[0])) / 2.0)
-    }
-
-    /// How much likelier the model finds "yes" than "no" as the answer to
-    /// `question` (natural log odds: above 0, yes); `None` where the provider cannot
-    /// score. Small models tell whether a reading of a request is right far better
-    /// than they write one: strategies propose readings from the workspace, the model
-    /// only says yes or no.
-    pub(super) async fn confirm(
-        &mut self,
-        provider: &Arc<dyn Provider>,
-        question: &str,
-        cancel: &CancellationToken,
-    ) -> Option<f64> {
-        let req = ChatRequest {
-            system: Some(
-                "You answer questions about requests for changes to a code base with one word: yes or no."
-                    .to_owned(),
-            ),
-            messages: vec![Message::user(format!("{question}\nAnswer yes or no."))],
-            max_tokens: Some(1),
-            ..ChatRequest::default()
-        };
-        let words = ["Yes", "No", "yes", "no"].map(str::to_owned);
-        let s = self.score(provider, &req, "", &words, cancel).await?;
-        let either = |a: f64, b: f64| {
-            let m = a.max(b);
-            m + ((a - m).exp() + (b - m).exp()).ln()
-        };
-        Some(either(s[0], s[2]) - either(s[1], s[3]))
     }
 }

@@ -34,6 +34,11 @@ const MAX_CALLS: usize = 300;
 /// Longest call kept (longer ones are rarely one call on literals).
 const MAX_CALL_CHARS: usize = 160;
 
+/// Sampled test answers decoded together in one batch (where the provider can): the
+/// engine reads the prompt once, and a step of four sequences costs little more than
+/// one of a single sequence (`agentls bench decode`).
+const TOGETHER: usize = 4;
+
 /// Rounds of dropping the calls a compiler rejects (Go, Rust) before giving up.
 const COMPILE_ROUNDS: usize = 4;
 
@@ -815,47 +820,73 @@ async fn propose(
         Language::Go | Language::Rust => Duration::from_secs(15),
         _ => Duration::from_secs(5),
     };
-    let sampling = Instant::now();
     let mut out: Vec<(String, String)> = Vec::new();
-    // Each function in turn: greedy on its first answer, sampled after.
-    let least = config.samples.max(requests.len());
-    for i in 0..least * MORE_SAMPLES {
+    let n = requests.len();
+    let least = config.samples.max(n);
+    let most = least * MORE_SAMPLES;
+    // Each function's greedy answer first, then its samples in batches.
+    let (mut answers, mut unit, mut last) = (0, 0, Duration::ZERO);
+    while answers < most && out.len() < MAX_CALLS && !ctx.cancel.is_cancelled() {
+        let (f, round) = (unit % n, unit / n);
+        let width = if round == 0 || !config.together {
+            1
+        } else {
+            TOGETHER.min(most - answers)
+        };
         // Past `least` answers, only while the calls are few and the deadline leaves
-        // time for one more answer and the probes.
+        // time for one more unit like the last and the probes.
         let more = match config.deadline {
-            _ if i == 0 => true,
-            None => i < least,
+            _ if unit == 0 => true,
+            None => answers < least,
             Some(deadline) => {
-                let each = sampling.elapsed() / u32::try_from(i).unwrap_or(u32::MAX);
-                (i < least || out.len() < MAX_CALLS / 2)
-                    && Instant::now() + each + reserve < deadline
+                (answers < least || out.len() < MAX_CALLS / 2)
+                    && Instant::now() + last + reserve < deadline
             }
         };
-        if !more || ctx.cancel.is_cancelled() || out.len() >= MAX_CALLS {
+        if !more {
             break;
         }
-        let n = requests.len();
-        let round = i / n;
-        let mut req = sampled(&requests[i % n], round, config.temperature, config.seed);
-        req.sampling.seed = Some(config.seed.wrapping_add(i as u64));
-        let answer = used.ask(provider, &req, &ctx.cancel).await;
-        let before = out.len();
-        tracing::debug!("solve: test answer {}:\n{answer}", i + 1);
-        let code = code_of(&answer);
-        for call in calls(&code, &layout.functions)
-            .into_iter()
-            .chain(table_calls(&code, &arities))
-        {
-            if !out.iter().any(|(_, c)| *c == call.1) {
-                out.push(call);
+        let t0 = Instant::now();
+        let asked = |k: usize| {
+            let mut req = sampled(&requests[f], round + k, config.temperature, config.seed);
+            req.sampling.seed = Some(config.seed.wrapping_add((answers + k) as u64));
+            req
+        };
+        let texts = if width == 1 {
+            vec![used.ask(provider, &asked(0), &ctx.cancel).await]
+        } else {
+            let samplings: Vec<_> = (0..width).map(|k| asked(k).sampling).collect();
+            match used
+                .ask_together(provider, &requests[f], &samplings, &ctx.cancel)
+                .await
+            {
+                Some(texts) => texts,
+                None => vec![used.ask(provider, &asked(0), &ctx.cancel).await],
             }
+        };
+        // The next unit is like this one; the first batch after the greedy answers
+        // writes several answers at once.
+        last = t0.elapsed() * if width == 1 && config.together { 2 } else { 1 };
+        for answer in texts {
+            answers += 1;
+            let before = out.len();
+            tracing::debug!("solve: test answer {answers}:\n{answer}");
+            let code = code_of(&answer);
+            for call in calls(&code, &layout.functions)
+                .into_iter()
+                .chain(table_calls(&code, &arities))
+            {
+                if !out.iter().any(|(_, c)| *c == call.1) {
+                    out.push(call);
+                }
+            }
+            progress.line(format!(
+                "answer {answers}: {} new call(s), {} in all",
+                out.len() - before,
+                out.len()
+            ));
         }
-        progress.line(format!(
-            "answer {}: {} new call(s), {} in all",
-            i + 1,
-            out.len() - before,
-            out.len()
-        ));
+        unit += 1;
     }
     out
 }

@@ -36,6 +36,10 @@ pub struct Candidate {
     /// The new name is set off as code in the task or shaped as only code names are
     /// (`loadUser`, `fetch_all`): enough alone where no model can confirm.
     pub strong: bool,
+    /// The two names stand within [`NEAR`] words with no other defined name between
+    /// them. A pair that does not ("Now that Registry.Lookup chases aliases … let's
+    /// call it `Resolve`") is taken only when the model confirms it.
+    pub near: bool,
 }
 
 /// Most words between the two names of a rename in the task.
@@ -47,7 +51,10 @@ const NEAR: usize = 4;
 /// name between them, both starting in the same case (a type stays a type). However
 /// the task is phrased ("rename X to Y", "let's call X `Y` instead", "X should be
 /// named Y"), the pair is the same; which candidates the task really asks for, the
-/// model confirms ([`Renaming`]).
+/// model confirms ([`Renaming`]). A new name set off as code (or shaped as only code
+/// names are) also pairs with a defined name further away, or past other defined names (the task says "it" in
+/// between), when that name is not a path's head (`Registry` of `Registry.Lookup`):
+/// such a pair is not [`Candidate::near`].
 pub fn candidates(
     task: &str,
     defined: impl Fn(&str) -> bool,
@@ -63,19 +70,21 @@ pub fn candidates(
         let upper = |s: &str| s.starts_with(|c: char| c.is_ascii_uppercase());
         for (t, to) in mentions.iter().enumerate() {
             let distance = to.word.abs_diff(from.word);
+            let (lo, hi) = (f.min(t), f.max(t));
+            let near = distance <= NEAR
+                && !(lo + 1..hi).any(|i| is_defined[i] && mentions[i].name != from.name);
             if is_defined[t]
                 || distance == 0
-                || distance > NEAR
+                || !(near || (from.last && (to.marked || super::mention::code_shaped(&to.name))))
                 || upper(&from.name) != upper(&to.name)
                 || (to.initial && !to.marked)
                 || to.in_args
+                // Written inside a call's arguments elsewhere in the task
+                // (`NewServer(cfg Config)`): a new parameter's type, not a new name.
+                || mentions.iter().any(|m| m.in_args && m.name == to.name)
                 || to.name == from.name
                 || known(&to.name)
             {
-                continue;
-            }
-            let (lo, hi) = (f.min(t), f.max(t));
-            if (lo + 1..hi).any(|i| is_defined[i] && mentions[i].name != from.name) {
                 continue;
             }
             let candidate = Candidate {
@@ -86,6 +95,7 @@ pub fn candidates(
                 strong: to.marked
                     || super::mention::code_shaped(&to.name)
                     || (upper(&to.name) && !to.initial),
+                near,
             };
             if !out.iter().any(|(c, _)| *c == candidate) {
                 // Nearest first, a name after the old one before one as near before it.
@@ -243,38 +253,45 @@ fn occurs_where_used(scene: &Scene<'_>, rename: &Rename) -> bool {
 }
 
 /// The candidates the task really asks for: the strong ones (see [`Candidate`]) that
-/// the model, where it can score, finds more likely asked than not, the likeliest
-/// for each old name.
+/// the model, where it can score, finds more likely asked than not (a pair not
+/// [`Candidate::near`] only where it can), the likeliest for each old name and for
+/// each new one (two names never become one).
 async fn confirmed(cx: &Cx<'_>, used: &mut ModelUse, found: Vec<Candidate>) -> Vec<Rename> {
     let mut best: Vec<(Rename, f64)> = Vec::new();
     for c in found {
-        let question = format!(
-            "Request: {}\n\nDoes this request ask to rename `{}` so that it is called `{}` from now on?",
-            cx.task, c.rename.from, c.rename.to
-        );
+        // Two readings to choose from, not a yes/no question: the 0.5B model says no
+        // to every rename asked that way ("no rename confirmed" on all seven rename
+        // tasks of the suite), the pull towards one answer that `choose` cancels.
+        let (from, to) = (&c.rename.from, &c.rename.to);
+        let renamed = format!("rename `{from}` so that it is called `{to}` from now on");
+        let kept = format!("keep the name `{from}` as it is");
         // A new name in plain words ("rename count to total") is not taken without
         // the marks code has: how often the model confirms a wrong reading of plain
         // words is not measured yet, and a wrong rename passes the tests it renames.
         if !c.strong {
             continue;
         }
-        let margin = used
-            .confirm(cx.provider, &question, &cx.ctx.cancel)
+        let margin = match used
+            .choose(cx.provider, cx.task, &renamed, &kept, &cx.ctx.cancel)
             .await
-            .unwrap_or(0.0);
-        tracing::debug!(
-            "solve: rename {} → {}: yes over no by {margin:.2}",
-            c.rename.from,
-            c.rename.to
-        );
+        {
+            Some(margin) => margin,
+            None if c.near => 0.0,
+            None => continue,
+        };
+        tracing::info!("solve: rename {from} → {to}: over keeping it by {margin:.2}");
         if margin < 0.0 {
             continue;
         }
-        match best.iter_mut().find(|(r, _)| r.from == c.rename.from) {
-            Some(slot) if slot.1 < margin => *slot = (c.rename, margin),
-            Some(_) => {}
-            None => best.push((c.rename, margin)),
+        // Nearer pairs came first: a tie keeps them.
+        if best
+            .iter()
+            .any(|(r, m)| (r.from == c.rename.from || r.to == c.rename.to) && *m >= margin)
+        {
+            continue;
         }
+        best.retain(|(r, _)| r.from != c.rename.from && r.to != c.rename.to);
+        best.push((c.rename, margin));
     }
     best.into_iter().map(|(r, _)| r).collect()
 }
@@ -386,7 +403,7 @@ mod tests {
             |n| defined.contains(&n),
             |n| defined.contains(&n) || known.contains(&n),
         ) {
-            if c.strong && !out.iter().any(|r| r.from == c.rename.from) {
+            if c.strong && c.near && !out.iter().any(|r| r.from == c.rename.from) {
                 out.push(c.rename);
             }
         }
@@ -425,6 +442,51 @@ mod tests {
             ),
             vec![r("fetchUser", "loadUser")]
         );
+    }
+
+    /// A new name set off as code pairs with the defined name the task says "it" of,
+    /// past other defined names, but only for the model to confirm; a path's head
+    /// and a name in the other case do not pair.
+    #[test]
+    fn a_far_new_name_in_code_marks_pairs_for_the_model_to_confirm() {
+        let task = "Now that Registry.Lookup chases aliases it's really resolving names, not looking them up. Let's call it `Resolve` instead and fix up everything in the module that uses the old name.";
+        let defined = ["Registry", "Lookup", "aliases"];
+        let c = candidates(task, |n| defined.contains(&n), |n| defined.contains(&n));
+        let far: Vec<_> = c.iter().filter(|c| !c.near).map(|c| &c.rename).collect();
+        assert_eq!(far, vec![&r("Lookup", "Resolve")], "{c:?}");
+        assert!(
+            c.iter().all(|c| c.rename.to != "Resolve" || !c.near),
+            "{c:?}"
+        );
+        // Without the model, nothing far is taken.
+        assert!(found(task, &defined, &[]).is_empty());
+        // However the far new name is set off, or shaped as code alone.
+        for (task, defined, want) in [
+            (
+                "getCart() quietly creates a cart when the user has none, so \"get\" is misleading. I'd like it to be called ensureCart — update the store, the routes that use it and the tests.",
+                &["getCart", "cart"][..],
+                r("getCart", "ensureCart"),
+            ),
+            (
+                "parse_cfg is a bad name now that it also applies defaults and converts types. Going forward it's `load_config`; please switch everything that uses it over.",
+                &["parse_cfg", "defaults"][..],
+                r("parse_cfg", "load_config"),
+            ),
+        ] {
+            let c = candidates(task, |n| defined.contains(&n), |n| defined.contains(&n));
+            assert!(
+                c.iter().any(|c| c.rename == want && c.strong && !c.near),
+                "{task}: {c:?}"
+            );
+        }
+        // A name the task writes inside a call's arguments is a new parameter's type.
+        let sig = "srv.NewServer(addr string, timeoutSeconds int, verbose bool) is getting unwieldy. Replace it with NewServer(cfg Config), where Config is a new struct in package srv with the fields Addr string, Timeout time.Duration and Verbose bool.";
+        let c = candidates(sig, |n| n == "NewServer", |n| n == "NewServer");
+        assert!(c.iter().all(|c| c.rename.to != "Config"), "{c:?}");
+        // Unmarked and a word like any other, the far name does not pair at all.
+        let plain = task.replace('`', "");
+        let c = candidates(&plain, |n| defined.contains(&n), |n| defined.contains(&n));
+        assert!(c.iter().all(|c| c.near), "{c:?}");
     }
 
     #[test]
