@@ -852,25 +852,28 @@ async fn propose(
             req.sampling.seed = Some(config.seed.wrapping_add((answers + k) as u64));
             req
         };
-        let texts = if width == 1 {
-            vec![used.ask(provider, &asked(0), &ctx.cancel).await]
+        // What was asked counts, answered or not: a failing provider must not keep
+        // the loop asking.
+        let (texts, asked_for) = if width == 1 {
+            (vec![used.ask(provider, &asked(0), &ctx.cancel).await], 1)
         } else {
             let samplings: Vec<_> = (0..width).map(|k| asked(k).sampling).collect();
             match used
                 .ask_together(provider, &requests[f], &samplings, &ctx.cancel)
                 .await
             {
-                Some(texts) => texts,
-                None => vec![used.ask(provider, &asked(0), &ctx.cancel).await],
+                Some(texts) => (texts, width),
+                None => (vec![used.ask(provider, &asked(0), &ctx.cancel).await], 1),
             }
         };
+        let (first, mut answer_no) = (answers, answers);
         // The next unit is like this one; the first batch after the greedy answers
         // writes several answers at once.
         last = t0.elapsed() * if width == 1 && config.together { 2 } else { 1 };
         for answer in texts {
-            answers += 1;
+            answer_no += 1;
             let before = out.len();
-            tracing::debug!("solve: test answer {answers}:\n{answer}");
+            tracing::debug!("solve: test answer {answer_no}:\n{answer}");
             let code = code_of(&answer);
             for call in calls(&code, &layout.functions)
                 .into_iter()
@@ -881,11 +884,12 @@ async fn propose(
                 }
             }
             progress.line(format!(
-                "answer {answers}: {} new call(s), {} in all",
+                "answer {answer_no}: {} new call(s), {} in all",
                 out.len() - before,
                 out.len()
             ));
         }
+        answers = first + asked_for;
         unit += 1;
     }
     out
