@@ -81,13 +81,14 @@ async fn the_model_finds_the_right_value_most_likely() {
         );
         // Asked again, in another order: the same scores (nothing of one value stays
         // in the cache for the next), up to llama.cpp's sums, which vary a little
-        // with how the tokens were batched (measured: 0.03 at most).
+        // with how the tokens were batched (measured: 0.03 at most without
+        // llamafile's sgemm, 0.13 with it).
         let mut back = ends.clone();
         back.reverse();
         let mut again = score(&back).await;
         again.reverse();
         for (a, b) in scores.iter().zip(&again) {
-            assert!((a - b).abs() < 0.1, "{scores:?} then {again:?}");
+            assert!((a - b).abs() < 0.3, "{scores:?} then {again:?}");
         }
         assert_eq!(judge::winner(&again), Some(right));
     }
