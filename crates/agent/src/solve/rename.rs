@@ -52,9 +52,9 @@ const NEAR: usize = 4;
 /// the task is phrased ("rename X to Y", "let's call X `Y` instead", "X should be
 /// named Y"), the pair is the same; which candidates the task really asks for, the
 /// model confirms ([`Renaming`]). A new name set off as code (or shaped as only code
-/// names are) also pairs with a defined name further away, or past other defined names (the task says "it" in
-/// between), when that name is not a path's head (`Registry` of `Registry.Lookup`):
-/// such a pair is not [`Candidate::near`].
+/// names are) also pairs with a defined name further away, or past other defined
+/// names (the task says "it" in between), when that name is not a path's head
+/// (`Registry` of `Registry.Lookup`): such a pair is not [`Candidate::near`].
 pub fn candidates(
     task: &str,
     defined: impl Fn(&str) -> bool,
@@ -78,8 +78,7 @@ pub fn candidates(
                 || !(near || (from.last && (to.marked || super::mention::code_shaped(&to.name))))
                 || upper(&from.name) != upper(&to.name)
                 || (to.initial && !to.marked)
-                || to.in_args
-                // Written inside a call's arguments elsewhere in the task
+                // Written inside a call's arguments anywhere in the task
                 // (`NewServer(cfg Config)`): a new parameter's type, not a new name.
                 || mentions.iter().any(|m| m.in_args && m.name == to.name)
                 || to.name == from.name
@@ -259,18 +258,18 @@ fn occurs_where_used(scene: &Scene<'_>, rename: &Rename) -> bool {
 async fn confirmed(cx: &Cx<'_>, used: &mut ModelUse, found: Vec<Candidate>) -> Vec<Rename> {
     let mut best: Vec<(Rename, f64)> = Vec::new();
     for c in found {
-        // Two readings to choose from, not a yes/no question: the 0.5B model says no
-        // to every rename asked that way ("no rename confirmed" on all seven rename
-        // tasks of the suite), the pull towards one answer that `choose` cancels.
-        let (from, to) = (&c.rename.from, &c.rename.to);
-        let renamed = format!("rename `{from}` so that it is called `{to}` from now on");
-        let kept = format!("keep the name `{from}` as it is");
         // A new name in plain words ("rename count to total") is not taken without
         // the marks code has: how often the model confirms a wrong reading of plain
         // words is not measured yet, and a wrong rename passes the tests it renames.
         if !c.strong {
             continue;
         }
+        // Two readings to choose from, not a yes/no question: the 0.5B model says no
+        // to every rename asked that way ("no rename confirmed" on all seven rename
+        // tasks of the suite), the pull towards one answer that `choose` cancels.
+        let (from, to) = (&c.rename.from, &c.rename.to);
+        let renamed = format!("rename `{from}` so that it is called `{to}` from now on");
+        let kept = format!("keep the name `{from}` as it is");
         let margin = match used
             .choose(cx.provider, cx.task, &renamed, &kept, &cx.ctx.cancel)
             .await
