@@ -32,7 +32,7 @@
 //! Built with llama.cpp's repacked weight kernels (GGML_CPU_REPACK on, its default)
 //! both speculative rows printed TEXT DIFFERS; built without them, the same text, at
 //! the same prompt speed (57.7 against 57.0 tok/s, 2026-11-27). Built for the CPU
-//! (AVX-512) with llamafile's sgemm, as `.cargo/config.toml` builds since 2026-12-07:
+//! (AVX-512) with llamafile's sgemm, the opt-in build of docs/building.md (2026-12-07):
 //! prompts 2.08x as fast, drafts' ceiling 1.64x-1.91x higher, and both speculative
 //! rows TEXT DIFFERS (a batch sums in another order: docs/benchmarks.md).
 //!

@@ -858,7 +858,8 @@ mod tests {
     fn llama_cpp_is_built_for_extensions_this_cpu_has() {
         #[cfg(target_arch = "x86_64")]
         assert_eq!(option_env!("GGML_AVX2"), Some("ON"));
-        assert_eq!(option_env!("GGML_LLAMAFILE"), Some("ON"));
+        // OFF from `.cargo/config.toml`, ON where a native build opts in.
+        assert!(option_env!("GGML_LLAMAFILE").is_some());
         assert_eq!(option_env!("GGML_CPU_REPACK"), Some("OFF"));
         assert_eq!(super::missing_cpu_features(), Vec::<&str>::new());
     }
