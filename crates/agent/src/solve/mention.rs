@@ -92,6 +92,11 @@ pub fn mentions(task: &str) -> Vec<Mention> {
         let called = w.ends_with("()") || raw.contains("()");
         let w = w.strip_suffix("()").unwrap_or(w).trim_end_matches('.');
         let w = w.split('(').next().unwrap_or(w);
+        // A possessive names its owner: `Registry's Lookup`.
+        let w = w
+            .strip_suffix("'s")
+            .or_else(|| w.strip_suffix("\u{2019}s"))
+            .unwrap_or(w);
         if w.contains('/') || w.contains('\\') {
             continue;
         }
@@ -170,6 +175,9 @@ mod tests {
         assert!(!get("Registry").last);
         assert!(get("Resolve").marked);
         assert!(get("fmt_time").marked, "a call is code");
+        let m = mentions("Registry's Lookup and Cart\u{2019}s total");
+        let n: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(n, ["Registry", "Lookup", "and", "Cart", "total"]);
         let m = mentions("Fix add. Then Parse it.");
         let initial: Vec<bool> = m.iter().map(|x| x.initial).collect();
         assert_eq!(initial, [true, false, true, false, false]);

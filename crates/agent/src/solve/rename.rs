@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use agentls_index::SymbolKind;
 use agentls_tools::ToolContext;
 use serde_json::json;
 
@@ -45,6 +46,10 @@ pub struct Candidate {
 /// Most words between the two names of a rename in the task.
 const NEAR: usize = 4;
 
+/// Most words between a member and the holder written beside it ("Lookup on
+/// Registry", "Registry's Lookup").
+const QUALIFIER: usize = 2;
+
 /// The renames the task may ask for, read from what the workspace holds: a name the
 /// task mentions that the index defines (`defined`), paired with the nearest name the
 /// task mentions that the workspace does not know at all (`known`), no other defined
@@ -55,24 +60,58 @@ const NEAR: usize = 4;
 /// names are) also pairs with a defined name further away, or past other defined
 /// names (the task says "it" in between), when that name is not a path's head
 /// (`Registry` of `Registry.Lookup`): such a pair is not [`Candidate::near`].
+///
+/// A defined name written beside a member it holds (`owns`: "the method Lookup on
+/// Registry", "Registry's Lookup") says whose member is meant: it is not renamed
+/// there, and the pair's words are counted from whichever of the two stands nearer
+/// the new name ("Lookup on Registry should be called Resolve" renames `Lookup`).
 pub fn candidates(
     task: &str,
     defined: impl Fn(&str) -> bool,
     known: impl Fn(&str) -> bool,
+    owns: impl Fn(&str, &str) -> bool,
 ) -> Vec<Candidate> {
     let mentions = super::mention::mentions(task);
     let is_defined: Vec<bool> = mentions.iter().map(|m| defined(&m.name)).collect();
+    // For each mention, the member mention beside it that it holds, if any.
+    let qualifies: Vec<Option<usize>> = mentions
+        .iter()
+        .enumerate()
+        .map(|(q, holder)| {
+            if !is_defined[q] {
+                return None;
+            }
+            (0..mentions.len()).find(|&m| {
+                m != q
+                    && is_defined[m]
+                    && mentions[m].name != holder.name
+                    && mentions[m].word.abs_diff(holder.word) <= QUALIFIER
+                    && owns(&holder.name, &mentions[m].name)
+            })
+        })
+        .collect();
     let mut out: Vec<(Candidate, (usize, bool))> = Vec::new();
     for (f, from) in mentions.iter().enumerate() {
-        if !is_defined[f] {
+        if !is_defined[f] || qualifies[f].is_some() {
             continue;
         }
         let upper = |s: &str| s.starts_with(|c: char| c.is_ascii_uppercase());
+        // `from` and the holders written beside it: one reference.
+        let unit: Vec<usize> = std::iter::once(f)
+            .chain((0..mentions.len()).filter(|&q| qualifies[q] == Some(f)))
+            .collect();
         for (t, to) in mentions.iter().enumerate() {
-            let distance = to.word.abs_diff(from.word);
-            let (lo, hi) = (f.min(t), f.max(t));
+            let Some(&nearest) = unit
+                .iter()
+                .min_by_key(|&&u| mentions[u].word.abs_diff(to.word))
+            else {
+                continue;
+            };
+            let distance = to.word.abs_diff(mentions[nearest].word);
+            let (lo, hi) = (nearest.min(t), nearest.max(t));
             let near = distance <= NEAR
-                && !(lo + 1..hi).any(|i| is_defined[i] && mentions[i].name != from.name);
+                && !(lo + 1..hi)
+                    .any(|i| is_defined[i] && mentions[i].name != from.name && !unit.contains(&i));
             if is_defined[t]
                 || distance == 0
                 || !(near || (from.last && (to.marked || super::mention::code_shaped(&to.name))))
@@ -174,9 +213,24 @@ impl Strategy for Renaming {
     fn plan(&self, scene: &Scene<'_>) -> Option<Plan> {
         let index = scene.index;
         let defined = |n: &str| !index.definitions(n).is_empty();
-        let found = candidates(scene.task, defined, |n| {
-            defined(n) || !index.references(n).is_empty()
-        });
+        let owns = |holder: &str, member: &str| {
+            index.definitions(member).iter().any(|d| {
+                d.container.as_deref() == Some(holder)
+                    || (d.kind == SymbolKind::Method
+                        && scene.read(&d.path).is_some_and(|text| {
+                            text.lines()
+                                .nth(d.span.start.line as usize)
+                                .and_then(go_receiver)
+                                == Some(holder)
+                        }))
+            })
+        };
+        let found = candidates(
+            scene.task,
+            defined,
+            |n| defined(n) || !index.references(n).is_empty(),
+            owns,
+        );
         // A new name already written in a file the rename rewrites would merge two
         // names into one: not a rename.
         let found: Vec<Candidate> = found
@@ -217,6 +271,17 @@ impl Strategy for Renaming {
         solved.model_ms += used.model_ms;
         Some(solved)
     }
+}
+
+/// The type a Go method's first line names as its receiver: `Registry` of `func (r
+/// *Registry) Lookup(…` or of `func (r Registry[T]) …`. A Go method is not nested in
+/// its type, so the index gives it no container.
+fn go_receiver(line: &str) -> Option<&str> {
+    let inside = line.strip_prefix("func")?.trim_start().strip_prefix('(')?;
+    let receiver = inside[..inside.find(')')?].split_whitespace().last()?;
+    let name = receiver.trim_start_matches('*');
+    let name = name.split('[').next().unwrap_or(name);
+    super::mention::is_identifier(name).then_some(name)
 }
 
 /// Whether `rename.to` is already written in a file where `rename.from` is defined
@@ -401,6 +466,7 @@ mod tests {
             task,
             |n| defined.contains(&n),
             |n| defined.contains(&n) || known.contains(&n),
+            |holder, member| holder == "Registry" && member == "Lookup",
         ) {
             if c.strong && c.near && !out.iter().any(|r| r.from == c.rename.from) {
                 out.push(c.rename);
@@ -417,6 +483,11 @@ mod tests {
             "Rename Registry.Lookup to Resolve everywhere.",
             "Registry.Lookup should be named Resolve; nothing else changes.",
             "The method `Lookup` is badly named: `Resolve` says what it does. Change it across the module.",
+            // The holder written beside its member says whose `Lookup`; it is not
+            // what is renamed (this once renamed `Registry`).
+            "The method Lookup on Registry should be called Resolve from now on; fix every place that uses it.",
+            "Registry's Lookup should be called Resolve.",
+            "The Lookup of Registry should be named Resolve.",
         ] {
             assert_eq!(
                 found(task, &defined, &[]),
@@ -450,7 +521,12 @@ mod tests {
     fn a_far_new_name_in_code_marks_pairs_for_the_model_to_confirm() {
         let task = "Now that Registry.Lookup chases aliases it's really resolving names, not looking them up. Let's call it `Resolve` instead and fix up everything in the module that uses the old name.";
         let defined = ["Registry", "Lookup", "aliases"];
-        let c = candidates(task, |n| defined.contains(&n), |n| defined.contains(&n));
+        let c = candidates(
+            task,
+            |n| defined.contains(&n),
+            |n| defined.contains(&n),
+            |_, _| false,
+        );
         let far: Vec<_> = c.iter().filter(|c| !c.near).map(|c| &c.rename).collect();
         assert_eq!(far, vec![&r("Lookup", "Resolve")], "{c:?}");
         assert!(
@@ -472,7 +548,12 @@ mod tests {
                 r("parse_cfg", "load_config"),
             ),
         ] {
-            let c = candidates(task, |n| defined.contains(&n), |n| defined.contains(&n));
+            let c = candidates(
+                task,
+                |n| defined.contains(&n),
+                |n| defined.contains(&n),
+                |_, _| false,
+            );
             assert!(
                 c.iter().any(|c| c.rename == want && c.strong && !c.near),
                 "{task}: {c:?}"
@@ -480,12 +561,46 @@ mod tests {
         }
         // A name the task writes inside a call's arguments is a new parameter's type.
         let sig = "srv.NewServer(addr string, timeoutSeconds int, verbose bool) is getting unwieldy. Replace it with NewServer(cfg Config), where Config is a new struct in package srv with the fields Addr string, Timeout time.Duration and Verbose bool.";
-        let c = candidates(sig, |n| n == "NewServer", |n| n == "NewServer");
+        let c = candidates(
+            sig,
+            |n| n == "NewServer",
+            |n| n == "NewServer",
+            |_, _| false,
+        );
         assert!(c.iter().all(|c| c.rename.to != "Config"), "{c:?}");
         // Unmarked and a word like any other, the far name does not pair at all.
         let plain = task.replace('`', "");
-        let c = candidates(&plain, |n| defined.contains(&n), |n| defined.contains(&n));
+        let c = candidates(
+            &plain,
+            |n| defined.contains(&n),
+            |n| defined.contains(&n),
+            |_, _| false,
+        );
         assert!(c.iter().all(|c| c.near), "{c:?}");
+    }
+
+    #[test]
+    fn a_go_method_names_its_receiver_type() {
+        assert_eq!(
+            go_receiver("func (r *Registry) Lookup(name string) (string, error) {"),
+            Some("Registry")
+        );
+        assert_eq!(go_receiver("func (s Set[T]) Has(v T) bool {"), Some("Set"));
+        assert_eq!(go_receiver("func Lookup(name string) string {"), None);
+        assert_eq!(go_receiver("type Registry struct {"), None);
+    }
+
+    /// A holder renamed on its own is still a rename of the holder.
+    #[test]
+    fn a_holder_alone_is_renamed() {
+        assert_eq!(
+            found(
+                "Rename Registry to Catalog across the module; the method Lookup keeps its name.",
+                &["Registry", "Lookup"],
+                &[]
+            ),
+            vec![r("Registry", "Catalog")]
+        );
     }
 
     #[test]
@@ -515,6 +630,7 @@ mod tests {
             "Replace NewServer(addr) with NewServer(cfg Config).",
             |n| n == "NewServer",
             |_| false,
+            |_, _| false,
         );
         assert!(c.is_empty(), "{c:?}");
     }
