@@ -555,6 +555,61 @@ async fn a_parameter_and_its_callers_in_two_files_land_as_one_plan() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ann at 1:15:09\n");
 }
 
+/// Candidates that change the signature and break the callers in other files (a
+/// required parameter that `report.py` does not pass) hand the task to the edit set
+/// of the function and its callers at the second such candidate: the rewrite does not
+/// sample on to its deadline.
+#[tokio::test]
+async fn a_rewrite_whose_candidates_break_the_callers_hands_over_to_the_edit_set() {
+    let files = [
+        ("clock.py", CLOCK),
+        ("audit.py", AUDIT),
+        ("report.py", REPORT),
+        ("tests/test_clock.py", CLOCK_TESTS),
+    ];
+    let breaking = CLOCK_NEW.replace("seconds=None", "seconds");
+    let fenced = |code: &str| format!("```python\n{code}```");
+    let turns = [
+        fenced(&breaking),
+        fenced(&breaking),
+        fenced(CLOCK_NEW),
+        fenced(AUDIT_NEW),
+        fenced(REPORT),
+    ];
+    let turns: Vec<&str> = turns.iter().map(String::as_str).collect();
+    let Some((status, report, plans, server, ws)) = run_python(
+        &files,
+        "give fmt_time() an optional seconds argument and have the audit line pass it",
+        &turns,
+        SolveConfig {
+            samples: 3,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(
+        report.strategy, "edit set (function and callers)",
+        "{report:#?}"
+    );
+    assert!(report.landed, "{report:#?}");
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert_eq!(plans, vec![2], "one plan of the two changed files");
+    // A third rewrite would have taken the turn the edit set writes clock.py with.
+    assert!(server.requests().len() >= 5);
+    let root = ws.path();
+    assert_eq!(
+        std::fs::read_to_string(root.join("clock.py")).unwrap(),
+        CLOCK_NEW
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("audit.py")).unwrap(),
+        AUDIT_NEW
+    );
+}
+
 const UPLOAD: &str = "import tomllib\n\n\ndef timeout():\n    with open(\"settings.toml\", \"rb\") as f:\n        return tomllib.load(f)[\"upload\"][\"timeout_seconds\"]\n";
 const SETTINGS: &str = "[upload]\ntimeout_seconds = 30\nretries = 2\n";
 const UPLOAD_TESTS: &str = "import unittest\n\nfrom upload import timeout\n\n\nclass T(unittest.TestCase):\n    def test_timeout(self):\n        self.assertGreater(timeout(), 0)\n";

@@ -372,7 +372,7 @@ impl Run<'_> {
                 Round::Cancelled => return None,
                 Round::Signature(name) => {
                     self.report.reason = format!(
-                        "a candidate that passes the checks changes the signature of `{name}`, which other files call: the function and its callers change together instead"
+                        "candidates change the signature of `{name}`, which other files call: the function and its callers change together instead"
                     );
                     return None;
                 }
@@ -476,14 +476,21 @@ impl Run<'_> {
         .then(|| name.clone())
     }
 
-    /// [`Run::changed_signature`] of the last candidate, when it passes every check:
-    /// sampling more for this target would only pick such a change again.
+    /// [`Run::changed_signature`] of the last candidate, when it passes every check
+    /// (sampling more for this target would only pick such a change again), or when
+    /// it is the second of this target's candidates to change the signature, whatever
+    /// their checks say: callers in other files then fail to build or to pass, and
+    /// the edit set that changes them with the function is where the time is due
+    /// (the rewrite sampled to its deadline on such tasks before).
     fn changes_a_called_signature(&self, target: &Target) -> Option<String> {
         let (text, verdict) = (self.texts.last()?, self.verdicts.last()?);
-        verdict
-            .passes()
-            .then(|| self.changed_signature(target, text))
-            .flatten()
+        let name = self.changed_signature(target, text)?;
+        let changed = self
+            .texts
+            .iter()
+            .filter(|t| self.changed_signature(target, t).is_some())
+            .count();
+        (verdict.passes() || changed >= 2).then_some(name)
     }
 
     /// The fill-in-the-middle candidate of a stub, when a completer is configured:
@@ -1046,8 +1053,8 @@ enum Round {
     Green,
     /// The user cancelled.
     Cancelled,
-    /// A candidate that passes changes the signature of this function, which other
-    /// files call: not the rewrite's to land.
+    /// Candidates change the signature of this function, which other files call
+    /// ([`Run::changes_a_called_signature`]): not the rewrite's to land.
     Signature(String),
     /// Enough candidates that pass agree that more cannot change the pick.
     Settled,
