@@ -149,13 +149,41 @@ pub fn is_question(task: &str) -> bool {
         "summarize",
         "summarise",
     ];
+    // A polite request is put as a question ("Can you switch the method and its
+    // uses over?"); asking to look rather than change ("Could you look at add?",
+    // "Can you explain parse?") is still a question.
+    const LOOKING: &[&str] = &["look", "check", "tell", "show", "review", "see"];
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
     let task = task.trim();
-    let first = task
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    task.ends_with('?') || OPENERS.contains(&first.as_str())
+    let first = words(task).into_iter().next().unwrap_or_default();
+    // The last sentence: after the last stop followed by a space (not `cleanup.py`).
+    let body = task.trim_end_matches('?');
+    let last = [". ", "! ", "? ", "\n"]
+        .iter()
+        .filter_map(|stop| body.rfind(stop).map(|at| at + stop.len()))
+        .max()
+        .map_or(body, |at| &body[at..]);
+    let last = words(last);
+    let polite_change = match last.as_slice() {
+        [modal, who, verb, ..]
+            if ["can", "could", "would", "will"].contains(&modal.as_str())
+                && ["you", "we"].contains(&who.as_str()) =>
+        {
+            let verb = if verb == "please" {
+                last.get(3).map_or("", String::as_str)
+            } else {
+                verb.as_str()
+            };
+            !OPENERS.contains(&verb) && !LOOKING.contains(&verb)
+        }
+        _ => false,
+    };
+    (task.ends_with('?') && !polite_change) || OPENERS.contains(&first.as_str())
 }
 
 /// The targets for `task` in the indexed workspace at `root`, best first; empty when
@@ -337,8 +365,18 @@ mod tests {
             "explain parse_args",
             "Why is `total` off by one",
             "Could you look at add?",
+            "Can you explain why parse drops the last field?",
+            "Is add right? Could you please tell me what it returns?",
         ] {
             assert!(is_question(q), "{q}");
+        }
+        // Requests put politely as questions change code.
+        for t in [
+            "I think `Resolve` is a better name for Registry.Lookup since it chases aliases now. Can you switch the method and its uses over?",
+            "Could you please make fmt_time take an optional seconds argument?",
+            "Would you add a --dry-run flag to cleanup.py?",
+        ] {
+            assert!(!is_question(t), "{t}");
         }
         for t in [
             "Fix add in calc.py.",
