@@ -610,6 +610,74 @@ async fn a_rewrite_whose_candidates_break_the_callers_hands_over_to_the_edit_set
     );
 }
 
+/// A required parameter: the tests that call the function take the new argument in
+/// the set too (written last, after the function), and only their calls change: the
+/// model's rewrite of the test file also drops an assertion and adds a line, and
+/// neither lands.
+#[tokio::test]
+async fn the_tests_that_call_a_changed_function_change_only_in_their_calls() {
+    let files = [
+        ("clock.py", CLOCK),
+        ("audit.py", AUDIT),
+        ("report.py", REPORT),
+        ("tests/test_clock.py", CLOCK_TESTS),
+    ];
+    let required = CLOCK_NEW.replace("seconds=None", "seconds");
+    let report_new = REPORT.replace("fmt_time(minutes)", "fmt_time(minutes, None)");
+    let tests_answer = CLOCK_TESTS
+        .replace("fmt_time(75)", "fmt_time(75, None)")
+        .replace(
+            "        self.assertEqual(report_line(\"up\", 75), \"up: 1:15\")\n",
+            "        pass\n",
+        );
+    let tests_answer = format!("{tests_answer}\nprint('weakened')\n");
+    let fenced = |code: &str| format!("```python\n{code}```");
+    let turns = [
+        fenced(&required),
+        fenced(&required),
+        fenced(&required),
+        fenced(AUDIT_NEW),
+        fenced(&report_new),
+        fenced(&tests_answer),
+    ];
+    let turns: Vec<&str> = turns.iter().map(String::as_str).collect();
+    let Some((status, report, plans, _, ws)) = run_python(
+        &files,
+        "fmt_time() must take the seconds too (required, None for none); the audit line passes them, the rest pass None",
+        &turns,
+        SolveConfig {
+            samples: 2,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert_eq!(
+        report.strategy, "edit set (function and callers)",
+        "{report:#?}"
+    );
+    assert!(
+        report.applies.contains("its tests call `fmt_time`"),
+        "{}",
+        report.applies
+    );
+    assert!(report.landed, "{report:#?}");
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert_eq!(plans, vec![4], "one plan of the four changed files");
+    let root = ws.path();
+    assert_eq!(
+        std::fs::read_to_string(root.join("clock.py")).unwrap(),
+        required
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("tests/test_clock.py")).unwrap(),
+        CLOCK_TESTS.replace("fmt_time(75)", "fmt_time(75, None)"),
+        "only the call changed"
+    );
+}
+
 const UPLOAD: &str = "import tomllib\n\n\ndef timeout():\n    with open(\"settings.toml\", \"rb\") as f:\n        return tomllib.load(f)[\"upload\"][\"timeout_seconds\"]\n";
 const SETTINGS: &str = "[upload]\ntimeout_seconds = 30\nretries = 2\n";
 const UPLOAD_TESTS: &str = "import unittest\n\nfrom upload import timeout\n\n\nclass T(unittest.TestCase):\n    def test_timeout(self):\n        self.assertGreater(timeout(), 0)\n";

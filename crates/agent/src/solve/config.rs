@@ -49,21 +49,26 @@ impl SolveConfig {
     }
 
     /// Whether candidate `i` (0-based) of a target is asked for, `started` being when
-    /// the target's first was: always below `samples`; past it, while the deadline
-    /// leaves time for this one and the two of the repair round, at the pace so far.
+    /// the target's first was: below `samples`, while the deadline leaves time for
+    /// this one at the pace so far (a candidate cut off by the deadline is lost, and
+    /// the cut may take the pick's landing with it: a passing edit set was lost so);
+    /// past it, while the deadline leaves time for this one and the two of the repair
+    /// round. The first is asked for whenever the deadline has not passed.
     pub(super) fn another(&self, i: usize, started: Instant) -> bool {
         let least = self.samples.max(1);
-        if i < least {
-            return true;
-        }
         let Some(deadline) = self.deadline else {
-            return false;
+            return i < least;
         };
+        let now = Instant::now();
+        if i == 0 {
+            return now < deadline;
+        }
         if i >= least * MORE_SAMPLES {
             return false;
         }
         let each = started.elapsed() / u32::try_from(i).unwrap_or(u32::MAX);
-        Instant::now() + each * 3 < deadline
+        let room = if i < least { 1 } else { 3 };
+        now + each * room < deadline
     }
 }
 
@@ -120,6 +125,15 @@ mod tests {
         assert!(!c.another(6 * MORE_SAMPLES, started));
         c.deadline = Some(Instant::now() + Duration::from_secs(20));
         assert!(!c.another(6, started));
-        assert!(c.another(0, started), "the least is always asked for");
+        assert!(c.another(5, started), "below `samples`: room for this one");
+        assert!(
+            c.another(0, started),
+            "the first while the deadline has not passed"
+        );
+        // Below `samples` too, none that the deadline would cut off.
+        c.deadline = Some(Instant::now() + Duration::from_secs(5));
+        assert!(!c.another(1, started));
+        c.deadline = Instant::now().checked_sub(Duration::from_secs(1));
+        assert!(!c.another(0, started));
     }
 }

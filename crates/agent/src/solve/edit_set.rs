@@ -17,7 +17,7 @@ use agentls_model::{ChatRequest, Message};
 use serde_json::json;
 
 use super::ask::ModelUse;
-use super::generate::{MAX_TOKENS, code_of, fence, sampled};
+use super::generate::{MAX_TOKENS, code_of, fence, sampled, signature};
 use super::land::land_files;
 use super::localise::{Scope, WHOLE_FILE_CHARS, is_test_file};
 use super::progress::Progress;
@@ -28,8 +28,11 @@ use super::verify::{Verdict, Verifier};
 /// Extensions of the data files a set may hold.
 const DATA_EXTENSIONS: &[&str] = &["json", "toml", "yaml", "yml", "ini", "cfg", "conf", "env"];
 
-/// Most files in one set.
+/// Most files in one set, tests aside.
 const MAX_FILES: usize = 4;
+
+/// Most test files in one set (only their calls change: [`calls_only`]).
+const MAX_TEST_FILES: usize = 1;
 
 /// Candidates of a set at most: each costs a whole file per member.
 const MAX_SAMPLES: usize = 4;
@@ -50,6 +53,19 @@ pub struct Member {
     pub text: String,
     /// Why it is in the set.
     pub why: String,
+    /// A test file that calls this function: only its calls may change
+    /// ([`calls_only`]), and only when the function's signature did.
+    pub calls: Option<Calls>,
+}
+
+/// What a test member of a set may change: the lines that call `name`, defined in
+/// the set's first file.
+#[derive(Clone, Debug)]
+pub struct Calls {
+    /// The function.
+    pub name: String,
+    /// Its language (for its signature).
+    pub language: Language,
 }
 
 /// Which places join the file the task points to.
@@ -117,7 +133,7 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
         return None;
     }
     let mut files: Vec<Member> = Vec::new();
-    let add = |path: &Path, why: String, files: &mut Vec<Member>| {
+    let add = |path: &Path, why: String, calls: Option<Calls>, files: &mut Vec<Member>| {
         if files.iter().any(|m| m.path == path) || scene.is_protected(path) {
             return;
         }
@@ -126,28 +142,159 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
                 path: path.to_path_buf(),
                 text,
                 why,
+                calls,
             });
         }
     };
+    let mut tests = Vec::new();
     if let Some(first) = targets.first() {
-        add(&first.path, first.why.clone(), &mut files);
+        add(&first.path, first.why.clone(), None, &mut files);
         if joined == Joined::Callers
             && let Scope::Function { name, .. } = &first.scope
         {
             for path in callers(scene, name, &first.path) {
-                add(&path, format!("it uses `{name}`"), &mut files);
+                add(&path, format!("it uses `{name}`"), None, &mut files);
+            }
+            // The tests that call it follow a new signature too ("fix the tests for
+            // the new signature"), or no candidate that changes it compiles.
+            let calls = Calls {
+                name: name.clone(),
+                language: first.language,
+            };
+            for path in test_callers(scene, name, &first.path) {
+                add(
+                    &path,
+                    format!("its tests call `{name}`"),
+                    Some(calls.clone()),
+                    &mut tests,
+                );
             }
         }
     } else if let Some((_, reader)) = data.first() {
         // Nothing named but a data file: the code that reads it, beside it.
         let reader = reader.clone()?;
-        add(&reader, "it reads the data file".to_owned(), &mut files);
+        add(
+            &reader,
+            "it reads the data file".to_owned(),
+            None,
+            &mut files,
+        );
     }
     for (path, _) in &data {
-        add(path, "data the task's change is in".to_owned(), &mut files);
+        add(
+            path,
+            "data the task's change is in".to_owned(),
+            None,
+            &mut files,
+        );
     }
-    let fits = files.iter().all(|m| m.text.len() <= WHOLE_FILE_CHARS);
-    (files.len() >= 2 && files.len() <= MAX_FILES && fits).then_some(EditSet { files })
+    let fits = |files: &[Member]| files.iter().all(|m| m.text.len() <= WHOLE_FILE_CHARS);
+    if files.len() < 2 || files.len() > MAX_FILES || !fits(&files) {
+        return None;
+    }
+    // Written last, after the function's new signature; one file at most (each
+    // costs a whole file per set), and only one short enough to write whole.
+    tests.retain(|m| m.path != files[0].path && fits(std::slice::from_ref(m)));
+    files.extend(tests.into_iter().take(MAX_TEST_FILES));
+    Some(EditSet { files })
+}
+
+/// The test files other than `home` that call `name`, those calling it most first.
+fn test_callers(scene: &Scene<'_>, name: &str, home: &Path) -> Vec<PathBuf> {
+    let mut counted: Vec<(PathBuf, usize)> = Vec::new();
+    for r in scene.index.references(name) {
+        if *r.path == *home || !is_test_file(scene.root, &r.path) {
+            continue;
+        }
+        match counted.iter_mut().find(|(p, _)| *p == *r.path) {
+            Some((_, n)) => *n += 1,
+            None => counted.push((r.path.to_path_buf(), 1)),
+        }
+    }
+    counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counted.into_iter().map(|(p, _)| p).collect()
+}
+
+/// `new` kept only where it changes the arguments of calls to `name`: a new line
+/// that reads as an old one but for the arguments of its calls (`Slugify(tc.in)`,
+/// `Slugify(tc.in, 0)`) takes that line's place, a new line calling `name` that
+/// replaces none is added (a new call), and every other change is undone, deleted
+/// lines included. A test is never weakened to let a candidate pass: its lines stay
+/// as they were but for the calls' arguments.
+pub fn calls_only(old: &str, new: &str, name: &str) -> String {
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old_lines, &new_lines);
+    let mut out = String::with_capacity(old.len());
+    for op in &ops {
+        let (tag, olds, news) = op.as_tag_tuple();
+        let (olds, news) = (&old_lines[olds], &new_lines[news]);
+        if tag == similar::DiffTag::Equal {
+            olds.iter().for_each(|l| out.push_str(l));
+            continue;
+        }
+        let shapes: Vec<Option<String>> = olds.iter().map(|l| call_shape(l, name)).collect();
+        let mut taken: Vec<Option<&str>> = vec![None; olds.len()];
+        let mut added: Vec<&str> = Vec::new();
+        for line in news {
+            let Some(shape) = call_shape(line, name) else {
+                continue;
+            };
+            match (0..olds.len())
+                .find(|&i| taken[i].is_none() && shapes[i].as_ref() == Some(&shape))
+            {
+                Some(i) => taken[i] = Some(line),
+                None => added.push(line),
+            }
+        }
+        for (old, new) in olds.iter().zip(&taken) {
+            out.push_str(new.unwrap_or(old));
+        }
+        added.iter().for_each(|l| out.push_str(l));
+    }
+    out
+}
+
+/// `line` with the arguments of its calls to `name` left out (`got := Slugify(…)`),
+/// or `None` when it calls no `name`.
+fn call_shape(line: &str, name: &str) -> Option<String> {
+    let mut shape = String::with_capacity(line.len());
+    let mut rest = line;
+    let mut found = false;
+    while let Some(at) = rest.find(name) {
+        let before = rest[..at].chars().next_back().or(shape.chars().next_back());
+        let after = &rest[at + name.len()..];
+        shape.push_str(&rest[..at + name.len()]);
+        rest = after;
+        if before.is_some_and(super::mention::is_ident_char)
+            || after.starts_with(super::mention::is_ident_char)
+            || !after.starts_with('(')
+        {
+            continue;
+        }
+        // Skip to the matching parenthesis; a call left open continues on the next
+        // line, whose shape is its own.
+        let mut depth = 0usize;
+        let mut end = after.len();
+        for (i, c) in after.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        found = true;
+        shape.push_str("(…)");
+        rest = &after[end..];
+    }
+    shape.push_str(rest);
+    found.then_some(shape)
 }
 
 /// The source files other than `home` (tests aside) that use `name`.
@@ -298,6 +445,10 @@ fn fence_of(path: &Path) -> &'static str {
 fn request(root: &Path, task: &str, set: &EditSet, k: usize, written: &[String]) -> ChatRequest {
     let mut user = format!("Task: {task}\n\nThese files change together.\n");
     for (i, m) in set.files.iter().enumerate() {
+        // A test file is shown only when it is written (it follows the others).
+        if m.calls.is_some() && i != k {
+            continue;
+        }
         let (text, state) = match written.get(i) {
             Some(new) => (new.as_str(), " (already changed for the task)"),
             None => (m.text.as_str(), ""),
@@ -381,10 +532,25 @@ async fn write_sets(cx: &Cx<'_>, set: &EditSet) -> Solved {
         }
         let mut written: Vec<String> = Vec::new();
         for k in 0..set.files.len() {
+            let member = &set.files[k];
+            if let Some(calls) = &member.calls {
+                // The tests change only where the function's signature did.
+                let (before, after) = (&set.files[0].text, &written[0]);
+                if signature(calls.language, before, &calls.name)
+                    == signature(calls.language, after, &calls.name)
+                {
+                    written.push(member.text.clone());
+                    continue;
+                }
+            }
             let req = request(root, cx.task, set, k, &written);
             let req = sampled(&req, i, cx.config.temperature, cx.config.seed);
             let answer = used.ask(cx.provider, &req, &cx.ctx.cancel).await;
-            written.push(as_text(&set.files[k].text, &code_of(&answer)));
+            let new = as_text(&member.text, &code_of(&answer));
+            written.push(match &member.calls {
+                Some(calls) => calls_only(&member.text, &new, &calls.name),
+                None => new,
+            });
         }
         let verdict = verify_set(&verifier, set, &written).await;
         let changed: Vec<(String, String)> = set
@@ -551,5 +717,24 @@ mod tests {
         assert_eq!(as_text("a\n", "b"), "b\n");
         assert_eq!(as_text("a", "b\n\n"), "b");
         assert_eq!(as_text("a\n", "  \n"), "a\n");
+    }
+
+    /// A test file takes the new argument in its calls and nothing else: a deleted
+    /// assertion, a changed expectation on a line without the call, and an added
+    /// line that does not call the function are all undone.
+    #[test]
+    fn a_test_file_changes_only_where_it_calls_the_function() {
+        let old = "def test_fmt():\n    assert fmt_time(75) == \"1:15\"\n    assert fmt_time(0) == \"0:00\"\n    x = 3\n    assert x == 3\n";
+        let new = "def test_fmt():\n    assert fmt_time(75, None) == \"1:15\"\n    x = 4\n    assert x == 4\n    print(x)\n    assert fmt_time(75, 9) == \"1:15:09\"\n";
+        assert_eq!(
+            calls_only(old, new, "fmt_time"),
+            "def test_fmt():\n    assert fmt_time(75, None) == \"1:15\"\n    assert fmt_time(0) == \"0:00\"\n    x = 3\n    assert x == 3\n    assert fmt_time(75, 9) == \"1:15:09\"\n"
+        );
+        // `fmt_times` is another name.
+        assert_eq!(
+            calls_only("a = fmt_times(1)\n", "a = fmt_times(1, 2)\n", "fmt_time"),
+            "a = fmt_times(1)\n"
+        );
+        assert_eq!(calls_only(old, old, "fmt_time"), old);
     }
 }
