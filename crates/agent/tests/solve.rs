@@ -610,6 +610,56 @@ async fn a_rewrite_whose_candidates_break_the_callers_hands_over_to_the_edit_set
     );
 }
 
+/// A set of the function and its callers that keeps the function's signature is no
+/// candidate (the single rewrite writes such changes): the greedy set, which leaves
+/// `clock.py` as it was, stops after its first file, and the next set lands.
+#[tokio::test]
+async fn a_callers_set_that_keeps_the_signature_is_no_candidate() {
+    let files = [
+        ("clock.py", CLOCK),
+        ("audit.py", AUDIT),
+        ("report.py", REPORT),
+        ("tests/test_clock.py", CLOCK_TESTS),
+    ];
+    let fenced = |code: &str| format!("```python\n{code}```");
+    let turns = [
+        fenced(CLOCK_NEW),
+        fenced(CLOCK),
+        fenced(CLOCK_NEW),
+        fenced(AUDIT_NEW),
+        fenced(REPORT),
+        fenced(CLOCK_TESTS),
+    ];
+    let turns: Vec<&str> = turns.iter().map(String::as_str).collect();
+    let Some((status, report, plans, _, ws)) = run_python(
+        &files,
+        "give fmt_time() an optional seconds argument and have the audit line pass it",
+        &turns,
+        SolveConfig {
+            samples: 2,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(report.landed, "{report:#?}");
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(
+        report.candidates[0]
+            .verdict
+            .contains("keeps the signature of `fmt_time`"),
+        "{report:#?}"
+    );
+    assert_eq!(report.chosen, Some(1), "{report:#?}");
+    assert_eq!(plans, vec![2]);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("audit.py")).unwrap(),
+        AUDIT_NEW
+    );
+}
+
 /// A required parameter: the tests that call the function take the new argument in
 /// the set too (written last, after the function), and only their calls change: the
 /// model's rewrite of the test file also drops an assertion and adds a line, and

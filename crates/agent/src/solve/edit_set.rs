@@ -42,6 +42,10 @@ const MAX_SAMPLES: usize = 4;
 pub struct EditSet {
     /// The files, the one the task points to first.
     pub files: Vec<Member>,
+    /// The function in the first file whose callers joined ([`Joined::Callers`]): a
+    /// set that keeps its signature is no candidate (the single rewrite, tried
+    /// before, writes changes that keep it).
+    pub function: Option<Calls>,
 }
 
 /// One file of a set.
@@ -147,6 +151,7 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
         }
     };
     let mut tests = Vec::new();
+    let mut function = None;
     if let Some(first) = targets.first() {
         add(&first.path, first.why.clone(), None, &mut files);
         if joined == Joined::Callers
@@ -169,6 +174,7 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
                     &mut tests,
                 );
             }
+            function = Some(calls);
         }
     } else if let Some((_, reader)) = data.first() {
         // Nothing named but a data file: the code that reads it, beside it.
@@ -196,7 +202,7 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
     // costs a whole file per set), and only one short enough to write whole.
     tests.retain(|m| m.path != files[0].path && fits(std::slice::from_ref(m)));
     files.extend(tests.into_iter().take(MAX_TEST_FILES));
-    Some(EditSet { files })
+    Some(EditSet { files, function })
 }
 
 /// The test files other than `home` that call `name`, those calling it most first.
@@ -531,6 +537,7 @@ async fn write_sets(cx: &Cx<'_>, set: &EditSet) -> Solved {
             break;
         }
         let mut written: Vec<String> = Vec::new();
+        let mut kept: Option<String> = None;
         for k in 0..set.files.len() {
             let member = &set.files[k];
             if let Some(calls) = &member.calls {
@@ -551,8 +558,19 @@ async fn write_sets(cx: &Cx<'_>, set: &EditSet) -> Solved {
                 Some(calls) => calls_only(&member.text, &new, &calls.name),
                 None => new,
             });
+            if k == 0
+                && let Some(f) = &set.function
+                && signature(f.language, &member.text, &f.name)
+                    == signature(f.language, &written[0], &f.name)
+            {
+                kept = Some(f.name.clone());
+                break;
+            }
         }
-        let verdict = verify_set(&verifier, set, &written).await;
+        let verdict = match kept {
+            Some(_) => None,
+            None => verify_set(&verifier, set, &written).await,
+        };
         let changed: Vec<(String, String)> = set
             .files
             .iter()
@@ -560,9 +578,13 @@ async fn write_sets(cx: &Cx<'_>, set: &EditSet) -> Solved {
             .filter(|(m, new)| m.text != **new)
             .map(|(m, new)| (shown(root, &m.path), new.clone()))
             .collect();
-        let phrase = verdict
-            .as_ref()
-            .map_or_else(|| "no change".to_owned(), Verdict::phrase);
+        let phrase = match (&kept, &verdict) {
+            (Some(name), _) => format!(
+                "keeps the signature of `{name}` (the single rewrite's to change: no candidate)"
+            ),
+            (None, Some(verdict)) => verdict.phrase(),
+            (None, None) => "no change".to_owned(),
+        };
         let mut files = changed.into_iter();
         let first = files.next();
         report.candidates.push(CandidateReport {
