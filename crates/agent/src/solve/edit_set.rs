@@ -505,6 +505,47 @@ fn data_reads(path: &Path, text: &str) -> bool {
         || serde_json::from_str::<serde_json::Value>(text).is_ok()
 }
 
+/// Set `i`'s files, written one after the other; with the name of the set's
+/// function when it kept its signature (the writing stops after that first file).
+async fn write_set(
+    cx: &Cx<'_>,
+    set: &EditSet,
+    i: usize,
+    used: &mut ModelUse,
+) -> (Vec<String>, Option<String>) {
+    let root = &cx.ctx.root;
+    let mut written: Vec<String> = Vec::new();
+    for k in 0..set.files.len() {
+        let member = &set.files[k];
+        if let Some(calls) = &member.calls {
+            // The tests change only where the function's signature did.
+            let (before, after) = (&set.files[0].text, &written[0]);
+            if signature(calls.language, before, &calls.name)
+                == signature(calls.language, after, &calls.name)
+            {
+                written.push(member.text.clone());
+                continue;
+            }
+        }
+        let req = request(root, cx.task, set, k, &written);
+        let req = sampled(&req, i, cx.config.temperature, cx.config.seed);
+        let answer = used.ask(cx.provider, &req, &cx.ctx.cancel).await;
+        let new = as_text(&member.text, &code_of(&answer));
+        written.push(match &member.calls {
+            Some(calls) => calls_only(&member.text, &new, &calls.name),
+            None => new,
+        });
+        if k == 0
+            && let Some(f) = &set.function
+            && signature(f.language, &member.text, &f.name)
+                == signature(f.language, &written[0], &f.name)
+        {
+            return (written, Some(f.name.clone()));
+        }
+    }
+    (written, None)
+}
+
 /// Samples sets until one turns a failing check green, the samples run out or the
 /// deadline nears; picks as the single-file pipeline does and lands the pick whole.
 async fn write_sets(cx: &Cx<'_>, set: &EditSet) -> Solved {
@@ -536,37 +577,7 @@ async fn write_sets(cx: &Cx<'_>, set: &EditSet) -> Solved {
         if cx.ctx.cancel.is_cancelled() || (i > 0 && !cx.config.another(i, sampling)) {
             break;
         }
-        let mut written: Vec<String> = Vec::new();
-        let mut kept: Option<String> = None;
-        for k in 0..set.files.len() {
-            let member = &set.files[k];
-            if let Some(calls) = &member.calls {
-                // The tests change only where the function's signature did.
-                let (before, after) = (&set.files[0].text, &written[0]);
-                if signature(calls.language, before, &calls.name)
-                    == signature(calls.language, after, &calls.name)
-                {
-                    written.push(member.text.clone());
-                    continue;
-                }
-            }
-            let req = request(root, cx.task, set, k, &written);
-            let req = sampled(&req, i, cx.config.temperature, cx.config.seed);
-            let answer = used.ask(cx.provider, &req, &cx.ctx.cancel).await;
-            let new = as_text(&member.text, &code_of(&answer));
-            written.push(match &member.calls {
-                Some(calls) => calls_only(&member.text, &new, &calls.name),
-                None => new,
-            });
-            if k == 0
-                && let Some(f) = &set.function
-                && signature(f.language, &member.text, &f.name)
-                    == signature(f.language, &written[0], &f.name)
-            {
-                kept = Some(f.name.clone());
-                break;
-            }
-        }
+        let (written, kept) = write_set(cx, set, i, &mut used).await;
         let verdict = match kept {
             Some(_) => None,
             None => verify_set(&verifier, set, &written).await,
