@@ -57,9 +57,10 @@ pub struct Member {
     pub text: String,
     /// Why it is in the set.
     pub why: String,
-    /// A test file that calls this function: only its calls may change
-    /// ([`calls_only`]), and only when the function's signature did.
-    pub calls: Option<Calls>,
+    /// A test file that calls the set's function: only its calls may change
+    /// ([`calls_only`]), and only when the function's signature did (a set that
+    /// keeps it ends before its tests).
+    pub test: bool,
 }
 
 /// What a test member of a set may change: the lines that call `name`, defined in
@@ -137,7 +138,7 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
         return None;
     }
     let mut files: Vec<Member> = Vec::new();
-    let add = |path: &Path, why: String, calls: Option<Calls>, files: &mut Vec<Member>| {
+    let add = |path: &Path, why: String, test: bool, files: &mut Vec<Member>| {
         if files.iter().any(|m| m.path == path) || scene.is_protected(path) {
             return;
         }
@@ -146,35 +147,29 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
                 path: path.to_path_buf(),
                 text,
                 why,
-                calls,
+                test,
             });
         }
     };
     let mut tests = Vec::new();
     let mut function = None;
     if let Some(first) = targets.first() {
-        add(&first.path, first.why.clone(), None, &mut files);
+        add(&first.path, first.why.clone(), false, &mut files);
         if joined == Joined::Callers
             && let Scope::Function { name, .. } = &first.scope
         {
             for path in callers(scene, name, &first.path) {
-                add(&path, format!("it uses `{name}`"), None, &mut files);
+                add(&path, format!("it uses `{name}`"), false, &mut files);
             }
             // The tests that call it follow a new signature too ("fix the tests for
             // the new signature"), or no candidate that changes it compiles.
-            let calls = Calls {
+            for path in test_callers(scene, name, &first.path) {
+                add(&path, format!("its tests call `{name}`"), true, &mut tests);
+            }
+            function = Some(Calls {
                 name: name.clone(),
                 language: first.language,
-            };
-            for path in test_callers(scene, name, &first.path) {
-                add(
-                    &path,
-                    format!("its tests call `{name}`"),
-                    Some(calls.clone()),
-                    &mut tests,
-                );
-            }
-            function = Some(calls);
+            });
         }
     } else if let Some((_, reader)) = data.first() {
         // Nothing named but a data file: the code that reads it, beside it.
@@ -182,7 +177,7 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
         add(
             &reader,
             "it reads the data file".to_owned(),
-            None,
+            false,
             &mut files,
         );
     }
@@ -190,7 +185,7 @@ fn gather(scene: &Scene<'_>, joined: Joined) -> Option<EditSet> {
         add(
             path,
             "data the task's change is in".to_owned(),
-            None,
+            false,
             &mut files,
         );
     }
@@ -452,7 +447,7 @@ fn request(root: &Path, task: &str, set: &EditSet, k: usize, written: &[String])
     let mut user = format!("Task: {task}\n\nThese files change together.\n");
     for (i, m) in set.files.iter().enumerate() {
         // A test file is shown only when it is written (it follows the others).
-        if m.calls.is_some() && i != k {
+        if m.test && i != k {
             continue;
         }
         let (text, state) = match written.get(i) {
@@ -517,23 +512,13 @@ async fn write_set(
     let mut written: Vec<String> = Vec::new();
     for k in 0..set.files.len() {
         let member = &set.files[k];
-        if let Some(calls) = &member.calls {
-            // The tests change only where the function's signature did.
-            let (before, after) = (&set.files[0].text, &written[0]);
-            if signature(calls.language, before, &calls.name)
-                == signature(calls.language, after, &calls.name)
-            {
-                written.push(member.text.clone());
-                continue;
-            }
-        }
         let req = request(root, cx.task, set, k, &written);
         let req = sampled(&req, i, cx.config.temperature, cx.config.seed);
         let answer = used.ask(cx.provider, &req, &cx.ctx.cancel).await;
         let new = as_text(&member.text, &code_of(&answer));
-        written.push(match &member.calls {
-            Some(calls) => calls_only(&member.text, &new, &calls.name),
-            None => new,
+        written.push(match &set.function {
+            Some(f) if member.test => calls_only(&member.text, &new, &f.name),
+            _ => new,
         });
         if k == 0
             && let Some(f) = &set.function

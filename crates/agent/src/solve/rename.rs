@@ -485,6 +485,17 @@ mod tests {
         }
     }
 
+    /// The candidates of a workspace defining `defined` and nothing else, with no
+    /// member held by another.
+    fn paired(task: &str, defined: &[&str]) -> Vec<Candidate> {
+        candidates(
+            task,
+            |n| defined.contains(&n),
+            |n| defined.contains(&n),
+            |_, _| false,
+        )
+    }
+
     /// The renames a workspace defining `defined` (and knowing `known` besides)
     /// finds in `task`: the strong ones, the nearest per old name, as with no model.
     fn found(task: &str, defined: &[&str], known: &[&str]) -> Vec<Rename> {
@@ -548,12 +559,7 @@ mod tests {
     fn a_far_new_name_in_code_marks_pairs_for_the_model_to_confirm() {
         let task = "Now that Registry.Lookup chases aliases it's really resolving names, not looking them up. Let's call it `Resolve` instead and fix up everything in the module that uses the old name.";
         let defined = ["Registry", "Lookup", "aliases"];
-        let c = candidates(
-            task,
-            |n| defined.contains(&n),
-            |n| defined.contains(&n),
-            |_, _| false,
-        );
+        let c = paired(task, &defined);
         let far: Vec<_> = c.iter().filter(|c| !c.near).map(|c| &c.rename).collect();
         assert_eq!(far, vec![&r("Lookup", "Resolve")], "{c:?}");
         assert!(
@@ -575,12 +581,7 @@ mod tests {
                 r("parse_cfg", "load_config"),
             ),
         ] {
-            let c = candidates(
-                task,
-                |n| defined.contains(&n),
-                |n| defined.contains(&n),
-                |_, _| false,
-            );
+            let c = paired(task, defined);
             assert!(
                 c.iter().any(|c| c.rename == want && c.strong && !c.near),
                 "{task}: {c:?}"
@@ -597,12 +598,7 @@ mod tests {
         assert!(c.iter().all(|c| c.rename.to != "Config"), "{c:?}");
         // Unmarked and a word like any other, the far name does not pair at all.
         let plain = task.replace('`', "");
-        let c = candidates(
-            &plain,
-            |n| defined.contains(&n),
-            |n| defined.contains(&n),
-            |_, _| false,
-        );
+        let c = paired(&plain, &defined);
         assert!(c.iter().all(|c| c.near), "{c:?}");
     }
 
@@ -613,12 +609,7 @@ mod tests {
     fn side_by_side_renames_pair_each_name_with_its_own() {
         let task = "In this module, rename the type Tokenizer to Lexer and its constructor NewTokenizer to NewLexer, everywhere (tests and comments). Behaviour must not change.";
         let defined = ["Tokenizer", "NewTokenizer"];
-        let c = candidates(
-            task,
-            |n| defined.contains(&n),
-            |n| defined.contains(&n),
-            |_, _| false,
-        );
+        let c = paired(task, &defined);
         assert!(
             c.iter().any(|c| c.rename == r("NewTokenizer", "Lexer")),
             "{c:?}"
