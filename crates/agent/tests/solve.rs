@@ -319,16 +319,30 @@ async fn run_python_with(
     solve: SolveConfig,
     wrap: fn(Arc<dyn Provider>) -> Arc<dyn Provider>,
 ) -> Ran {
-    if std::process::Command::new("python3")
-        .arg("--version")
+    run_with(("python3", "--version"), files, task, turns, solve, wrap).await
+}
+
+/// A solve of `task` in a workspace of `files` whose checks need `program` (run
+/// with its version argument to tell whether it is installed): `None` when it is
+/// not (outside CI only).
+async fn run_with(
+    (program, version): (&str, &str),
+    files: &[(&str, &str)],
+    task: &str,
+    turns: Vec<Turn>,
+    solve: SolveConfig,
+    wrap: fn(Arc<dyn Provider>) -> Arc<dyn Provider>,
+) -> Ran {
+    if std::process::Command::new(program)
+        .arg(version)
         .output()
         .is_err()
     {
         assert!(
             std::env::var_os("CI").is_none(),
-            "python3 is missing under CI"
+            "{program} is missing under CI"
         );
-        eprintln!("SKIPPED: python3 is not installed");
+        eprintln!("SKIPPED: {program} is not installed");
         return None;
     }
     let server = ModelServer::start().await.unwrap();
@@ -1253,4 +1267,225 @@ async fn an_answer_that_goes_on_past_its_function_is_ended_and_checked() {
     // The answer that went on was stopped, not read to its end: with the four slow
     // ones, five streams dropped unfinished.
     assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 5);
+}
+
+const VERSIONS: &str = "def index(versions, v):\n    \"\"\"The position of v in versions (sorted oldest first), or -1.\"\"\"\n    lo, hi = 0, len(versions)\n    while lo < hi:\n        mid = (lo + hi) // 2\n        if versions[mid] < v:\n            lo = mid + 1\n        else:\n            hi = mid\n    return lo if lo < len(versions) and versions[lo] == v else -1\n";
+const VERSIONS_TESTS: &str = "import unittest\n\nfrom versions import index\n\n\nclass T(unittest.TestCase):\n    def test_found(self):\n        self.assertEqual(index([\"1.0.0\", \"1.2.0\"], \"1.2.0\"), 1)\n\n    def test_missing(self):\n        self.assertEqual(index([\"1.0.0\"], \"2.0.0\"), -1)\n";
+/// A candidate that still compares versions as text: it passes the visible tests.
+const VERSIONS_WRONG: &str = "```python\ndef index(versions, v):\n    \"\"\"The position of v in versions (sorted oldest first), or -1.\"\"\"\n    lo, hi = 0, len(versions)\n    while lo < hi:\n        mid = (lo + hi) // 2\n        if versions[mid] >= v:\n            hi = mid\n        else:\n            lo = mid + 1\n    return lo if lo < len(versions) and versions[lo] == v else -1\n```";
+const VERSIONS_RIGHT: &str = "```python\ndef index(versions, v):\n    \"\"\"The position of v in versions (sorted oldest first), or -1.\"\"\"\n    key = lambda s: tuple(int(p) for p in s.split(\".\"))\n    lo, hi = 0, len(versions)\n    while lo < hi:\n        mid = (lo + hi) // 2\n        if key(versions[mid]) < key(v):\n            lo = mid + 1\n        else:\n            hi = mid\n    return lo if lo < len(versions) and versions[lo] == v else -1\n```";
+
+/// Where the visible tests pass already and the task states values, the model's
+/// checks of those values decide: three candidates that agree on comparing versions
+/// as text (and would settle the pick between them) fail the check the task's
+/// example gives, so sampling goes on and the fourth, which passes it, lands.
+#[tokio::test]
+async fn checks_from_the_task_values_outvote_candidates_that_agree_on_being_wrong() {
+    let checks = "```python\nassert index([\"1.0.0\", \"1.2.0\", \"1.10.0\"], \"1.10.0\") == 2\nassert index([\"1.0.0\"], \"1.0.0\") == 0\nassert index([\"1.0.0\"], \"1.0.0\") == undefined_name\n```";
+    let Some((status, report, plans, _, ws)) = run_python(
+        &[("versions.py", VERSIONS), ("test_versions.py", VERSIONS_TESTS)],
+        "index cannot find some versions that are in the list: with the releases 1.0.0, 1.2.0, 1.10.0, looking up 1.10.0 returns -1. Fix it.",
+        &[
+            checks,
+            VERSIONS_WRONG,
+            VERSIONS_WRONG,
+            VERSIONS_WRONG,
+            VERSIONS_RIGHT,
+        ],
+        SolveConfig {
+            samples: 4,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert!(report.reason.contains("task's values"), "{}", report.reason);
+    // Only the check the code as it was fails is kept: the one it passes says
+    // nothing, the one that names nothing compares nothing.
+    assert_eq!(
+        report.assertions,
+        vec!["index([\"1.0.0\", \"1.2.0\", \"1.10.0\"], \"1.10.0\") == 2"]
+    );
+    assert_eq!(report.chosen, Some(3), "{report:#?}");
+    assert_eq!(plans, vec![1]);
+    let text = std::fs::read_to_string(ws.path().join("versions.py")).unwrap();
+    assert!(text.contains("int(p)"), "{text}");
+}
+
+const GO_VERSIONS: &str = "package versions\n\n// Index is the position of v in sorted (oldest first), or -1.\nfunc Index(sorted []string, v string) int {\n\tlo, hi := 0, len(sorted)\n\tfor lo < hi {\n\t\tmid := (lo + hi) / 2\n\t\tif sorted[mid] < v {\n\t\t\tlo = mid + 1\n\t\t} else {\n\t\t\thi = mid\n\t\t}\n\t}\n\tif lo < len(sorted) && sorted[lo] == v {\n\t\treturn lo\n\t}\n\treturn -1\n}\n";
+const GO_VERSIONS_TESTS: &str = "package versions\n\nimport \"testing\"\n\nfunc TestFound(t *testing.T) {\n\tif got := Index([]string{\"1.0.0\", \"1.2.0\"}, \"1.2.0\"); got != 1 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n";
+/// A Go candidate that still compares versions as text.
+const GO_VERSIONS_WRONG: &str = "```go\nfunc Index(sorted []string, v string) int {\n\tfor i, s := range sorted {\n\t\tif s == v && s <= v {\n\t\t\treturn i\n\t\t}\n\t\tif s > v {\n\t\t\tbreak\n\t\t}\n\t}\n\treturn -1\n}\n```";
+const GO_VERSIONS_RIGHT: &str = "```go\nfunc Index(sorted []string, v string) int {\n\tfor i, s := range sorted {\n\t\tif s == v {\n\t\t\treturn i\n\t\t}\n\t}\n\treturn -1\n}\n```";
+
+/// The same in Go, the checks probed in a test file laid beside the package: a
+/// check the compiler rejects (a method that does not exist) is dropped, the one the
+/// code as it was fails is kept, and the candidate that passes it lands though two
+/// earlier ones agree.
+#[tokio::test]
+async fn go_checks_from_the_task_values_are_probed_in_the_package() {
+    let checks = "```go\nif got := Index([]string{\"1.0.0\", \"1.2.0\", \"1.10.0\"}, \"1.10.0\"); got != 2 {\ncheck(Index([]string{\"1.0.0\"}, \"1.0.0\"), 0)\nif Index([]string{\"1.0.0\"}, \"1.0.0\").Missing() != 0 {\n```";
+    let turns = [
+        checks,
+        GO_VERSIONS_WRONG,
+        GO_VERSIONS_WRONG,
+        GO_VERSIONS_WRONG,
+        GO_VERSIONS_RIGHT,
+    ];
+    let Some((status, report, plans, _, ws)) = run_with(
+        ("go", "version"),
+        &[
+            ("go.mod", "module example.com/v\n\ngo 1.19\n"),
+            ("versions/versions.go", GO_VERSIONS),
+            ("versions/versions_test.go", GO_VERSIONS_TESTS),
+        ],
+        "versions.Index cannot find some versions that are in the list: with the releases 1.0.0, 1.2.0, 1.10.0, looking up 1.10.0 returns -1. Fix it.",
+        turns.iter().map(|t| Turn::text(*t)).collect(),
+        SolveConfig {
+            samples: 4,
+            ..SolveConfig::default()
+        },
+        |p| p,
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert!(report.reason.contains("task's values"), "{}", report.reason);
+    assert_eq!(
+        report.assertions,
+        vec!["Index([]string{\"1.0.0\", \"1.2.0\", \"1.10.0\"}, \"1.10.0\") == 2"]
+    );
+    assert_eq!(report.chosen, Some(3), "{report:#?}");
+    assert_eq!(plans, vec![1]);
+    let text = std::fs::read_to_string(ws.path().join("versions/versions.go")).unwrap();
+    assert!(!text.contains("s > v"), "{text}");
+    // The probe file never reaches the workspace.
+    assert!(!ws.path().join("versions/agentls_checks_test.go").exists());
+}
+
+/// A wrong check (here `== 3`) leaves no candidate passing them all: once sampling
+/// ends, the candidate that passes the most of the task's checks (one of two) is
+/// chosen over three that pass none.
+#[tokio::test]
+async fn with_a_wrong_check_the_candidate_passing_the_most_task_checks_lands() {
+    let checks = "```python\nassert index([\"1.0.0\", \"1.2.0\", \"1.10.0\"], \"1.10.0\") == 2\nassert index([\"1.0.0\", \"1.10.0\"], \"1.10.0\") == 3\n```";
+    let Some((status, report, _, _, ws)) = run_python(
+        &[("versions.py", VERSIONS), ("test_versions.py", VERSIONS_TESTS)],
+        "index cannot find some versions that are in the list: with the releases 1.0.0, 1.2.0, 1.10.0, looking up 1.10.0 returns -1. Fix it.",
+        &[
+            checks,
+            VERSIONS_WRONG,
+            VERSIONS_RIGHT,
+            VERSIONS_WRONG,
+            VERSIONS_WRONG,
+        ],
+        SolveConfig {
+            samples: 4,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert!(
+        report.reason.contains("passes the most (1)"),
+        "{}",
+        report.reason
+    );
+    assert_eq!(report.chosen, Some(1), "{report:#?}");
+    let text = std::fs::read_to_string(ws.path().join("versions.py")).unwrap();
+    assert!(text.contains("int(p)"), "{text}");
+}
+
+const RS_ROLLING: &str = "/// The sum of every window of `width` consecutive values.\npub fn rolling_sums(values: &[i64], width: usize) -> Vec<i64> {\n    if width == 0 || width > values.len() {\n        return Vec::new();\n    }\n    let mut sum: i64 = values[..width].iter().sum();\n    let mut out = vec![sum];\n    for i in width..values.len() - 1 {\n        sum += values[i] - values[i - width];\n        out.push(sum);\n    }\n    out\n}\n";
+/// A Rust candidate that still drops the newest window.
+const RS_ROLLING_WRONG: &str = "```rust\npub fn rolling_sums(values: &[i64], width: usize) -> Vec<i64> {\n    if width == 0 || width > values.len() {\n        return vec![];\n    }\n    let mut sum: i64 = values[..width].iter().sum();\n    let mut out = vec![sum];\n    for i in width..values.len() - 1 {\n        sum += values[i] - values[i - width];\n        out.push(sum);\n    }\n    out\n}\n```";
+const RS_ROLLING_RIGHT: &str = "```rust\npub fn rolling_sums(values: &[i64], width: usize) -> Vec<i64> {\n    if width == 0 || width > values.len() {\n        return Vec::new();\n    }\n    values.windows(width).map(|w| w.iter().sum()).collect()\n}\n```";
+
+/// The same in Rust, the checks probed in an integration test laid in `tests/`: the
+/// wrong candidates agree, the right one passes the task's check and lands.
+#[tokio::test]
+async fn rust_checks_from_the_task_values_are_probed_as_an_integration_test() {
+    let checks = "```rust\nassert_eq!(rolling_sums(&[1, 2, 3, 4], 2), vec![3, 5, 7]);\nassert_eq!(rolling_sums(&[1, 2], 0), vec![]);\n```";
+    let turns = [
+        checks,
+        RS_ROLLING_WRONG,
+        RS_ROLLING_WRONG,
+        RS_ROLLING_WRONG,
+        RS_ROLLING_RIGHT,
+    ];
+    let Some((status, report, plans, _, ws)) = run_with(
+        ("cargo", "--version"),
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"rolling\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            ("src/lib.rs", RS_ROLLING),
+        ],
+        "rolling_sums drops the newest window: rolling_sums(&[1, 2, 3, 4], 2) gives [3, 5] where it should give [3, 5, 7]. Fix it.",
+        turns.iter().map(|t| Turn::text(*t)).collect(),
+        SolveConfig {
+            samples: 4,
+            ..SolveConfig::default()
+        },
+        |p| p,
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert!(report.reason.contains("task's values"), "{}", report.reason);
+    // `vec![]` has no type of its own: the compiler rejects that check.
+    assert_eq!(
+        report.assertions,
+        vec!["rolling_sums(&[1, 2, 3, 4], 2) == vec![3, 5, 7]"]
+    );
+    assert_eq!(report.chosen, Some(3), "{report:#?}");
+    assert_eq!(plans, vec![1]);
+    let text = std::fs::read_to_string(ws.path().join("src/lib.rs")).unwrap();
+    assert!(text.contains("windows(width)"), "{text}");
+    assert!(!ws.path().join("tests/agentls_checks.rs").exists());
+}
+
+/// Checks no different candidate passes are doubted once three such candidates
+/// pass every test: they stop holding the pick open, and candidates that agree
+/// settle it again (five answers asked for, not the eight allowed).
+#[tokio::test]
+async fn checks_that_no_candidate_passes_stop_deciding() {
+    let checks = "```python\nassert index([\"1.0.0\", \"1.10.0\"], \"1.10.0\") == 7\n```";
+    let other =
+        VERSIONS_WRONG.replace("    return lo if", "    # Found, or not.\n    return lo if");
+    let third = VERSIONS_WRONG.replace(
+        "\"\"\"The position",
+        "# Binary search.\n    \"\"\"The position",
+    );
+    let Some((status, report, _, _, _ws)) = run_python(
+        &[("versions.py", VERSIONS), ("test_versions.py", VERSIONS_TESTS)],
+        "index cannot find some versions that are in the list: with the releases 1.0.0, 1.2.0, 1.10.0, looking up 1.10.0 returns -1. Fix it.",
+        &[checks, VERSIONS_WRONG, &other, &third, VERSIONS_WRONG, VERSIONS_WRONG],
+        SolveConfig {
+            samples: 8,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert_eq!(report.candidates.len(), 5, "{report:#?}");
+    assert!(report.reason.contains("agree"), "{}", report.reason);
 }

@@ -155,7 +155,7 @@ pub fn calls(code: &str, functions: &[String]) -> Vec<(String, String)> {
 
 /// The characters of `s` outside its string literals (`"…"`, `'…'`, `` `…` ``, with
 /// backslash escapes), by byte offset; the quotes themselves are left out too.
-fn outside_quotes(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+pub(super) fn outside_quotes(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     s.char_indices().filter(move |&(_, c)| {
@@ -644,7 +644,7 @@ fn layout(ctx: &ToolContext, task: &str, test_rel: &str) -> Option<(Layout, Stri
 }
 
 /// The library crate's name from `Cargo.toml` (`[package] name`, `-` as `_`).
-fn crate_name(manifest: &str) -> Option<String> {
+pub(super) fn crate_name(manifest: &str) -> Option<String> {
     let mut in_package = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
@@ -739,7 +739,15 @@ async fn solve(
             }
         }
     }
-    let mut pinned = probe(&verifier, &layout, &source, &test_path, all, &progress).await;
+    let mut pinned = probe(
+        &verifier,
+        (&layout, &source),
+        &test_path,
+        &[],
+        all,
+        &progress,
+    )
+    .await;
     // Fed-on values and their neighbours (`formatDuration(0)` gives
     // `formatDuration(-1)`).
     let mut chain: Vec<(String, String)> = Vec::new();
@@ -759,7 +767,17 @@ async fn solve(
             "{} call(s) feed one function's results to another",
             chain.len()
         ));
-        pinned.extend(probe(&verifier, &layout, &source, &test_path, chain, &progress).await);
+        pinned.extend(
+            probe(
+                &verifier,
+                (&layout, &source),
+                &test_path,
+                &[],
+                chain,
+                &progress,
+            )
+            .await,
+        );
     }
     let answer = if pinned.is_empty() {
         report.reason =
@@ -895,14 +913,15 @@ async fn propose(
     out
 }
 
-/// Runs every call on the code as it is and keeps what a test can pin: values, and
-/// errors the code raises on purpose. For Go and Rust, the calls the compiler rejects
-/// are dropped and the rest probed again.
-async fn probe(
+/// Runs every call on the code as it is (`source`, with the files of `over` laid
+/// over the workspace) and keeps what a test can pin: values, and errors the code
+/// raises on purpose. For Go and Rust, the calls the compiler rejects are dropped and
+/// the rest probed again.
+pub(super) async fn probe(
     verifier: &Verifier,
-    layout: &Layout,
-    source: &str,
+    (layout, source): (&Layout, &str),
     test_path: &Path,
+    over: &[(&Path, &str)],
     mut calls: Vec<(String, String)>,
     progress: &Progress<'_>,
 ) -> Vec<Pinned> {
@@ -918,6 +937,7 @@ async fn probe(
             .as_deref()
             .map(|f| (test_path, f))
             .into_iter()
+            .chain(over.iter().copied())
             .collect();
         let Some((_, output)) = verifier.output(&probe.command, &laid).await else {
             return Vec::new();

@@ -38,6 +38,7 @@ pub mod agreement;
 mod ask;
 mod batch;
 pub mod characterise;
+pub mod claims;
 mod config;
 pub mod edit_set;
 pub mod examples;
@@ -270,6 +271,9 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         used: ModelUse::default(),
         called_elsewhere,
         judging: report::SolveTimings::default(),
+        claims: None,
+        claimed: None,
+        claim_passes: Vec::new(),
     };
     let mut answer = None;
     // The best two targets at most: each costs a round of samples.
@@ -322,6 +326,21 @@ struct Run<'a> {
     called_elsewhere: &'a [String],
     /// What telling candidates apart cost: its model and check time, and its whole.
     judging: report::SolveTimings,
+    /// The current target's checks from the task that the code as it was fails.
+    claims: Option<Claims>,
+    /// The first candidate (index) that passes every check and every one of `claims`.
+    claimed: Option<usize>,
+    /// How many of `claims` each probed candidate passes: `(index, passed)`.
+    claim_passes: Vec<(usize, usize)>,
+}
+
+/// Checks from the task's values ([`claims`]) kept for a target: those the code as it
+/// was fails, and how to probe them.
+struct Claims {
+    name: String,
+    checks: Vec<(String, String)>,
+    layout: pinned::Layout,
+    test_path: std::path::PathBuf,
 }
 
 impl Run<'_> {
@@ -350,9 +369,10 @@ impl Run<'_> {
         self.numbers.clear();
         self.verdicts.clear();
         self.answers.clear();
+        self.claims_for(task, target, &baseline).await;
         let mut choice = None;
-        if self.fim(target, &baseline, first).await {
-            choice = pick::pick(&baseline, &self.verdicts, &self.texts);
+        if self.fim(target, &baseline, first).await || self.claimed.is_some() {
+            choice = self.chosen(&baseline);
         }
         let sampling = Instant::now();
         let mut i = 0;
@@ -368,7 +388,7 @@ impl Run<'_> {
             let round = self.round(&asked, target, &baseline, first).await;
             i += width;
             match round {
-                Round::Green => choice = pick::pick(&baseline, &self.verdicts, &self.texts),
+                Round::Green => choice = self.chosen(&baseline),
                 Round::Cancelled => return None,
                 Round::Signature(name) => {
                     self.report.reason = format!(
@@ -380,14 +400,13 @@ impl Run<'_> {
                 Round::Done => {}
             }
         }
+        if choice.is_none() {
+            choice = self.most_claims();
+        }
         if choice.is_none() && !pick::something_fails(&baseline) {
             let (t0, before) = (Instant::now(), self.spent());
             choice = self.agreement(task, target, &baseline).await;
-            let after = self.spent();
-            self.judging.prompt_ms += after.prompt_ms - before.prompt_ms;
-            self.judging.decode_ms += after.decode_ms - before.decode_ms;
-            self.judging.verify_ms += after.verify_ms - before.verify_ms;
-            self.judging.judge_ms += t0.elapsed().as_secs_f64() * 1000.0;
+            self.judged(t0, &before);
         }
         if choice.is_none() {
             choice = pick::pick(&baseline, &self.verdicts, &self.texts);
@@ -422,6 +441,14 @@ impl Run<'_> {
             ),
             pick::Choice::Examples { passed, of, .. } => format!(
                 "nothing failed before; of the candidates that differ, only candidate {}'s text passes {passed} of the {of} examples the task and the docs give",
+                chosen + 1
+            ),
+            pick::Choice::Claimed { passed, of, .. } if passed == of => format!(
+                "nothing failed before; candidate {} passes every check and the {of} check(s) the model wrote from the task's values, which the code as it was fails",
+                chosen + 1
+            ),
+            pick::Choice::Claimed { passed, of, .. } => format!(
+                "nothing failed before; no candidate passes all {of} checks the model wrote from the task's values that the code as it was fails; candidate {} passes the most ({passed})",
                 chosen + 1
             ),
             pick::Choice::Agreed {
@@ -459,6 +486,114 @@ impl Run<'_> {
     }
 
     /// The model's and the checks' time so far (`judge_ms` unset).
+    /// Counts what was spent since `t0` (and `before`) as telling candidates apart.
+    fn judged(&mut self, t0: Instant, before: &report::SolveTimings) {
+        let after = self.spent();
+        self.judging.prompt_ms += after.prompt_ms - before.prompt_ms;
+        self.judging.decode_ms += after.decode_ms - before.decode_ms;
+        self.judging.verify_ms += after.verify_ms - before.verify_ms;
+        self.judging.judge_ms += t0.elapsed().as_secs_f64() * 1000.0;
+    }
+
+    /// The choice once sampling stops early: the candidate that passed the task's
+    /// checks, else the usual pick.
+    fn chosen(&self, baseline: &Verdict) -> Option<pick::Choice> {
+        match (&self.claims, self.claimed) {
+            (Some(claims), Some(index)) => Some(pick::Choice::Claimed {
+                index,
+                passed: claims.checks.len(),
+                of: claims.checks.len(),
+            }),
+            _ => pick::pick(baseline, &self.verdicts, &self.texts),
+        }
+    }
+
+    /// When no candidate passed all of the task's checks: the first that passes the
+    /// most of them, if one passes any (a wrong check costs the candidates alike).
+    fn most_claims(&self) -> Option<pick::Choice> {
+        let of = self.claims.as_ref()?.checks.len();
+        let best = self.claim_passes.iter().map(|(_, p)| *p).max()?;
+        let (index, passed) = self
+            .claim_passes
+            .iter()
+            .find(|(_, p)| *p == best && best > 0)?;
+        Some(pick::Choice::Claimed {
+            index: *index,
+            passed: *passed,
+            of,
+        })
+    }
+
+    /// Sets the target's checks from the task ([`claims`]): only where nothing fails
+    /// before (a failing test decides by itself), the task states values, and the
+    /// function has behaviour to fail a check with (a stub fails every check, right
+    /// or wrong, so the code as it was sifts none out).
+    async fn claims_for(&mut self, task: &str, target: &Target, baseline: &Verdict) {
+        (self.claims, self.claimed) = (None, None);
+        self.claim_passes.clear();
+        if !pick::something_fails(baseline)
+            && claims::gives_values(task)
+            && let localise::Scope::Function {
+                name, stub: false, ..
+            } = &target.scope
+        {
+            let (t0, before) = (Instant::now(), self.spent());
+            self.claims = self.claims(task, target, name).await;
+            self.judged(t0, &before);
+        }
+    }
+
+    /// Asks the model for checks of `name` from the task's values and keeps those
+    /// the code as it was fails ([`claims`]); `None` when none is kept.
+    async fn claims(&mut self, task: &str, target: &Target, name: &str) -> Option<Claims> {
+        let shown = target.shown(&self.ctx.root);
+        let (layout, test_path) = claims::layout(&self.ctx.root, target, &shown, name)?;
+        let answer = self.ask(&claims::request(task, target, &shown, name)).await;
+        tracing::debug!("solve: the checks answer:\n{answer}");
+        let written = claims::checks(target.language, &generate::code_of(&answer), name);
+        let mut claims = Claims {
+            name: name.to_owned(),
+            checks: written,
+            layout,
+            test_path,
+        };
+        let held = self.hold(&claims, target, &target.text).await;
+        let written = claims.checks.len();
+        claims.checks = std::mem::take(&mut claims.checks)
+            .into_iter()
+            .zip(held)
+            .filter(|(_, held)| *held == Some(false))
+            .map(|(check, _)| check)
+            .collect();
+        self.progress.line(format!(
+            "checks from the task: the model wrote {written}; the code as it is fails {}",
+            claims.checks.len()
+        ));
+        self.report.assertions.extend(
+            claims
+                .checks
+                .iter()
+                .map(|(call, want)| format!("{call} == {want}")),
+        );
+        (!claims.checks.is_empty()).then_some(claims)
+    }
+
+    /// Whether each of `claims`' checks holds on `text` as the target's content
+    /// (`None`: a side did not return anything a check can compare).
+    async fn hold(&self, claims: &Claims, target: &Target, text: &str) -> Vec<Option<bool>> {
+        let calls = claims::calls(&claims.name, &claims.checks);
+        let pinned = characterise::probe(
+            self.verifier,
+            (&claims.layout, text),
+            &claims.test_path,
+            &[(target.path.as_path(), text)],
+            calls,
+            self.progress,
+        )
+        .await;
+        claims::holds(&claims.checks, &pinned)
+    }
+
     fn spent(&self) -> report::SolveTimings {
         self.used.spent(self.verifier)
     }
@@ -871,7 +1006,7 @@ impl Run<'_> {
     /// What ends a round after a candidate was recorded (`green`: it turned a failing
     /// check green), if anything does.
     fn after(&self, green: bool, target: &Target, baseline: &Verdict) -> Option<Round> {
-        if green {
+        if green || self.claimed.is_some() {
             return Some(Round::Green);
         }
         if self.ctx.cancel.is_cancelled() {
@@ -880,7 +1015,9 @@ impl Run<'_> {
         if let Some(name) = self.changes_a_called_signature(target) {
             return Some(Round::Signature(name));
         }
-        pick::settled(baseline, &self.verdicts, &self.texts).then_some(Round::Settled)
+        // Candidates that agree may agree on failing the task's checks.
+        (self.claims.is_none() && pick::settled(baseline, &self.verdicts, &self.texts))
+            .then_some(Round::Settled)
     }
 
     /// Asks for one candidate, verifies it and records it; whether it turns a failing
@@ -981,16 +1118,53 @@ impl Run<'_> {
             passes: verdict.as_ref().is_some_and(Verdict::passes),
         });
         if let (Some(text), Some(verdict)) = (new, verdict) {
+            let fresh = !self.texts.contains(&text);
+            let safe = verdict.passes() && !pick::breaks(baseline, &verdict);
             self.numbers.push(self.report.candidates.len() - 1);
             self.texts.push(text);
             self.verdicts.push(verdict);
             self.answers.push(answer);
+            if fresh && safe && self.claimed.is_none() {
+                self.claim(target, self.texts.len() - 1).await;
+            }
         }
         self.progress.line(format!(
             "{what} {count}: {phrase} — {}",
             self.report.tally()
         ));
         green
+    }
+
+    /// Probes the task's checks on candidate `index`; it is claimed when it passes
+    /// them all.
+    async fn claim(&mut self, target: &Target, index: usize) {
+        let Some(claims) = &self.claims else {
+            return;
+        };
+        let held = self.hold(claims, target, &self.texts[index]).await;
+        let passed = held.iter().filter(|h| **h == Some(true)).count();
+        self.claim_passes.push((index, passed));
+        // Candidates enough to settle the pick, and not one check passed by any: the
+        // checks are more likely wrong than every candidate, so they stop holding
+        // the pick open.
+        if self.claim_passes.len() >= claims::DOUBTED
+            && self.claim_passes.iter().all(|(_, p)| *p == 0)
+        {
+            self.progress.line(format!(
+                "checks from the task: {} different candidates pass none of them; they no longer decide",
+                self.claim_passes.len()
+            ));
+            self.claims = None;
+            return;
+        }
+        self.progress.line(format!(
+            "checks from the task: candidate {} passes {passed} of {}",
+            self.numbers[index] + 1,
+            held.len()
+        ));
+        if passed == held.len() {
+            self.claimed = Some(index);
+        }
     }
 
     /// The one repair round: the candidate that builds and passes the most tests,

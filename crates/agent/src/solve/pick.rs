@@ -43,6 +43,17 @@ pub enum Choice {
         /// How many assertions there were.
         of: usize,
     },
+    /// Nothing failed before; it passes every check, and of the checks the model
+    /// wrote from the task's values that the code as it was fails
+    /// ([`super::claims`]), all (chosen at once) or the most any candidate passed.
+    Claimed {
+        /// The chosen candidate.
+        index: usize,
+        /// How many of those checks it passes.
+        passed: usize,
+        /// How many such checks there were.
+        of: usize,
+    },
     /// Nothing failed before; of the candidates that differ, only this one's text
     /// passes the most of the examples the task and the docs give
     /// ([`super::examples`]).
@@ -64,6 +75,7 @@ impl Choice {
             | Choice::Majority { index: i, .. }
             | Choice::Agreed { index: i, .. }
             | Choice::Examples { index: i, .. }
+            | Choice::Claimed { index: i, .. }
             | Choice::Judged { index: i, .. } => *i,
         }
     }
