@@ -90,6 +90,42 @@ pub fn task_words(task: &str) -> Vec<String> {
     words
 }
 
+/// The names `task` writes only inside a call's arguments (`srv.NewServer(addr
+/// string, …)`): parameters and types of a signature it shows, not functions it
+/// points to, though a function elsewhere may bear the name (`addr`).
+pub fn only_in_args(task: &str) -> Vec<String> {
+    let (mut inside, mut outside) = (Vec::<&str>::new(), Vec::<&str>::new());
+    // Depth in a call's parentheses: a `(` right after a name opens one; prose
+    // parentheses "(a square: 4 * side)" are no call's.
+    let (mut depth, mut word_start, mut prev) = (0usize, None::<usize>, ' ');
+    for (i, c) in task
+        .char_indices()
+        .chain(std::iter::once((task.len(), ' ')))
+    {
+        if super::mention::is_ident_char(c) {
+            word_start.get_or_insert(i);
+        } else if let Some(start) = word_start.take() {
+            let word = &task[start..i];
+            if super::mention::is_identifier(word) {
+                if depth > 0 { &mut inside } else { &mut outside }.push(word);
+            }
+        }
+        match c {
+            '(' if depth > 0 || super::mention::is_ident_char(prev) => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        prev = c;
+    }
+    let mut out: Vec<String> = Vec::new();
+    for name in inside {
+        if !outside.contains(&name) && !out.iter().any(|o| o == name) {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
 /// The files and folders the task forbids changing ("Do not change slug.py", "without
 /// changing src/", "do not change anything under src/"): paths as written, a folder
 /// ending in `/`. Never targets.
@@ -198,6 +234,7 @@ pub fn localise(
     let words = task_words(task);
     let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
     let protected = protected(task);
+    let in_args = only_in_args(task);
     let mut sources: Vec<PathBuf> = index
         .paths()
         .filter(|p| !is_test_file(root, p) && Language::from_path(p).is_some())
@@ -222,7 +259,8 @@ pub fn localise(
                 continue;
             }
             let stub = agentls_index::stub::is_stub(sym.language, &text, sym.name_span.start);
-            let named = words.iter().any(|w| w.as_str() == &*sym.name);
+            let named = words.iter().any(|w| w.as_str() == &*sym.name)
+                && !in_args.iter().any(|a| a.as_str() == &*sym.name);
             let mut score = 0;
             let mut why = Vec::new();
             if named {
@@ -396,6 +434,30 @@ mod tests {
         for want in ["calc", "add", "versions", "Index", "returns"] {
             assert!(w.iter().any(|x| x == want), "{want} in {w:?}");
         }
+    }
+
+    #[test]
+    fn names_written_only_as_arguments_name_no_function() {
+        let task = "srv.NewServer(addr string, timeoutSeconds int, verbose bool) is getting unwieldy. Replace it with NewServer(cfg Config).";
+        assert_eq!(
+            only_in_args(task),
+            vec![
+                "addr",
+                "string",
+                "timeoutSeconds",
+                "int",
+                "verbose",
+                "bool",
+                "cfg",
+                "Config"
+            ]
+        );
+        // Named outside the arguments too, it names a function.
+        let task =
+            "rolling_sums(&[1, 2], width) is wrong; width should be checked in rolling_sums.";
+        assert!(only_in_args(task).is_empty(), "{:?}", only_in_args(task));
+        let task = "Fix `render(rows, header)`; header() prints the first line twice.";
+        assert_eq!(only_in_args(task), vec!["rows"]);
     }
 
     #[test]
