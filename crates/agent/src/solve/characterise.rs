@@ -71,7 +71,7 @@ impl super::strategy::Strategy for Characterising {
     }
 
     fn plan(&self, scene: &super::strategy::Scene<'_>) -> Option<super::strategy::Plan> {
-        let rel = new_test_file(scene.task, |w| scene.root.join(w).exists())?;
+        let rel = new_test_file(scene.task, |w| held(scene.root, scene.index.paths(), w))?;
         Some(super::strategy::Plan {
             why: format!("the task names the test file {rel}, which does not exist yet"),
             work: Box::new(rel),
@@ -114,6 +114,18 @@ impl super::strategy::Strategy for Characterising {
         solved.model_ms += used.model_ms;
         Some(solved)
     }
+}
+
+/// Whether the workspace at `root` (whose files are `paths`) holds the file `w` a
+/// task names: at that path below the root, or, for a bare file name, anywhere
+/// (`test_schedule.py` for `tests/test_schedule.py` names a fix's failing test,
+/// not a file to write).
+fn held<P: AsRef<Path>>(root: &Path, paths: impl IntoIterator<Item = P>, w: &str) -> bool {
+    root.join(w).exists()
+        || (!w.contains('/')
+            && paths
+                .into_iter()
+                .any(|p| p.as_ref().file_name().is_some_and(|n| n == w)))
 }
 
 /// The calls of `code` to any of `functions` (`slugify("a b")`, also written as
@@ -1093,7 +1105,16 @@ mod tests {
                 .join("../../fixtures/tasks")
                 .join(&name)
                 .join("repo");
-            let named = new_test_file(&prompt, |w| repo.join(w).exists());
+            let files: Vec<PathBuf> = super::super::fixtures::repo_files(&name)
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect();
+            let named = new_test_file(&prompt, |w| held(&repo, &files, w));
+            assert_eq!(
+                named.is_some(),
+                name.contains("-mutant-"),
+                "{name}: {prompt}"
+            );
             assert_eq!(
                 named.is_some() && !protected(&prompt).is_empty(),
                 name.contains("-mutant-"),
