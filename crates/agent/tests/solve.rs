@@ -1294,6 +1294,7 @@ async fn checks_from_the_task_values_outvote_candidates_that_agree_on_being_wron
         ],
         SolveConfig {
             samples: 4,
+            task_checks: true,
             ..SolveConfig::default()
         },
     )
@@ -1347,6 +1348,7 @@ async fn go_checks_from_the_task_values_are_probed_in_the_package() {
         turns.iter().map(|t| Turn::text(*t)).collect(),
         SolveConfig {
             samples: 4,
+            task_checks: true,
             ..SolveConfig::default()
         },
         |p| p,
@@ -1388,6 +1390,7 @@ async fn with_a_wrong_check_the_candidate_passing_the_most_task_checks_lands() {
         ],
         SolveConfig {
             samples: 4,
+            task_checks: true,
             ..SolveConfig::default()
         },
     )
@@ -1437,6 +1440,7 @@ async fn rust_checks_from_the_task_values_are_probed_as_an_integration_test() {
         turns.iter().map(|t| Turn::text(*t)).collect(),
         SolveConfig {
             samples: 4,
+            task_checks: true,
             ..SolveConfig::default()
         },
         |p| p,
@@ -1478,6 +1482,7 @@ async fn checks_that_no_candidate_passes_stop_deciding() {
         &[checks, VERSIONS_WRONG, &other, &third, VERSIONS_WRONG, VERSIONS_WRONG],
         SolveConfig {
             samples: 8,
+            task_checks: true,
             ..SolveConfig::default()
         },
     )

@@ -56,6 +56,10 @@ pub struct EvalArgs {
     /// (to measure what batching is worth).
     #[arg(long)]
     pub one_at_a_time: bool,
+    /// The pipeline asks the model for checks from the task's values before its
+    /// candidates (off by default: see docs/solve.md).
+    #[arg(long)]
+    pub task_checks: bool,
     /// Check the suite instead: every check fails on repo/ and passes with solution/.
     #[arg(long)]
     pub verify_tasks: bool,

@@ -15,13 +15,15 @@ use crate::results::Attempt;
 pub type Tap = Arc<Mutex<Option<SolveReport>>>;
 
 /// The pipeline's settings for attempt `attempt` (1-based): a seed of its own;
-/// `together`: samples decoded in batches where the model can.
-pub fn config(attempt: u32, together: bool) -> (SolveConfig, Tap) {
+/// `together`: samples decoded in batches where the model can; `task_checks`: checks
+/// from the task's values asked for first.
+pub fn config(attempt: u32, together: bool, task_checks: bool) -> (SolveConfig, Tap) {
     let tap: Tap = Arc::default();
     let config = SolveConfig {
         seed: u64::from(attempt) * 1_000 + 1,
         report: Some(tap.clone()),
         together,
+        task_checks,
         ..SolveConfig::default()
     };
     (config, tap)
@@ -149,9 +151,10 @@ mod tests {
 
     #[test]
     fn attempts_get_distinct_seeds() {
-        let (a, _) = config(1, true);
-        let (b, _) = config(2, false);
+        let (a, _) = config(1, true, false);
+        let (b, _) = config(2, false, true);
         assert_ne!(a.seed, b.seed);
         assert!(a.together && !b.together);
+        assert!(!a.task_checks && b.task_checks);
     }
 }

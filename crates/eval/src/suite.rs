@@ -377,7 +377,8 @@ async fn run_attempt(
     // (a small model generating without end) is cancelled when the time is up, less
     // the time to wind down.
     // The pipeline's samples: a seed per attempt, its report for coverage.
-    let (solve_config, solve_tap) = crate::solve::config(attempt, !args.one_at_a_time);
+    let (solve_config, solve_tap) =
+        crate::solve::config(attempt, !args.one_at_a_time, args.task_checks);
     let spec = Spec {
         workspace: ws.clone(),
         model: model_name.map(str::to_owned),

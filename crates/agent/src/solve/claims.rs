@@ -75,7 +75,9 @@ pub fn request(task: &str, target: &Target, shown: &str, name: &str) -> ChatRequ
             "You are an expert {lang} programmer who writes precise unit tests. You answer with code only, in one fenced code block."
         )),
         messages: vec![Message::user(user)],
-        max_tokens: Some(400),
+        // Six one-line checks fit; a small model that writes a helper instead is cut
+        // short (its checks would not parse anyway).
+        max_tokens: Some(240),
         code_block: Some(lang.to_owned()),
         ..ChatRequest::default()
     }

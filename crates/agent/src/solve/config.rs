@@ -33,6 +33,12 @@ pub struct SolveConfig {
     /// another, as with providers that cannot: what `agentls eval --one-at-a-time`
     /// compares against.
     pub together: bool,
+    /// Ask the model for checks from the task's values before the candidates
+    /// ([`super::claims`]). Off by default: measured on the suite, the embedded
+    /// 0.5B and 1.5B models' checks were wrong or did not parse more often than not,
+    /// and asking cost 10-25 s a task (docs/results.md); `agentls eval
+    /// --task-checks` measures it again.
+    pub task_checks: bool,
 }
 
 /// With a deadline, a target gets at most this many times `samples` candidates.
@@ -100,6 +106,7 @@ impl Default for SolveConfig {
             report: None,
             completer: None,
             together: true,
+            task_checks: false,
         }
     }
 }
