@@ -1269,6 +1269,36 @@ async fn an_answer_that_goes_on_past_its_function_is_ended_and_checked() {
     assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 5);
 }
 
+/// A solve with the task's checks on, whose checks need `tool`: the fixture model
+/// answers `checks`, then the `wrong` candidate three times, then `right`.
+async fn three_wrong_then_right(
+    tool: (&str, &str),
+    files: &[(&str, &str)],
+    task: &str,
+    [checks, wrong, right]: [&str; 3],
+) -> Ran {
+    let turns = [checks, wrong, wrong, wrong, right];
+    let solve = SolveConfig {
+        samples: 4,
+        task_checks: true,
+        ..SolveConfig::default()
+    };
+    let turns = turns.iter().map(|t| Turn::text(*t)).collect();
+    run_with(tool, files, task, turns, solve, |p| p).await
+}
+
+/// The fourth candidate landed, alone, through the task's checks, with `kept` the one
+/// check kept.
+fn the_fourth_landed_by_the_check(ran: &(Status, SolveReport, Vec<usize>), kept: &str) {
+    let (status, report, plans) = ran;
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert!(report.reason.contains("task's values"), "{}", report.reason);
+    assert_eq!(report.assertions, vec![kept]);
+    assert_eq!(report.chosen, Some(3), "{report:#?}");
+    assert_eq!(*plans, vec![1]);
+}
+
 const VERSIONS: &str = "def index(versions, v):\n    \"\"\"The position of v in versions (sorted oldest first), or -1.\"\"\"\n    lo, hi = 0, len(versions)\n    while lo < hi:\n        mid = (lo + hi) // 2\n        if versions[mid] < v:\n            lo = mid + 1\n        else:\n            hi = mid\n    return lo if lo < len(versions) and versions[lo] == v else -1\n";
 const VERSIONS_TESTS: &str = "import unittest\n\nfrom versions import index\n\n\nclass T(unittest.TestCase):\n    def test_found(self):\n        self.assertEqual(index([\"1.0.0\", \"1.2.0\"], \"1.2.0\"), 1)\n\n    def test_missing(self):\n        self.assertEqual(index([\"1.0.0\"], \"2.0.0\"), -1)\n";
 /// A candidate that still compares versions as text: it passes the visible tests.
@@ -1282,37 +1312,22 @@ const VERSIONS_RIGHT: &str = "```python\ndef index(versions, v):\n    \"\"\"The 
 #[tokio::test]
 async fn checks_from_the_task_values_outvote_candidates_that_agree_on_being_wrong() {
     let checks = "```python\nassert index([\"1.0.0\", \"1.2.0\", \"1.10.0\"], \"1.10.0\") == 2\nassert index([\"1.0.0\"], \"1.0.0\") == 0\nassert index([\"1.0.0\"], \"1.0.0\") == undefined_name\n```";
-    let Some((status, report, plans, _, ws)) = run_python(
+    let Some((status, report, plans, _, ws)) = three_wrong_then_right(
+        ("python3", "--version"),
         &[("versions.py", VERSIONS), ("test_versions.py", VERSIONS_TESTS)],
         "index cannot find some versions that are in the list: with the releases 1.0.0, 1.2.0, 1.10.0, looking up 1.10.0 returns -1. Fix it.",
-        &[
-            checks,
-            VERSIONS_WRONG,
-            VERSIONS_WRONG,
-            VERSIONS_WRONG,
-            VERSIONS_RIGHT,
-        ],
-        SolveConfig {
-            samples: 4,
-            task_checks: true,
-            ..SolveConfig::default()
-        },
+        [checks, VERSIONS_WRONG, VERSIONS_RIGHT],
     )
     .await
     else {
         return;
     };
-    assert!(matches!(status, Status::Done { .. }), "{status:?}");
-    assert!(report.landed, "{report:#?}");
-    assert!(report.reason.contains("task's values"), "{}", report.reason);
     // Only the check the code as it was fails is kept: the one it passes says
     // nothing, the one that names nothing compares nothing.
-    assert_eq!(
-        report.assertions,
-        vec!["index([\"1.0.0\", \"1.2.0\", \"1.10.0\"], \"1.10.0\") == 2"]
+    the_fourth_landed_by_the_check(
+        &(status, report, plans),
+        "index([\"1.0.0\", \"1.2.0\", \"1.10.0\"], \"1.10.0\") == 2",
     );
-    assert_eq!(report.chosen, Some(3), "{report:#?}");
-    assert_eq!(plans, vec![1]);
     let text = std::fs::read_to_string(ws.path().join("versions.py")).unwrap();
     assert!(text.contains("int(p)"), "{text}");
 }
@@ -1330,14 +1345,7 @@ const GO_VERSIONS_RIGHT: &str = "```go\nfunc Index(sorted []string, v string) in
 #[tokio::test]
 async fn go_checks_from_the_task_values_are_probed_in_the_package() {
     let checks = "```go\nif got := Index([]string{\"1.0.0\", \"1.2.0\", \"1.10.0\"}, \"1.10.0\"); got != 2 {\ncheck(Index([]string{\"1.0.0\"}, \"1.0.0\"), 0)\nif Index([]string{\"1.0.0\"}, \"1.0.0\").Missing() != 0 {\n```";
-    let turns = [
-        checks,
-        GO_VERSIONS_WRONG,
-        GO_VERSIONS_WRONG,
-        GO_VERSIONS_WRONG,
-        GO_VERSIONS_RIGHT,
-    ];
-    let Some((status, report, plans, _, ws)) = run_with(
+    let Some((status, report, plans, _, ws)) = three_wrong_then_right(
         ("go", "version"),
         &[
             ("go.mod", "module example.com/v\n\ngo 1.19\n"),
@@ -1345,27 +1353,16 @@ async fn go_checks_from_the_task_values_are_probed_in_the_package() {
             ("versions/versions_test.go", GO_VERSIONS_TESTS),
         ],
         "versions.Index cannot find some versions that are in the list: with the releases 1.0.0, 1.2.0, 1.10.0, looking up 1.10.0 returns -1. Fix it.",
-        turns.iter().map(|t| Turn::text(*t)).collect(),
-        SolveConfig {
-            samples: 4,
-            task_checks: true,
-            ..SolveConfig::default()
-        },
-        |p| p,
+        [checks, GO_VERSIONS_WRONG, GO_VERSIONS_RIGHT],
     )
     .await
     else {
         return;
     };
-    assert!(matches!(status, Status::Done { .. }), "{status:?}");
-    assert!(report.landed, "{report:#?}");
-    assert!(report.reason.contains("task's values"), "{}", report.reason);
-    assert_eq!(
-        report.assertions,
-        vec!["Index([]string{\"1.0.0\", \"1.2.0\", \"1.10.0\"}, \"1.10.0\") == 2"]
+    the_fourth_landed_by_the_check(
+        &(status, report, plans),
+        "Index([]string{\"1.0.0\", \"1.2.0\", \"1.10.0\"}, \"1.10.0\") == 2",
     );
-    assert_eq!(report.chosen, Some(3), "{report:#?}");
-    assert_eq!(plans, vec![1]);
     let text = std::fs::read_to_string(ws.path().join("versions/versions.go")).unwrap();
     assert!(!text.contains("s > v"), "{text}");
     // The probe file never reaches the workspace.
@@ -1420,14 +1417,7 @@ const RS_ROLLING_RIGHT: &str = "```rust\npub fn rolling_sums(values: &[i64], wid
 #[tokio::test]
 async fn rust_checks_from_the_task_values_are_probed_as_an_integration_test() {
     let checks = "```rust\nassert_eq!(rolling_sums(&[1, 2, 3, 4], 2), vec![3, 5, 7]);\nassert_eq!(rolling_sums(&[1, 2], 0), vec![]);\n```";
-    let turns = [
-        checks,
-        RS_ROLLING_WRONG,
-        RS_ROLLING_WRONG,
-        RS_ROLLING_WRONG,
-        RS_ROLLING_RIGHT,
-    ];
-    let Some((status, report, plans, _, ws)) = run_with(
+    let Some((status, report, plans, _, ws)) = three_wrong_then_right(
         ("cargo", "--version"),
         &[
             (
@@ -1437,28 +1427,17 @@ async fn rust_checks_from_the_task_values_are_probed_as_an_integration_test() {
             ("src/lib.rs", RS_ROLLING),
         ],
         "rolling_sums drops the newest window: rolling_sums(&[1, 2, 3, 4], 2) gives [3, 5] where it should give [3, 5, 7]. Fix it.",
-        turns.iter().map(|t| Turn::text(*t)).collect(),
-        SolveConfig {
-            samples: 4,
-            task_checks: true,
-            ..SolveConfig::default()
-        },
-        |p| p,
+        [checks, RS_ROLLING_WRONG, RS_ROLLING_RIGHT],
     )
     .await
     else {
         return;
     };
-    assert!(matches!(status, Status::Done { .. }), "{status:?}");
-    assert!(report.landed, "{report:#?}");
-    assert!(report.reason.contains("task's values"), "{}", report.reason);
     // `vec![]` has no type of its own: the compiler rejects that check.
-    assert_eq!(
-        report.assertions,
-        vec!["rolling_sums(&[1, 2, 3, 4], 2) == vec![3, 5, 7]"]
+    the_fourth_landed_by_the_check(
+        &(status, report, plans),
+        "rolling_sums(&[1, 2, 3, 4], 2) == vec![3, 5, 7]",
     );
-    assert_eq!(report.chosen, Some(3), "{report:#?}");
-    assert_eq!(plans, vec![1]);
     let text = std::fs::read_to_string(ws.path().join("src/lib.rs")).unwrap();
     assert!(text.contains("windows(width)"), "{text}");
     assert!(!ws.path().join("tests/agentls_checks.rs").exists());

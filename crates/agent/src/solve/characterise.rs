@@ -623,20 +623,7 @@ fn layout(ctx: &ToolContext, task: &str, test_rel: &str) -> Option<(Layout, Stri
     if functions.is_empty() {
         return None;
     }
-    let test_dir = test_rel.rsplit_once('/').map_or("", |(d, _)| d);
-    let source_dir = source_rel.rsplit_once('/').map_or("", |(d, _)| d);
-    let unit = match lang {
-        Language::Go if test_dir == source_dir => text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("package "))?
-            .trim()
-            .to_owned(),
-        Language::Rust if test_dir == "tests" && root.join("src/lib.rs").is_file() => {
-            crate_name(&std::fs::read_to_string(root.join("Cargo.toml")).ok()?)?
-        }
-        Language::Python | Language::JavaScript => String::new(),
-        _ => return None,
-    };
+    let unit = unit(root, lang, &text, test_rel, &source_rel)?;
     let esm = lang == Language::JavaScript
         && (source_rel.ends_with(".mjs")
             || (!text.contains("module.exports")
@@ -655,8 +642,36 @@ fn layout(ctx: &ToolContext, task: &str, test_rel: &str) -> Option<(Layout, Stri
     ))
 }
 
+/// What a test at `test_rel` reaches the code of `source_rel` (whose text is
+/// `text`) through: Go's package, when the test sits beside the code; the library
+/// crate's name, for a Rust integration test of a crate with a library; nothing for
+/// Python and JavaScript. `None` where the probes cannot reach the code.
+pub(super) fn unit(
+    root: &Path,
+    lang: Language,
+    text: &str,
+    test_rel: &str,
+    source_rel: &str,
+) -> Option<String> {
+    let test_dir = test_rel.rsplit_once('/').map_or("", |(d, _)| d);
+    let source_dir = source_rel.rsplit_once('/').map_or("", |(d, _)| d);
+    match lang {
+        Language::Go if test_dir == source_dir => Some(
+            text.lines()
+                .find_map(|l| l.trim().strip_prefix("package "))?
+                .trim()
+                .to_owned(),
+        ),
+        Language::Rust if test_dir == "tests" && root.join("src/lib.rs").is_file() => {
+            crate_name(&std::fs::read_to_string(root.join("Cargo.toml")).ok()?)
+        }
+        Language::Python | Language::JavaScript => Some(String::new()),
+        _ => None,
+    }
+}
+
 /// The library crate's name from `Cargo.toml` (`[package] name`, `-` as `_`).
-pub(super) fn crate_name(manifest: &str) -> Option<String> {
+fn crate_name(manifest: &str) -> Option<String> {
     let mut in_package = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {

@@ -178,36 +178,20 @@ fn go_check(line: &str) -> Option<(String, String)> {
 }
 
 /// How to probe the checks of a function of `target` (below `root` as `rel`): where
-/// the probe file goes, and the package or crate around the calls. `None` for a
-/// layout the probes do not handle (a Rust binary crate, a language without probes).
+/// the probe file goes, and the package or crate around the calls
+/// ([`super::characterise::unit`]). `None` for a layout the probes do not handle (a
+/// Rust binary crate, a language without probes).
 pub fn layout(root: &Path, target: &Target, rel: &str, name: &str) -> Option<(Layout, PathBuf)> {
-    let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
-    let (test_rel, unit) = match target.language {
-        Language::Python | Language::JavaScript => (rel.to_owned(), String::new()),
-        Language::Go => {
-            let package = target
-                .text
-                .lines()
-                .find_map(|l| l.trim().strip_prefix("package "))?
-                .trim()
-                .to_owned();
-            let file = match dir {
-                "" => GO_FILE.to_owned(),
-                d => format!("{d}/{GO_FILE}"),
-            };
-            (file, package)
-        }
-        Language::Rust if root.join("src/lib.rs").is_file() => {
-            let manifest = std::fs::read_to_string(root.join("Cargo.toml")).ok()?;
-            let krate = super::characterise::crate_name(&manifest)?;
-            ("tests/agentls_checks.rs".to_owned(), krate)
-        }
-        _ => return None,
+    let test_rel = match target.language {
+        Language::Go => match rel.rsplit_once('/') {
+            Some((dir, _)) => format!("{dir}/{GO_FILE}"),
+            None => GO_FILE.to_owned(),
+        },
+        Language::Rust => "tests/agentls_checks.rs".to_owned(),
+        // Scripts: no file is laid.
+        _ => rel.to_owned(),
     };
-    let esm = target.language == Language::JavaScript
-        && (rel.ends_with(".mjs")
-            || (!target.text.contains("module.exports")
-                && target.text.lines().any(|l| l.starts_with("export "))));
+    let unit = super::characterise::unit(root, target.language, &target.text, &test_rel, rel)?;
     let path = root.join(&test_rel);
     Some((
         Layout {
@@ -216,7 +200,8 @@ pub fn layout(root: &Path, target: &Target, rel: &str, name: &str) -> Option<(La
             source_rel: rel.to_owned(),
             functions: vec![name.to_owned()],
             unit,
-            esm,
+            // Only test files read it; the JavaScript probe loads either kind.
+            esm: false,
         },
         path,
     ))

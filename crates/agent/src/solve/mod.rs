@@ -272,7 +272,6 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         called_elsewhere,
         judging: report::SolveTimings::default(),
         claims: None,
-        claimed: None,
         claim_passes: Vec::new(),
     };
     let mut answer = None;
@@ -328,8 +327,6 @@ struct Run<'a> {
     judging: report::SolveTimings,
     /// The current target's checks from the task that the code as it was fails.
     claims: Option<Claims>,
-    /// The first candidate (index) that passes every check and every one of `claims`.
-    claimed: Option<usize>,
     /// How many of `claims` each probed candidate passes: `(index, passed)`.
     claim_passes: Vec<(usize, usize)>,
 }
@@ -371,7 +368,7 @@ impl Run<'_> {
         self.answers.clear();
         self.claims_for(task, target, &baseline).await;
         let mut choice = None;
-        if self.fim(target, &baseline, first).await || self.claimed.is_some() {
+        if self.fim(target, &baseline, first).await || self.claimed() {
             choice = self.chosen(&baseline);
         }
         let sampling = Instant::now();
@@ -498,18 +495,25 @@ impl Run<'_> {
     /// The choice once sampling stops early: the candidate that passed the task's
     /// checks, else the usual pick.
     fn chosen(&self, baseline: &Verdict) -> Option<pick::Choice> {
-        match (&self.claims, self.claimed) {
-            (Some(claims), Some(index)) => Some(pick::Choice::Claimed {
-                index,
-                passed: claims.checks.len(),
-                of: claims.checks.len(),
-            }),
-            _ => pick::pick(baseline, &self.verdicts, &self.texts),
+        if self.claimed() {
+            self.most_claims()
+        } else {
+            pick::pick(baseline, &self.verdicts, &self.texts)
         }
     }
 
-    /// When no candidate passed all of the task's checks: the first that passes the
-    /// most of them, if one passes any (a wrong check costs the candidates alike).
+    /// Whether a candidate passes every one of the task's checks (sampling stops).
+    fn claimed(&self) -> bool {
+        self.claims.as_ref().is_some_and(|claims| {
+            self.claim_passes
+                .iter()
+                .any(|(_, passed)| *passed == claims.checks.len())
+        })
+    }
+
+    /// The first candidate that passes the most of the task's checks, if one passes
+    /// any: all of them once one is [`Run::claimed`]; else a wrong check costs the
+    /// candidates alike.
     fn most_claims(&self) -> Option<pick::Choice> {
         let of = self.claims.as_ref()?.checks.len();
         let best = self.claim_passes.iter().map(|(_, p)| *p).max()?;
@@ -529,7 +533,7 @@ impl Run<'_> {
     /// function has behaviour to fail a check with (a stub fails every check, right
     /// or wrong, so the code as it was sifts none out).
     async fn claims_for(&mut self, task: &str, target: &Target, baseline: &Verdict) {
-        (self.claims, self.claimed) = (None, None);
+        self.claims = None;
         self.claim_passes.clear();
         if self.config.task_checks
             && !pick::something_fails(baseline)
@@ -1007,7 +1011,7 @@ impl Run<'_> {
     /// What ends a round after a candidate was recorded (`green`: it turned a failing
     /// check green), if anything does.
     fn after(&self, green: bool, target: &Target, baseline: &Verdict) -> Option<Round> {
-        if green || self.claimed.is_some() {
+        if green || self.claimed() {
             return Some(Round::Green);
         }
         if self.ctx.cancel.is_cancelled() {
@@ -1125,7 +1129,7 @@ impl Run<'_> {
             self.texts.push(text);
             self.verdicts.push(verdict);
             self.answers.push(answer);
-            if fresh && safe && self.claimed.is_none() {
+            if fresh && safe && !self.claimed() {
                 self.claim(target, self.texts.len() - 1).await;
             }
         }
@@ -1136,8 +1140,8 @@ impl Run<'_> {
         green
     }
 
-    /// Probes the task's checks on candidate `index`; it is claimed when it passes
-    /// them all.
+    /// Probes the task's checks on candidate `index` and records how many it passes
+    /// ([`Run::claimed`] once it passes them all).
     async fn claim(&mut self, target: &Target, index: usize) {
         let Some(claims) = &self.claims else {
             return;
@@ -1163,9 +1167,6 @@ impl Run<'_> {
             self.numbers[index] + 1,
             held.len()
         ));
-        if passed == held.len() {
-            self.claimed = Some(index);
-        }
     }
 
     /// The one repair round: the candidate that builds and passes the most tests,
