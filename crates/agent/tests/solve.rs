@@ -996,6 +996,48 @@ async fn the_docstring_examples_choose_between_candidates_no_test_tells_apart() 
     );
 }
 
+const TOTAL: &str = "def total(xs):\n    \"\"\"The sum of xs.\"\"\"\n    t = 0\n    for i in range(len(xs) - 1):\n        t += xs[i]\n    return t\n";
+/// Right, each in other words than the others.
+const TOTAL_SUM: &str =
+    "```python\ndef total(xs):\n    \"\"\"The sum of xs.\"\"\"\n    return sum(xs)\n```";
+const TOTAL_ACC: &str = "```python\ndef total(xs):\n    \"\"\"The sum of xs.\"\"\"\n    acc = 0\n    for x in xs:\n        acc += x\n    return acc\n```";
+const TOTAL_INDEX: &str = "```python\ndef total(xs):\n    \"\"\"The sum of xs.\"\"\"\n    t = 0\n    for i in range(len(xs)):\n        t += xs[i]\n    return t\n```";
+/// New text, the old behaviour: it settles nothing.
+const TOTAL_SAME: &str = "```python\ndef total(xs):\n    \"\"\"The sum of xs.\"\"\"\n    t = 0\n    for x in xs[:-1]:\n        t += x\n    return t\n```";
+
+/// Where nothing fails before and no two candidates share a text, sampling stops
+/// once three candidates return the same on the calls of the model's assertions
+/// (and not what the code as it was returns): ten samples were asked for, four are
+/// drawn (a fourth with the old behaviour in new words counts for nothing), and the
+/// assertions asked for between the rounds are those the pick then uses.
+#[tokio::test]
+async fn sampling_stops_once_three_candidates_behave_alike() {
+    let asserts = "```python\nassert total([1, 2, 3]) == 6\nassert total([]) == 0\n```";
+    let Some((status, report, plans, _, ws)) = run_python(
+        &[("total.py", TOTAL)],
+        "total in total.py skips the last element. Fix it.",
+        &[TOTAL_SUM, TOTAL_ACC, asserts, TOTAL_SAME, TOTAL_INDEX],
+        SolveConfig {
+            samples: 10,
+            together: false,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert_eq!(report.candidates.len(), 4, "{report:#?}");
+    assert!(report.landed, "{report:#?}");
+    assert_eq!(report.chosen, Some(0), "{report:#?}");
+    assert!(report.reason.contains("assertions"), "{}", report.reason);
+    assert_eq!(report.assertions.len(), 2, "{:?}", report.assertions);
+    assert_eq!(plans, vec![1]);
+    let text = std::fs::read_to_string(ws.path().join("total.py")).unwrap();
+    assert!(text.contains("return sum(xs)"), "{text}");
+}
+
 /// The fixture model behind a provider that decodes several answers "together" as
 /// the embedded engine does (`Provider::stream_many`): here, concurrent requests to
 /// the fixture server, their events tagged by index. Counts the answers whose stream

@@ -37,6 +37,7 @@
 pub mod agreement;
 mod ask;
 mod batch;
+mod behaviour;
 pub mod characterise;
 pub mod claims;
 mod config;
@@ -273,6 +274,9 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         judging: report::SolveTimings::default(),
         claims: None,
         claim_passes: Vec::new(),
+        behaviours: None,
+        watched: false,
+        asserted: None,
     };
     let mut answer = None;
     // The best two targets at most: each costs a round of samples.
@@ -329,6 +333,13 @@ struct Run<'a> {
     claims: Option<Claims>,
     /// How many of `claims` each probed candidate passes: `(index, passed)`.
     claim_passes: Vec<(usize, usize)>,
+    /// What the current target's candidates return on the model's assertions' calls,
+    /// once two different ones pass ([`behaviour`]).
+    behaviours: Option<behaviour::Behaviours>,
+    /// Whether the current target's behaviours were asked for (once a target).
+    watched: bool,
+    /// The code of the model's assertions answer for the current target, once asked.
+    asserted: Option<String>,
 }
 
 /// Checks from the task's values ([`claims`]) kept for a target: those the code as it
@@ -366,6 +377,7 @@ impl Run<'_> {
         self.numbers.clear();
         self.verdicts.clear();
         self.answers.clear();
+        (self.behaviours, self.watched, self.asserted) = (None, false, None);
         self.claims_for(task, target, &baseline).await;
         let mut choice = None;
         if self.fim(target, &baseline, first).await || self.claimed() {
@@ -393,8 +405,18 @@ impl Run<'_> {
                     );
                     return None;
                 }
-                Round::Settled => break,
+                Round::Settled => {
+                    self.behaved();
+                    break;
+                }
                 Round::Done => {}
+            }
+            // Between rounds, while more will follow: what the candidates do.
+            if self.config.another(i, sampling) {
+                self.watch(task, target, &baseline).await;
+                if self.claims.is_none() && self.behaved() {
+                    break;
+                }
             }
         }
         if choice.is_none() {
@@ -722,9 +744,7 @@ impl Run<'_> {
         if let [index] = distinct[..] {
             return Some(pick::Choice::Examples { index, passed, of });
         }
-        let req = agreement::request(task, target, &shown, name);
-        let answer = self.ask(&req).await;
-        let code = generate::code_of(&answer);
+        let code = self.asserted(task, target, name).await;
         let asserts = agreement::assertions(lang, &code, name);
         self.report.assertions.extend(asserts.iter().cloned());
         if let Some(judged) = self
@@ -918,6 +938,127 @@ impl Run<'_> {
         Some(pick::Choice::Judged { index, wins, of })
     }
 
+    /// The code of the model's assertions about `name` for the current target: asked
+    /// once (greedy), kept for the judge.
+    async fn asserted(&mut self, task: &str, target: &Target, name: &str) -> String {
+        if let Some(code) = &self.asserted {
+            return code.clone();
+        }
+        let shown = target.shown(&self.ctx.root);
+        let req = agreement::request(task, target, &shown, name);
+        let answer = self.ask(&req).await;
+        let code = generate::code_of(&answer);
+        self.asserted = Some(code.clone());
+        code
+    }
+
+    /// Starts recording what candidates return ([`behaviour`]) once two different
+    /// candidates that change the code pass every check, where nothing failed
+    /// before, no checks from the task decide, and the judge could probe the target
+    /// (a function in Python or JavaScript). The assertions asked for here are those
+    /// the judge would ask for after sampling.
+    async fn watch(&mut self, task: &str, target: &Target, baseline: &Verdict) {
+        let localise::Scope::Function { name, .. } = &target.scope else {
+            return;
+        };
+        let lang = target.language;
+        if self.watched
+            || self.claims.is_some()
+            || pick::something_fails(baseline)
+            || !judge::supported(lang)
+        {
+            return;
+        }
+        let safe = pick::safe(baseline, &self.verdicts);
+        let mut changed: Vec<&str> = Vec::new();
+        for &i in &safe {
+            let text = self.texts[i].as_str();
+            if text != target.text && !changed.contains(&text) {
+                changed.push(text);
+            }
+        }
+        if changed.len() < 2 {
+            return;
+        }
+        self.watched = true;
+        let (t0, before) = (Instant::now(), self.spent());
+        let code = self.asserted(task, target, name).await;
+        let calls = judge::calls(&code, name, characterise::arity(lang, &target.text, name));
+        let layout = judge::layout(lang, &target.shown(&self.ctx.root), name);
+        if let Some(probe) = pinned::probe(&layout, &calls) {
+            let before = self
+                .outcomes(target, &probe, calls.len(), &target.text)
+                .await;
+            self.behaviours = Some(behaviour::Behaviours {
+                calls,
+                probe,
+                before,
+                of: Vec::new(),
+            });
+            for i in safe {
+                self.behave(target, i).await;
+            }
+            if let Some(b) = &self.behaviours {
+                self.progress.line(format!(
+                    "behaviour: {} calls from the model's assertions; {} of {} candidates that pass return the same new values",
+                    b.calls.len(),
+                    b.agreeing(),
+                    b.of.len()
+                ));
+            }
+        }
+        self.judged(t0, &before);
+    }
+
+    /// Records what candidate `index` returns on the behaviours' calls, once they are
+    /// probed.
+    async fn behave(&mut self, target: &Target, index: usize) {
+        let Some(b) = &self.behaviours else {
+            return;
+        };
+        let text = &self.texts[index];
+        let outcomes = match b.known(|j| self.texts[j] == *text) {
+            Some(known) => known,
+            None => {
+                let (probe, n, text) = (b.probe.clone(), b.calls.len(), text.clone());
+                self.outcomes(target, &probe, n, &text).await
+            }
+        };
+        if let Some(b) = &mut self.behaviours {
+            b.of.push((index, outcomes));
+        }
+    }
+
+    /// Whether the candidates' behaviours settle the pick; says so when they do.
+    fn behaved(&self) -> bool {
+        let Some(b) = self.behaviours.as_ref().filter(|b| b.settled()) else {
+            return false;
+        };
+        self.progress.line(format!(
+            "behaviour: {} candidates return the same on all {} calls, not what the code as it was returns; sampling stops",
+            b.agreeing(),
+            b.calls.len()
+        ));
+        true
+    }
+
+    /// What `text`, laid at the target's path, does on the `n` calls of `probe`.
+    async fn outcomes(
+        &self,
+        target: &Target,
+        probe: &pinned::Probe,
+        n: usize,
+        text: &str,
+    ) -> Vec<Option<pinned::Outcome>> {
+        let laid = [(target.path.as_path(), text)];
+        let output = self.verifier.output(&probe.command, &laid).await;
+        pinned::outcomes(
+            target.language,
+            &output.map(|(_, o)| o).unwrap_or_default(),
+            n,
+        )
+    }
+
     /// One model call, counted; its text (empty when the model failed).
     async fn ask(&mut self, req: &ChatRequest) -> String {
         self.used.ask(self.provider, req, &self.ctx.cancel).await
@@ -1021,7 +1162,8 @@ impl Run<'_> {
             return Some(Round::Signature(name));
         }
         // Candidates that agree may agree on failing the task's checks.
-        (self.claims.is_none() && pick::settled(baseline, &self.verdicts, &self.texts))
+        let behaved = self.behaviours.as_ref().is_some_and(|b| b.settled());
+        (self.claims.is_none() && (behaved || pick::settled(baseline, &self.verdicts, &self.texts)))
             .then_some(Round::Settled)
     }
 
@@ -1131,6 +1273,9 @@ impl Run<'_> {
             self.answers.push(answer);
             if fresh && safe && !self.claimed() {
                 self.claim(target, self.texts.len() - 1).await;
+            }
+            if safe {
+                self.behave(target, self.texts.len() - 1).await;
             }
         }
         self.progress.line(format!(

@@ -132,7 +132,7 @@ pub fn settled(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> bo
 
 /// Identical safe candidates that settle the pick: with the six samples asked for by
 /// default, the rest could at most tie them.
-const SETTLED: usize = 3;
+pub const SETTLED: usize = 3;
 
 /// The choice among `verdicts` (with the candidates' `texts`), when there is one.
 pub fn pick(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> Option<Choice> {
