@@ -126,6 +126,89 @@ pub fn only_in_args(task: &str) -> Vec<String> {
     out
 }
 
+/// The identifiers of the parameter list that follows byte `after` of `text` (a
+/// function's name): parameters and their types. Rust's generics between the name
+/// and the list are skipped; `None` when no list follows.
+fn parameter_words(text: &str, after: usize) -> Option<Vec<String>> {
+    let rest = text.get(after..)?;
+    let (mut angle, mut open) = (0i32, None);
+    for (i, c) in rest.char_indices() {
+        match c {
+            '<' => angle += 1,
+            '>' => angle -= 1,
+            '(' if angle <= 0 => {
+                open = Some(i);
+                break;
+            }
+            '{' | ';' | ':' | '=' if angle <= 0 => return None,
+            _ => {}
+        }
+    }
+    let open = open?;
+    let mut depth = 0i32;
+    let mut end = None;
+    for (i, c) in rest[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(open + i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let list = &rest[open + 1..end?];
+    Some(
+        list.split(|c: char| !super::mention::is_ident_char(c))
+            .filter(|w| super::mention::is_identifier(w))
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+/// The parameters (and their types) of the functions `words` names, each with its
+/// function: a name the task writes that is a parameter of a function it names
+/// ("instead of (addr string, …)") is that parameter, not a function elsewhere that
+/// bears its name (`addr` in another package).
+fn parameters_of_named(
+    sources: &[PathBuf],
+    index: &agentls_index::Index,
+    store: &agentls_text::DocumentStore,
+    limits: &ReadLimits,
+    words: &[String],
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for path in sources {
+        let named: Vec<Symbol> = index
+            .file_symbols(path)
+            .into_iter()
+            .filter(|s| matches!(s.kind, SymbolKind::Function | SymbolKind::Method))
+            .filter(|s| words.iter().any(|w| w.as_str() == &*s.name))
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        let Ok(src) = store.read(path, limits) else {
+            continue;
+        };
+        let text = src.rope.to_string();
+        for sym in named {
+            let Some(after) = byte_offset(&text, sym.name_span.end) else {
+                continue;
+            };
+            for p in parameter_words(&text, after).unwrap_or_default() {
+                if p != *sym.name && !out.iter().any(|(q, o)| *q == p && *o == *sym.name) {
+                    out.push((p, sym.name.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The files and folders the task forbids changing ("Do not change slug.py", "without
 /// changing src/", "do not change anything under src/"): paths as written, a folder
 /// ending in `/`. Never targets.
@@ -242,6 +325,7 @@ pub fn localise(
         .map(|p| p.to_path_buf())
         .collect();
     sources.sort();
+    let parameters = parameters_of_named(&sources, index, store, limits, &words);
     // Each function: (score, why), then grouped by file.
     let mut scored: Vec<(i32, Symbol, bool, String)> = Vec::new();
     for path in &sources {
@@ -260,7 +344,8 @@ pub fn localise(
             }
             let stub = agentls_index::stub::is_stub(sym.language, &text, sym.name_span.start);
             let named = words.iter().any(|w| w.as_str() == &*sym.name)
-                && !in_args.iter().any(|a| a.as_str() == &*sym.name);
+                && !in_args.iter().any(|a| a.as_str() == &*sym.name)
+                && !parameters.iter().any(|(p, _)| *p == *sym.name);
             let mut score = 0;
             let mut why = Vec::new();
             if named {
@@ -434,6 +519,60 @@ mod tests {
         for want in ["calc", "add", "versions", "Index", "returns"] {
             assert!(w.iter().any(|x| x == want), "{want} in {w:?}");
         }
+    }
+
+    #[test]
+    fn parameter_lists_are_read_after_the_name() {
+        let go = "func NewServer(addr string, timeout time.Duration) *Server {";
+        assert_eq!(
+            parameter_words(go, "func NewServer".len()).unwrap(),
+            ["addr", "string", "timeout", "time", "Duration"]
+        );
+        let rust = "fn sums<T: Into<u64>>(xs: &[T], width: usize) -> Vec<u64> {";
+        assert_eq!(
+            parameter_words(rust, "fn sums".len()).unwrap(),
+            ["xs", "T", "width", "usize"]
+        );
+        assert_eq!(
+            parameter_words("class Shape:\n    def area(self):", 11),
+            None
+        );
+    }
+
+    /// The task shows the old parameter list in prose parentheses, which the call scan
+    /// does not read as arguments: `addr`, a function in another package, is still
+    /// not a target, because it is a parameter of `NewServer`, which the task names.
+    #[test]
+    fn a_parameter_of_a_function_the_task_names_is_no_target() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/tasks/go-signature/repo")
+            .canonicalize()
+            .unwrap();
+        let mut index = agentls_index::Index::default();
+        for (path, text) in super::super::fixtures::repo_files("go-signature") {
+            index.update_file(&path.canonicalize().unwrap(), &text);
+        }
+        let store = agentls_text::DocumentStore::default();
+        let task = "NewServer takes too many arguments. Instead of (addr string, timeoutSeconds int, verbose bool) it should take a Config struct with Addr, Timeout and Verbose; update the callers.";
+        assert!(
+            only_in_args(task).is_empty(),
+            "prose parentheses: {:?}",
+            only_in_args(task)
+        );
+        let targets = localise(&root, &index, &store, &ReadLimits::default(), task);
+        let names: Vec<String> = targets
+            .iter()
+            .map(|t| match &t.scope {
+                Scope::Function { name, .. } => name.clone(),
+                Scope::File => t.path.display().to_string(),
+            })
+            .collect();
+        assert_eq!(
+            names.first().map(String::as_str),
+            Some("NewServer"),
+            "{names:?}"
+        );
+        assert!(!names.iter().any(|n| n == "addr"), "{names:?}");
     }
 
     #[test]
