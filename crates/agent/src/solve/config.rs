@@ -79,6 +79,27 @@ impl SolveConfig {
 }
 
 impl SolveConfig {
+    /// [`SolveConfig::another`] for a target that shares the time with one after it:
+    /// past `samples`, no candidate once its `share` ends (the next target's first
+    /// samples are worth more than this one's twentieth).
+    pub(super) fn another_within(
+        &self,
+        i: usize,
+        started: Instant,
+        share: Option<Instant>,
+    ) -> bool {
+        self.another(i, started)
+            && (i < self.samples.max(1) || share.is_none_or(|end| Instant::now() < end))
+    }
+
+    /// Where the first of two targets' share of the time ends: halfway to the
+    /// deadline.
+    pub(super) fn halfway(&self) -> Option<Instant> {
+        let now = Instant::now();
+        self.deadline
+            .map(|d| now + d.saturating_duration_since(now) / 2)
+    }
+
     /// How many samples from candidate `i` on are decoded together: the greedy one
     /// alone (it copies the original through prompt-lookup drafts and is often
     /// right), then the rest of `samples` in one batch, at most [`MAX_WIDTH`]; past
@@ -130,6 +151,11 @@ mod tests {
         c.deadline = Some(Instant::now() + Duration::from_secs(100));
         assert!(c.another(6, started));
         assert!(!c.another(6 * MORE_SAMPLES, started));
+        // A second target waiting: past `samples`, not once the first's share ended.
+        let share = Instant::now().checked_sub(Duration::from_secs(1));
+        assert!(c.another_within(5, started, share), "below `samples`");
+        assert!(!c.another_within(6, started, share));
+        assert!(c.another_within(6, started, c.halfway()));
         c.deadline = Some(Instant::now() + Duration::from_secs(20));
         assert!(!c.another(6, started));
         assert!(c.another(5, started), "below `samples`: room for this one");

@@ -277,13 +277,23 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         behaviours: None,
         watched: false,
         asserted: None,
+        share: None,
     };
     let mut answer = None;
     // The best two targets at most: each costs a round of samples.
-    for target in targets.iter().take(2) {
+    let tried = targets.len().min(2);
+    for (k, target) in targets.iter().take(tried).enumerate() {
         if ctx.cancel.is_cancelled() {
             break;
         }
+        // With a second target waiting, the first keeps its `samples` but only half
+        // the time left for more: a wrong first target sampled to the deadline and
+        // left the right one none.
+        run.share = if k + 1 < tried {
+            config.halfway()
+        } else {
+            None
+        };
         if let Some(done) = run.target(task, target, tests).await {
             answer = Some(done);
             break;
@@ -340,6 +350,8 @@ struct Run<'a> {
     watched: bool,
     /// The code of the model's assertions answer for the current target, once asked.
     asserted: Option<String>,
+    /// When the current target's time past `samples` ends, if another target follows.
+    share: Option<Instant>,
 }
 
 /// Checks from the task's values ([`claims`]) kept for a target: those the code as it
@@ -385,7 +397,7 @@ impl Run<'_> {
         }
         let sampling = Instant::now();
         let mut i = 0;
-        while choice.is_none() && self.config.another(i, sampling) {
+        while choice.is_none() && self.config.another_within(i, sampling, self.share) {
             let width = self.config.width(i);
             let asked = Ask {
                 req: &req,
@@ -412,7 +424,7 @@ impl Run<'_> {
                 Round::Done => {}
             }
             // Between rounds, while more will follow: what the candidates do.
-            if self.config.another(i, sampling) {
+            if self.config.another_within(i, sampling, self.share) {
                 self.watch(task, target, &baseline).await;
                 if self.claims.is_none() && self.behaved() {
                     break;
