@@ -837,6 +837,44 @@ async fn a_cli_option_is_written_into_the_script_whole() {
     assert_eq!(run(&["--blank"]), "3\n");
 }
 
+/// Where nothing fails before, a sampled candidate that no other sample agrees with
+/// is not landed: it passes only what the code passed already, and nothing else says
+/// it is right. The other samples change nothing; the pipeline says why it landed
+/// none, and the workspace is as it was.
+#[tokio::test]
+async fn a_lone_candidate_that_passes_only_what_passed_before_is_not_landed() {
+    let new = format!("```python\n{COUNT_NEW}```");
+    let same = format!("```python\n{COUNT}```");
+    let Some((status, report, plans, _, ws)) = run_python(
+        &[("count.py", COUNT)],
+        "count.py should skip blank lines unless it's given a --blank switch",
+        // Past `samples`, sampling goes on while no candidate is chosen (the
+        // session's budget leaves time), up to four times as many.
+        &[
+            &[new.as_str()][..],
+            &[same.as_str(); 11],
+            &["No change made."],
+        ]
+        .concat(),
+        SolveConfig {
+            samples: 3,
+            together: false,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert_eq!(report.candidates.len(), 12, "{report:#?}");
+    assert!(!report.landed, "{report:#?}");
+    assert!(report.reason.contains("no 2 agree"), "{}", report.reason);
+    assert!(plans.is_empty(), "{plans:?}");
+    let text = std::fs::read_to_string(ws.path().join("count.py")).unwrap();
+    assert_eq!(text, COUNT);
+}
+
 const NAMES: &str = "TAKEN = {\"root\", \"admin\"}\n\n\ndef register(name):\n    if not free(name):\n        raise ValueError(\"Bad name\")\n    return name\n\n\ndef free(name):\n    return name not in TAKEN\n\n\ndef check_all(names):\n    return [\"Bad name: %s\" % n for n in names if not free(n)]\n";
 const NAMES_TESTS: &str = "import unittest\n\nfrom accounts.names import check_all, register\n\n\nclass T(unittest.TestCase):\n    def test_register(self):\n        self.assertEqual(register(\"ann\"), \"ann\")\n        with self.assertRaisesRegex(ValueError, \"Bad name\"):\n            register(\"root\")\n\n    def test_check(self):\n        self.assertEqual(check_all([\"x\", \"admin\"]), [\"Bad name: admin\"])\n";
 

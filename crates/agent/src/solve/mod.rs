@@ -440,7 +440,8 @@ impl Run<'_> {
             self.judged(t0, &before);
         }
         if choice.is_none() {
-            choice = pick::pick(&baseline, &self.verdicts, &self.texts);
+            choice = pick::pick(&baseline, &self.verdicts, &self.texts)
+                .filter(|c| pick::agreed(c, self.config.samples));
         }
         if choice.is_none() && pick::something_fails(&baseline) {
             choice = self.repair(&req, target, &baseline, first).await;
@@ -448,8 +449,13 @@ impl Run<'_> {
         let Some(choice) = choice else {
             self.report.reason = if pick::something_fails(&baseline) {
                 "no candidate made the failing checks pass".into()
-            } else {
+            } else if pick::safe(&baseline, &self.verdicts).is_empty() {
                 "no candidate changed the code and passed every check".into()
+            } else {
+                format!(
+                    "candidates pass every check, as the code did before, but no {} agree and nothing else tells them apart: none is landed",
+                    pick::AGREED
+                )
             };
             return None;
         };
@@ -533,6 +539,7 @@ impl Run<'_> {
             self.most_claims()
         } else {
             pick::pick(baseline, &self.verdicts, &self.texts)
+                .filter(|c| pick::agreed(c, self.config.samples))
         }
     }
 

@@ -3,6 +3,8 @@
 //! nothing failed to begin with (no tests, or tests that already pass: the task's
 //! check is elsewhere), the candidates that break nothing vote: identical outputs
 //! (up to whitespace) count together, the most common wins, ties to the earliest.
+//! Among sampled candidates, one that no other sample agrees with is no choice
+//! ([`agreed`]); a change made without the model lands when it breaks nothing.
 
 use super::verify::Verdict;
 
@@ -134,6 +136,19 @@ pub fn settled(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> bo
 /// default, the rest could at most tie them.
 pub const SETTLED: usize = 3;
 
+/// Samples that must agree for a vote among sampled candidates to choose. A lone
+/// candidate that passes checks the code passed before says nothing about the task:
+/// of the 16 the suite's runs landed so (one of one, or one each of several), none
+/// passed the task's hidden check, where 23 of 52 chosen by two or more did
+/// (docs/results.md).
+pub const AGREED: usize = 2;
+
+/// Whether a sampled candidate's `choice` stands: a vote needs [`AGREED`] samples,
+/// or all of them where fewer were asked for (`samples = 1` asks for no vote).
+pub fn agreed(choice: &Choice, samples: usize) -> bool {
+    !matches!(choice, Choice::Majority { votes, .. } if *votes < AGREED.min(samples.max(1)))
+}
+
 /// The choice among `verdicts` (with the candidates' `texts`), when there is one.
 pub fn pick(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> Option<Choice> {
     if let Some(i) = verdicts.iter().position(|v| turns_green(baseline, v)) {
@@ -219,6 +234,9 @@ mod tests {
                 of: 1
             })
         );
+        // Sampled, alone, it is no choice: nothing but itself says it is right.
+        assert!(!agreed(choice.as_ref().unwrap(), 6));
+        assert!(agreed(&choice.unwrap(), 1), "one sample asked for: no vote");
         assert!(breaks(&base, &v(0, Some(false), None)));
         assert!(breaks(
             &v(0, Some(false), Some((1, 1))),
@@ -247,15 +265,19 @@ mod tests {
                 of: 3
             })
         );
+        assert!(agreed(&pick(&base, &cands, &texts).unwrap(), 6));
+        // No two agree: no sampled choice.
         let texts = vec!["p".to_owned(), "q".into()];
+        let choice = pick(&base, &[ok.clone(), ok], &texts).unwrap();
         assert_eq!(
-            pick(&base, &[ok.clone(), ok], &texts),
-            Some(Choice::Majority {
+            choice,
+            Choice::Majority {
                 index: 0,
                 votes: 1,
                 of: 2
-            })
+            }
         );
+        assert!(!agreed(&choice, 6));
     }
 
     #[test]
