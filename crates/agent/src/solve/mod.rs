@@ -447,55 +447,12 @@ impl Run<'_> {
             choice = self.repair(&req, target, &baseline, first).await;
         }
         let Some(choice) = choice else {
-            self.report.reason = if pick::something_fails(&baseline) {
-                "no candidate made the failing checks pass".into()
-            } else if pick::safe(&baseline, &self.verdicts).is_empty() {
-                "no candidate changed the code and passed every check".into()
-            } else {
-                format!(
-                    "candidates pass every check, as the code did before, but no {} agree and nothing else tells them apart: none is landed",
-                    pick::AGREED
-                )
-            };
+            self.report.reason = pick::unchosen(&baseline, &self.verdicts);
             return None;
         };
         let chosen = self.numbers[choice.index()];
         self.report.chosen = Some(chosen);
-        self.report.reason = match &choice {
-            pick::Choice::Green(_) => format!(
-                "candidate {} turns the failing checks green and breaks nothing",
-                chosen + 1
-            ),
-            pick::Choice::Majority { votes, of, .. } => {
-                format!(
-                    "nothing failed before; {votes} of {of} candidates that pass every check agree on candidate {}",
-                    chosen + 1
-                )
-            }
-            pick::Choice::Judged { wins, of, .. } => format!(
-                "nothing failed before; where the candidates return different values, the model finds candidate {}'s most likely in {wins} of {of} calls",
-                chosen + 1
-            ),
-            pick::Choice::Examples { passed, of, .. } => format!(
-                "nothing failed before; of the candidates that differ, only candidate {}'s text passes {passed} of the {of} examples the task and the docs give",
-                chosen + 1
-            ),
-            pick::Choice::Claimed { passed, of, .. } if passed == of => format!(
-                "nothing failed before; candidate {} passes every check and the {of} check(s) the model wrote from the task's values, which the code as it was fails",
-                chosen + 1
-            ),
-            pick::Choice::Claimed { passed, of, .. } => format!(
-                "nothing failed before; no candidate passes all {of} checks the model wrote from the task's values that the code as it was fails; candidate {} passes the most ({passed})",
-                chosen + 1
-            ),
-            pick::Choice::Agreed {
-                size, passed, of, ..
-            } => format!(
-                "nothing failed before; candidate {} and {} other(s) pass the same {passed} of the model's {of} assertions that the code as it was fails, the best agreement",
-                chosen + 1,
-                size - 1
-            ),
-        };
+        self.report.reason = choice.reason(chosen);
         let text = self.texts[choice.index()].clone();
         if let Some(name) = self.changed_signature(target, &text) {
             self.report.reason = format!(

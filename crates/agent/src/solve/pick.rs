@@ -81,6 +81,46 @@ impl Choice {
             | Choice::Judged { index: i, .. } => *i,
         }
     }
+
+    /// Why this choice was made, for the report, of the candidate numbered `chosen`
+    /// (from 0) in it.
+    pub fn reason(&self, chosen: usize) -> String {
+        match self {
+            Choice::Green(_) => format!(
+                "candidate {} turns the failing checks green and breaks nothing",
+                chosen + 1
+            ),
+            Choice::Majority { votes, of, .. } => {
+                format!(
+                    "nothing failed before; {votes} of {of} candidates that pass every check agree on candidate {}",
+                    chosen + 1
+                )
+            }
+            Choice::Judged { wins, of, .. } => format!(
+                "nothing failed before; where the candidates return different values, the model finds candidate {}'s most likely in {wins} of {of} calls",
+                chosen + 1
+            ),
+            Choice::Examples { passed, of, .. } => format!(
+                "nothing failed before; of the candidates that differ, only candidate {}'s text passes {passed} of the {of} examples the task and the docs give",
+                chosen + 1
+            ),
+            Choice::Claimed { passed, of, .. } if passed == of => format!(
+                "nothing failed before; candidate {} passes every check and the {of} check(s) the model wrote from the task's values, which the code as it was fails",
+                chosen + 1
+            ),
+            Choice::Claimed { passed, of, .. } => format!(
+                "nothing failed before; no candidate passes all {of} checks the model wrote from the task's values that the code as it was fails; candidate {} passes the most ({passed})",
+                chosen + 1
+            ),
+            Choice::Agreed {
+                size, passed, of, ..
+            } => format!(
+                "nothing failed before; candidate {} and {} other(s) pass the same {passed} of the model's {of} assertions that the code as it was fails, the best agreement",
+                chosen + 1,
+                size - 1
+            ),
+        }
+    }
 }
 
 /// Whether `baseline` has a check that fails: one a candidate can turn green.
@@ -135,6 +175,19 @@ pub fn settled(baseline: &Verdict, verdicts: &[Verdict], texts: &[String]) -> bo
 /// Identical safe candidates that settle the pick: with the six samples asked for by
 /// default, the rest could at most tie them.
 pub const SETTLED: usize = 3;
+
+/// Why no candidate was chosen, from the `baseline` and the candidates' `verdicts`.
+pub fn unchosen(baseline: &Verdict, verdicts: &[Verdict]) -> String {
+    if something_fails(baseline) {
+        "no candidate made the failing checks pass".into()
+    } else if safe(baseline, verdicts).is_empty() {
+        "no candidate changed the code and passed every check".into()
+    } else {
+        format!(
+            "candidates pass every check, as the code did before, but no {AGREED} agree and nothing else tells them apart: none is landed"
+        )
+    }
+}
 
 /// Samples that must agree for a vote among sampled candidates to choose. A lone
 /// candidate that passes checks the code passed before says nothing about the task:
