@@ -9,10 +9,8 @@
 //! that chooses among programs: CodeT, MBR-exec), and sampling stops. The pick after
 //! it is the usual one (examples, then the judge), among fewer candidates.
 
+use super::pick::SETTLED;
 use super::pinned::{Outcome, Probe};
-
-/// Samples that behave alike and settle the pick: as many as identical texts do.
-pub const SETTLED: usize = super::pick::SETTLED;
 
 /// The calls probed for a target, and what each probed candidate returned on them.
 pub struct Behaviours {

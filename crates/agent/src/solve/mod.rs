@@ -275,7 +275,6 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         claims: None,
         claim_passes: Vec::new(),
         behaviours: None,
-        watched: false,
         asserted: None,
         share: None,
     };
@@ -346,9 +345,8 @@ struct Run<'a> {
     /// What the current target's candidates return on the model's assertions' calls,
     /// once two different ones pass ([`behaviour`]).
     behaviours: Option<behaviour::Behaviours>,
-    /// Whether the current target's behaviours were asked for (once a target).
-    watched: bool,
-    /// The code of the model's assertions answer for the current target, once asked.
+    /// The code of the model's assertions answer for the current target, once asked
+    /// (during sampling, only by [`Run::watch`], once a target).
     asserted: Option<String>,
     /// When the current target's time past `samples` ends, if another target follows.
     share: Option<Instant>,
@@ -389,7 +387,7 @@ impl Run<'_> {
         self.numbers.clear();
         self.verdicts.clear();
         self.answers.clear();
-        (self.behaviours, self.watched, self.asserted) = (None, false, None);
+        (self.behaviours, self.asserted) = (None, None);
         self.claims_for(task, target, &baseline).await;
         let mut choice = None;
         if self.fim(target, &baseline, first).await || self.claimed() {
@@ -426,7 +424,7 @@ impl Run<'_> {
             // Between rounds, while more will follow: what the candidates do.
             if self.config.another_within(i, sampling, self.share) {
                 self.watch(task, target, &baseline).await;
-                if self.claims.is_none() && self.behaved() {
+                if self.behaved() {
                     break;
                 }
             }
@@ -440,8 +438,7 @@ impl Run<'_> {
             self.judged(t0, &before);
         }
         if choice.is_none() {
-            choice = pick::pick(&baseline, &self.verdicts, &self.texts)
-                .filter(|c| pick::agreed(c, self.config.samples));
+            choice = self.chosen(&baseline);
         }
         if choice.is_none() && pick::something_fails(&baseline) {
             choice = self.repair(&req, target, &baseline, first).await;
@@ -857,10 +854,19 @@ impl Run<'_> {
             if self.ctx.cancel.is_cancelled() {
                 return None;
             }
-            let laid = [(target.path.as_path(), self.texts[i].as_str())];
-            let output = self.verifier.output(&probe.command, &laid).await;
-            let output = output.map(|(_, o)| o).unwrap_or_default();
-            outcomes.push(pinned::outcomes(lang, &output, calls.len()));
+            // The same calls as while sampling (the same answer, arity and layout):
+            // what a candidate returned then is not run again.
+            let known = self
+                .behaviours
+                .as_ref()
+                .and_then(|b| b.known(|j| self.texts[j] == self.texts[i]));
+            outcomes.push(match known {
+                Some(known) => known,
+                None => {
+                    self.outcomes(target, &probe, calls.len(), &self.texts[i])
+                        .await
+                }
+            });
         }
         let disputes = judge::disputes(&calls, &outcomes);
         if disputes.is_empty() {
@@ -938,7 +944,7 @@ impl Run<'_> {
             return;
         };
         let lang = target.language;
-        if self.watched
+        if self.asserted.is_some()
             || self.claims.is_some()
             || pick::something_fails(baseline)
             || !judge::supported(lang)
@@ -956,7 +962,6 @@ impl Run<'_> {
         if changed.len() < 2 {
             return;
         }
-        self.watched = true;
         let (t0, before) = (Instant::now(), self.spent());
         let code = self.asserted(task, target, name).await;
         let calls = judge::calls(&code, name, characterise::arity(lang, &target.text, name));
