@@ -541,7 +541,8 @@ mod tests {
 
     /// The task shows the old parameter list in prose parentheses, which the call scan
     /// does not read as arguments: `addr`, a function in another package, is still
-    /// not a target, because it is a parameter of `NewServer`, which the task names.
+    /// not a target, because it is a parameter of `NewServer`, which the task names;
+    /// so too in three other phrasings that write `addr` outside any parentheses.
     #[test]
     fn a_parameter_of_a_function_the_task_names_is_no_target() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -559,20 +560,28 @@ mod tests {
             "prose parentheses: {:?}",
             only_in_args(task)
         );
-        let targets = localise(&root, &index, &store, &ReadLimits::default(), task);
-        let names: Vec<String> = targets
-            .iter()
-            .map(|t| match &t.scope {
-                Scope::Function { name, .. } => name.clone(),
-                Scope::File => t.path.display().to_string(),
-            })
-            .collect();
-        assert_eq!(
-            names.first().map(String::as_str),
-            Some("NewServer"),
-            "{names:?}"
-        );
-        assert!(!names.iter().any(|n| n == "addr"), "{names:?}");
+        // The same request put three other ways, `addr` outside any parentheses.
+        for task in [
+            task,
+            "Change NewServer so it accepts a Config struct rather than addr, timeoutSeconds and verbose; fix every caller.",
+            "Please replace the addr/timeoutSeconds/verbose parameters of NewServer with one Config value (Addr, Timeout, Verbose) and update its callers.",
+            "The three arguments addr, timeoutSeconds and verbose of srv.NewServer should become fields of a new Config struct.",
+        ] {
+            let targets = localise(&root, &index, &store, &ReadLimits::default(), task);
+            let names: Vec<String> = targets
+                .iter()
+                .map(|t| match &t.scope {
+                    Scope::Function { name, .. } => name.clone(),
+                    Scope::File => t.path.display().to_string(),
+                })
+                .collect();
+            assert_eq!(
+                names.first().map(String::as_str),
+                Some("NewServer"),
+                "{task}: {names:?}"
+            );
+            assert!(!names.iter().any(|n| n == "addr"), "{task}: {names:?}");
+        }
     }
 
     #[test]
