@@ -20,6 +20,7 @@ use agentls_text::DocUri;
 use agentls_tools::{EditSink, ToolError};
 use async_trait::async_trait;
 use common::provider;
+use serde_json::json;
 
 const CALC: &str = "def sub(a, b):\n    return a - b\n\n\ndef add(a, b):\n    return a - b\n";
 const TESTS: &str = "import unittest\n\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n";
@@ -326,6 +327,20 @@ async fn run_python_with(
 /// with its version argument to tell whether it is installed): `None` when it is
 /// not (outside CI only).
 async fn run_with(
+    program: (&str, &str),
+    files: &[(&str, &str)],
+    task: &str,
+    turns: Vec<Turn>,
+    solve: SolveConfig,
+    wrap: fn(Arc<dyn Provider>) -> Arc<dyn Provider>,
+) -> Ran {
+    let solver = Solver::Pipeline;
+    run_as(solver, program, files, task, turns, solve, wrap).await
+}
+
+/// [`run_with`] on a profile whose `solver` is `solver`.
+async fn run_as(
+    solver: Solver,
     (program, version): (&str, &str),
     files: &[(&str, &str)],
     task: &str,
@@ -363,8 +378,10 @@ async fn run_with(
         files: plans.clone(),
     });
     let tap: Arc<Mutex<Option<SolveReport>>> = Arc::default();
+    // `auto` takes the pipeline for the lean profile's (embedded) models.
     let profile = ModelProfile {
-        solver: Solver::Pipeline,
+        solver,
+        lean_tools: solver == Solver::Auto,
         ..ModelProfile::default()
     };
     let mut options = HeadlessOptions::new(root.clone());
@@ -873,6 +890,119 @@ async fn a_lone_candidate_that_passes_only_what_passed_before_is_not_landed() {
     assert!(plans.is_empty(), "{plans:?}");
     let text = std::fs::read_to_string(ws.path().join("count.py")).unwrap();
     assert_eq!(text, COUNT);
+}
+
+/// With `solver = "auto"`, a pipeline that drew candidates and verified none ends the
+/// turn saying so: the tool loop after it (on the suite, it solved none of the tasks
+/// the embedded models failed and made unverified edits) never runs, and the
+/// workspace is as it was. With `pipeline`, the test above, the loop takes its turn.
+#[tokio::test]
+async fn an_auto_session_whose_candidates_all_fail_says_so_and_runs_no_loop() {
+    let new = format!("```python\n{COUNT_NEW}```");
+    let same = format!("```python\n{COUNT}```");
+    let mut turns: Vec<Turn> = [&[new.as_str()][..], &[same.as_str(); 11]]
+        .concat()
+        .into_iter()
+        .map(Turn::text)
+        .collect();
+    // What the loop would do next: an edit no check verified.
+    turns.push(Turn::default().tool_call(
+        "w1",
+        "write_file",
+        json!({"path": "count.py", "content": "print('junk')\n"}),
+    ));
+    turns.push(Turn::text("Done."));
+    let Some((status, report, plans, server, ws)) = run_as(
+        Solver::Auto,
+        ("python3", "--version"),
+        &[("count.py", COUNT)],
+        "count.py should skip blank lines unless it's given a --blank switch",
+        turns,
+        SolveConfig {
+            samples: 3,
+            together: false,
+            ..SolveConfig::default()
+        },
+        |p| p,
+    )
+    .await
+    else {
+        return;
+    };
+    let Status::Done { answer } = &status else {
+        panic!("{status:?}");
+    };
+    assert!(
+        answer.starts_with("No change made: candidates pass every check"),
+        "{answer}"
+    );
+    assert!(answer.contains("no 2 agree"), "{answer}");
+    assert!(
+        answer.contains("The rewrite tried count.py: the task names it (1/12 candidates compile"),
+        "{answer}"
+    );
+    assert!(!report.landed, "{report:#?}");
+    assert_eq!(server.remaining_turns(), 2, "the loop ran");
+    assert!(plans.is_empty(), "{plans:?}");
+    let text = std::fs::read_to_string(ws.path().join("count.py")).unwrap();
+    assert_eq!(text, COUNT);
+}
+
+const UPLOADER: &str = "from batching import batches\n\n\ndef upload(records, send, size=10):\n    sent = batches(records, size)\n    for b in sent:\n        send(b)\n    return len(sent)\n";
+const BATCHING: &str = "def batches(items, size):\n    out = []\n    start = 0\n    while start + size < len(items):\n        out.append(items[start:start + size])\n        start += size\n    return out\n";
+const BATCHING_FIXED: &str = "def batches(items, size):\n    out = []\n    start = 0\n    while start < len(items):\n        out.append(items[start:start + size])\n        start += size\n    return out\n";
+const UPLOADER_TESTS: &str = "import unittest\n\nfrom uploader import upload\n\n\nclass T(unittest.TestCase):\n    def test_last(self):\n        sent = []\n        self.assertEqual(upload(list(range(25)), sent.append), 3)\n        self.assertEqual(sent[-1], list(range(20, 25)))\n";
+
+/// The file the task names is left as it was by the samples (two change nothing, one
+/// does not parse: the model sees nothing wrong in it): the function it calls in
+/// another file is the next target, found through the index, and its fix lands
+/// there; the named file stays as it was.
+#[tokio::test]
+async fn a_target_every_sample_leaves_as_it_was_hands_over_to_what_it_calls() {
+    let same = format!("```python\n{UPLOADER}```");
+    let fixed = format!("```python\n{BATCHING_FIXED}```");
+    let broken = "```python\ndef upload(records, send, size=10:\n    pass\n```";
+    let Some((status, report, plans, _, ws)) = run_python(
+        &[
+            ("uploader.py", UPLOADER),
+            ("batching.py", BATCHING),
+            ("tests/__init__.py", ""),
+            ("tests/test_uploader.py", UPLOADER_TESTS),
+        ],
+        "Uploads through uploader.py never send their final records: 25 of them, 10 at a time, go out as two requests, not three. Fix it.",
+        // Two answers change nothing, one does not parse: nothing to change there.
+        &[same.as_str(), broken, same.as_str(), fixed.as_str()],
+        SolveConfig {
+            samples: 3,
+            together: false,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert_eq!(report.candidates.len(), 4, "{report:#?}");
+    assert!(
+        report
+            .targets
+            .iter()
+            .any(|t| t.starts_with("batching.py: `batches`: uploader.py calls it")),
+        "{:?}",
+        report.targets
+    );
+    assert_eq!(plans, [1], "{plans:?}");
+    let root = ws.path();
+    assert_eq!(
+        std::fs::read_to_string(root.join("batching.py")).unwrap(),
+        BATCHING_FIXED
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("uploader.py")).unwrap(),
+        UPLOADER
+    );
 }
 
 const NAMES: &str = "TAKEN = {\"root\", \"admin\"}\n\n\ndef register(name):\n    if not free(name):\n        raise ValueError(\"Bad name\")\n    return name\n\n\ndef free(name):\n    return name not in TAKEN\n\n\ndef check_all(names):\n    return [\"Bad name: %s\" % n for n in names if not free(n)]\n";

@@ -94,7 +94,10 @@ pub struct ModelProfile {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Solver {
-    /// The pipeline for lean-profile models, the tool loop for the others.
+    /// The pipeline for lean-profile models, the tool loop for the others. A
+    /// pipeline that drew candidates and verified none ends the turn saying so: the
+    /// loop after it solved none of the suite's tasks on the embedded models and made
+    /// unverified edits.
     #[default]
     Auto,
     /// Always the tool loop.

@@ -92,6 +92,18 @@ impl SolveConfig {
             && (i < self.samples.max(1) || share.is_none_or(|end| Instant::now() < end))
     }
 
+    /// Whether the repair round (two answers) fits before the deadline at the pace
+    /// of the `i` candidates sampled since `started`: one cut off by the deadline is
+    /// lost, and the time it took is not the next target's (go-lru's repair began
+    /// 5 s before the pipeline's deadline and ran 22 s past it, to the time limit).
+    pub(super) fn repair_fits(&self, i: usize, started: Instant) -> bool {
+        let Some(deadline) = self.deadline else {
+            return true;
+        };
+        let each = started.elapsed() / u32::try_from(i.max(1)).unwrap_or(u32::MAX);
+        Instant::now() + each * 2 < deadline
+    }
+
     /// Where the first of two targets' share of the time ends: halfway to the
     /// deadline.
     pub(super) fn halfway(&self) -> Option<Instant> {
@@ -168,5 +180,18 @@ mod tests {
         assert!(!c.another(1, started));
         c.deadline = Instant::now().checked_sub(Duration::from_secs(1));
         assert!(!c.another(0, started));
+    }
+
+    #[test]
+    fn the_repair_round_only_when_two_answers_fit_before_the_deadline() {
+        // Six candidates took a minute: ten seconds each, twenty for the repair.
+        let started = Instant::now().checked_sub(Duration::from_secs(60)).unwrap();
+        let mut c = SolveConfig::default();
+        assert!(c.repair_fits(6, started), "no deadline");
+        c.deadline = Some(Instant::now() + Duration::from_secs(30));
+        assert!(c.repair_fits(6, started));
+        c.deadline = Some(Instant::now() + Duration::from_secs(15));
+        assert!(!c.repair_fits(6, started));
+        assert!(c.repair_fits(12, started), "five seconds each");
     }
 }

@@ -167,7 +167,48 @@ pub fn fim_splice(target: &Target, prefix: &str, middle: &str, suffix: &str) -> 
         return None;
     }
     let new = format!("{prefix}{}{suffix}", middle.trim_start_matches([' ', '\t']));
-    (new != target.text).then_some(new)
+    (!same_code(target.language, &new, &target.text)).then_some(new)
+}
+
+/// Whether `a` and `b` differ only where no behaviour does: in Python, blank lines,
+/// trailing spaces and the annotations of `def` headers (a small model asked to fix
+/// a function may only add them: three such answers agreed and were landed as
+/// py-paginate's fix). Other languages' texts must be equal.
+pub fn same_code(lang: Language, a: &str, b: &str) -> bool {
+    a == b || (lang == Language::Python && python_shape(a) == python_shape(b))
+}
+
+/// Python `text`'s lines, indentation kept, blank lines and trailing spaces dropped,
+/// each `def` header on one line cut to its name and parameters' names, stars and
+/// defaults ([`python_parameters`]).
+fn python_shape(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut header: Option<(String, String)> = None;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let t = line.trim();
+        match header.as_mut() {
+            Some((_, h)) => {
+                h.push(' ');
+                h.push_str(t);
+            }
+            None if t.starts_with("def ") || t.starts_with("async def ") => {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                header = Some((indent.to_owned(), t.to_owned()));
+            }
+            None => {
+                out.push(line.trim_end().to_owned());
+                continue;
+            }
+        }
+        if t.ends_with(':')
+            && let Some((indent, h)) = header.take()
+        {
+            let h = h.split_whitespace().collect::<Vec<_>>().join(" ");
+            out.push(format!("{indent}{}", python_parameters(&h).unwrap_or(h)));
+        }
+    }
+    out.extend(header.map(|(indent, h)| format!("{indent}{h}")));
+    out
 }
 
 /// `req` for the sample with `seed`: greedy for the first, at `temperature` after.
@@ -220,7 +261,7 @@ pub fn code_of(answer: &str) -> String {
 }
 
 /// The file's new text with `code` in the target's place; `None` when the code is
-/// empty or leaves the file as it was.
+/// empty or leaves the file as it was ([`same_code`]).
 pub fn splice(target: &Target, code: &str) -> Option<String> {
     let code = code.trim_matches('\n').trim_end();
     if code.trim().is_empty() {
@@ -243,7 +284,7 @@ pub fn splice(target: &Target, code: &str) -> Option<String> {
             )
         }
     };
-    (new != target.text).then_some(new)
+    (!same_code(target.language, &new, &target.text)).then_some(new)
 }
 
 /// The definition of `name` in `code` when `code` holds more than it (small models
@@ -357,8 +398,10 @@ pub fn function_done(lang: Language, code: &str, name: &str, original: &str) -> 
 }
 
 /// The signature of the function `name` in the file `text`: its name through its
-/// parameters and result, whitespace collapsed; `None` when `text` does not define
-/// it. Two texts whose signatures differ change what callers must pass.
+/// parameters and result, whitespace collapsed (in Python, the parameters' names,
+/// stars and defaults only: annotations change nothing a caller passes, and a small
+/// model adds them to a function it fixes); `None` when `text` does not define it.
+/// Two texts whose signatures differ change what callers must pass.
 pub fn signature(lang: Language, text: &str, name: &str) -> Option<String> {
     let def = the_function(lang, text, name);
     let at = def.match_indices(name).map(|(i, _)| i).find(|&i| {
@@ -379,7 +422,74 @@ pub fn signature(lang: Language, text: &str, name: &str) -> Option<String> {
     } else {
         rest.find('{')?
     };
-    Some(rest[..end].split_whitespace().collect::<Vec<_>>().join(" "))
+    let sig = rest[..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(if lang == Language::Python {
+        python_parameters(&sig).unwrap_or(sig)
+    } else {
+        sig
+    })
+}
+
+/// `f(a: int, b: list[int] = [], *rest) -> int:` as `f(a, b=[], *rest)`; `None` when
+/// the parentheses do not close.
+fn python_parameters(sig: &str) -> Option<String> {
+    let open = sig.find('(')?;
+    let mut parts = Vec::new();
+    let (mut depth, mut quote, mut start) = (0usize, None::<char>, open + 1);
+    for (i, c) in sig.char_indices().skip_while(|(i, _)| *i <= open) {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')') if depth == 0 => {
+                parts.push(&sig[start..i]);
+                let params: Vec<String> = parts
+                    .iter()
+                    .map(|p| python_parameter(p))
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                return Some(format!("{}({})", &sig[..open], params.join(", ")));
+            }
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            (None, ',') if depth == 0 => {
+                parts.push(&sig[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// One parameter, `b: list[int] = []`, as `b=[]`.
+fn python_parameter(p: &str) -> String {
+    let (head, default) = match top_level_eq(p) {
+        Some(at) => (&p[..at], Some(p[at + 1..].trim())),
+        None => (p, None),
+    };
+    let name = head.split(':').next().unwrap_or(head).trim();
+    match default {
+        Some(d) => format!("{name}={d}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Where a parameter's default begins: its first `=` outside brackets and quotes.
+fn top_level_eq(p: &str) -> Option<usize> {
+    let (mut depth, mut quote) = (0usize, None::<char>);
+    for (i, c) in p.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            (None, '=') if depth == 0 => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `code` with the indentation of its first line taken off every line that has it.
@@ -629,14 +739,58 @@ mod tests {
         let py2 = "def fmt_time(t, seconds=False):\n    return str(t)\n";
         let py3 = "def fmt_time(t):\n    return repr(t)\n";
         let sig = |t: &str| signature(Language::Python, t, "fmt_time");
-        assert_eq!(sig(py).as_deref(), Some("fmt_time(t):"));
+        assert_eq!(sig(py).as_deref(), Some("fmt_time(t)"));
         assert_ne!(sig(py), sig(py2));
         assert_eq!(sig(py), sig(py3));
-        let go = "func (r *Registry) Lookup(name string) (*Entry, error) {\n\treturn nil, nil\n}\n";
+        // Annotations change nothing a caller passes; names, defaults and stars do.
+        let typed = "def fmt_time(t: float) -> str:\n    return str(t)\n";
+        assert_eq!(sig(py), sig(typed));
+        let many = |params: &str| {
+            signature(
+                Language::Python,
+                &format!("def f({params}):\n    pass\n"),
+                "f",
+            )
+        };
         assert_eq!(
-            signature(Language::Go, go, "Lookup").as_deref(),
-            Some("Lookup(name string) (*Entry, error)")
+            many("a, b: dict[str, int] = {\"x\": 1}, *rest, sep=', ', **kw").as_deref(),
+            Some("f(a, b={\"x\": 1}, *rest, sep=', ', **kw)")
         );
-        assert_eq!(signature(Language::Go, go, "Find"), None);
+        assert_eq!(many("a: int, b=2"), many("a, b: int = 2"));
+        assert_ne!(many("a, b=2"), many("a, b=3"));
+        assert_ne!(many("a, b"), many("a, c"));
+        assert_ne!(many("a, b"), many("a, *, b"));
+    }
+
+    #[test]
+    fn code_that_only_gains_annotations_or_blank_lines_is_the_same() {
+        let py = "def page_count(total, per_page):\n    return max(1, total // per_page)\n\n\nasync def f(\n    a,\n    b=1,\n):\n    pass\n";
+        let typed = "def page_count(total: int, per_page: int) -> int:\n    return max(1, total // per_page)\n\n\nasync def f(\n    a: str,\n    b: int = 1,\n) -> None:\n    pass\n";
+        assert!(same_code(Language::Python, py, typed));
+        // Indentation is code in Python.
+        let loop_ = "def f(xs):\n    for x in xs:\n        return x\n";
+        let out = "def f(xs):\n    for x in xs:\n        pass\n    return x\n";
+        assert!(!same_code(Language::Python, loop_, out));
+        let moved = "def f(xs):\n    for x in xs:\n        pass\n        return x\n";
+        assert!(!same_code(Language::Python, out, moved));
+        let fixed = typed.replace("total // per_page", "-(-total // per_page)");
+        assert!(!same_code(Language::Python, py, &fixed));
+        let renamed = py.replace("(total, per_page)", "(total, size)");
+        assert!(!same_code(Language::Python, py, &renamed));
+        // A candidate that only adds them is no change.
+        let file = "def page_count(total, per_page):\n    return max(1, total // per_page)\n\n\ndef page(n):\n    return n\n";
+        let t = target(file, "page_count");
+        let typed = "def page_count(total: int, per_page: int) -> int:\n    return max(1, total // per_page)";
+        assert_eq!(splice(&t, typed), None);
+        let fixed = "def page_count(total, per_page):\n    return max(1, -(-total // per_page))";
+        assert!(splice(&t, fixed).is_some());
+        // Elsewhere the texts must be equal.
+        let go = "func f() int {\n\treturn 1\n}\n";
+        assert!(!same_code(
+            Language::Go,
+            go,
+            "func f() int {\n    return 1\n}\n"
+        ));
+        assert!(same_code(Language::Go, go, go));
     }
 }

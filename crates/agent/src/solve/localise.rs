@@ -375,7 +375,7 @@ pub fn localise(
             "it is the workspace's only source file"
         };
         let pool = if named.len() == 1 { &named } else { &sources };
-        return single_file(root, pool, store, limits, why);
+        return single_file(pool, store, limits, why);
     };
     let path = best.path.to_path_buf();
     let Ok(src) = store.read(&path, limits) else {
@@ -434,7 +434,6 @@ pub fn named_files(sources: &[PathBuf], lower: &[String]) -> Vec<PathBuf> {
 
 /// The one short source file of `sources`, when there is only one, whole.
 fn single_file(
-    root: &Path,
     sources: &[PathBuf],
     store: &agentls_text::DocumentStore,
     limits: &ReadLimits,
@@ -453,17 +452,12 @@ fn single_file(
     if text.len() > WHOLE_FILE_CHARS {
         return Vec::new();
     }
-    let shown = path
-        .strip_prefix(root)
-        .unwrap_or(path)
-        .display()
-        .to_string();
     vec![Target {
         path: path.clone(),
         language,
         text,
         scope: Scope::File,
-        why: format!("{shown}: {why}"),
+        why: why.to_owned(),
     }]
 }
 

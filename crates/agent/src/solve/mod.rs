@@ -31,13 +31,15 @@
 //!
 //! Which way a session takes: [`agentls_model::ModelProfile::uses_pipeline`] (the
 //! profile's `solver`) and whether the task asks for a change ([`applies`]); then
-//! whether any strategy applies. When none does, or none verifies a candidate, the
-//! tool loop runs as before.
+//! whether any strategy applies. When none does, the tool loop runs as before; when
+//! candidates were drawn and none verified, `solver = "auto"` ends the turn with what
+//! was tried ([`report::Solved::refuted`]) and `pipeline` hands over to the loop.
 
 pub mod agreement;
 mod ask;
 mod batch;
 mod behaviour;
+mod callees;
 pub mod characterise;
 pub mod claims;
 mod config;
@@ -59,6 +61,7 @@ pub mod reword;
 pub(crate) mod strategy;
 pub mod verify;
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -270,7 +273,7 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         verdicts: Vec::new(),
         answers: Vec::new(),
         used: ModelUse::default(),
-        called_elsewhere,
+        called_elsewhere: called_elsewhere.clone(),
         judging: report::SolveTimings::default(),
         claims: None,
         claim_passes: Vec::new(),
@@ -280,23 +283,35 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
     };
     let mut answer = None;
     // The best two targets at most: each costs a round of samples.
-    let tried = targets.len().min(2);
-    for (k, target) in targets.iter().take(tried).enumerate() {
+    let mut queue: VecDeque<Target> = targets.iter().take(2).cloned().collect();
+    let mut tried: Vec<Target> = Vec::new();
+    let mut followed = false;
+    while let Some(target) = queue.pop_front() {
         if ctx.cancel.is_cancelled() {
             break;
         }
-        // With a second target waiting, the first keeps its `samples` but only half
-        // the time left for more: a wrong first target sampled to the deadline and
-        // left the right one none.
-        run.share = if k + 1 < tried {
-            config.halfway()
-        } else {
+        // With a target waiting, this one keeps its `samples` but only half the time
+        // left for more: a wrong first target sampled to the deadline and left the
+        // right one none.
+        run.share = if queue.is_empty() {
             None
+        } else {
+            config.halfway()
         };
-        if let Some(done) = run.target(task, target, tests).await {
+        let first = run.report.candidates.len();
+        if let Some(done) = run.target(task, &target, tests).await {
             answer = Some(done);
             break;
         }
+        // Left as it was: what it calls comes next (once a run).
+        if !followed && run.unchanged(first) {
+            followed = true;
+            let more = run.callees(&target, &tried, &queue);
+            for callee in more.into_iter().rev() {
+                queue.push_front(callee);
+            }
+        }
+        tried.push(target);
     }
     let spent = run.spent();
     (run.report.drafted, run.report.accepted) = (run.used.drafted, run.used.accepted);
@@ -335,7 +350,7 @@ struct Run<'a> {
     answers: Vec<String>,
     used: ModelUse,
     /// Functions other files call: a pick that changes one's signature is not landed.
-    called_elsewhere: &'a [String],
+    called_elsewhere: Vec<String>,
     /// What telling candidates apart cost: its model and check time, and its whole.
     judging: report::SolveTimings,
     /// The current target's checks from the task that the code as it was fails.
@@ -395,7 +410,12 @@ impl Run<'_> {
         }
         let sampling = Instant::now();
         let mut i = 0;
-        while choice.is_none() && self.config.another_within(i, sampling, self.share) {
+        // Past `samples`, a target the answers leave as it was gets no more: the
+        // model sees nothing to change there (js-batches drew 21 such answers).
+        while choice.is_none()
+            && self.config.another_within(i, sampling, self.share)
+            && !(i >= self.config.samples.max(1) && self.unchanged(first))
+        {
             let width = self.config.width(i);
             let asked = Ask {
                 req: &req,
@@ -440,7 +460,10 @@ impl Run<'_> {
         if choice.is_none() {
             choice = self.chosen(&baseline);
         }
-        if choice.is_none() && pick::something_fails(&baseline) {
+        if choice.is_none()
+            && pick::something_fails(&baseline)
+            && self.config.repair_fits(i, sampling)
+        {
             choice = self.repair(&req, target, &baseline, first).await;
         }
         let Some(choice) = choice else {
@@ -474,6 +497,50 @@ impl Run<'_> {
                 None
             }
         }
+    }
+
+    /// Whether the model sees nothing to change in the target whose first candidate
+    /// is `first` in the report: no answer changed it into code that builds, and at
+    /// least half left it as it was (py-paginate's `page`: 4 of 6 as it was, 2 that
+    /// do not parse; the bug is in `page_count`, which it calls).
+    fn unchanged(&self, first: usize) -> bool {
+        let answers = self.report.candidates.get(first..).unwrap_or_default();
+        let same = answers.iter().filter(|c| c.text.is_none()).count();
+        !answers.is_empty()
+            && 2 * same >= answers.len()
+            && answers.iter().all(|c| c.text.is_none() || !c.builds)
+    }
+
+    /// The functions `target` calls ([`callees::callees`]) that are not among `tried`
+    /// or `queued`, as targets; each is called from elsewhere, so a pick that changes
+    /// its signature is not landed.
+    fn callees(
+        &mut self,
+        target: &Target,
+        tried: &[Target],
+        queued: &VecDeque<Target>,
+    ) -> Vec<Target> {
+        let taken: Vec<&Target> = tried.iter().chain(queued).collect();
+        let found = {
+            let index = self.ctx.index.read().unwrap_or_else(|p| p.into_inner());
+            callees::callees(
+                &self.ctx.root,
+                &index,
+                &self.ctx.store,
+                &self.ctx.read_limits,
+                target,
+                &taken,
+            )
+        };
+        for callee in &found {
+            if let localise::Scope::Function { name, .. } = &callee.scope {
+                self.called_elsewhere.push(name.clone());
+            }
+            let shown = format!("{}: {}", callee.shown(&self.ctx.root), callee.why);
+            self.progress.line(format!("next: {shown}"));
+            self.report.targets.push(shown);
+        }
+        found
     }
 
     /// The model's and the checks' time so far (`judge_ms` unset).

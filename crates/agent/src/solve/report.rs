@@ -125,3 +125,31 @@ pub struct Solved {
     /// Time waiting for the model, in ms.
     pub model_ms: f64,
 }
+
+impl Solved {
+    /// What the user is told when the pipeline drew candidates and landed none, so
+    /// that the turn ends there (`solver = "auto"`): which way ran, on what, the tally
+    /// and why nothing was chosen. `None` when no candidate was drawn (nothing applied
+    /// far enough to try): the tool loop may still read and answer.
+    pub fn refuted(&self) -> Option<String> {
+        if self.answer.is_some() || self.report.candidates.is_empty() {
+            return None;
+        }
+        let r = &self.report;
+        let why = if r.reason.is_empty() {
+            "no candidate was verified"
+        } else {
+            r.reason.as_str()
+        };
+        let tried = if r.targets.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", r.targets.join("; "))
+        };
+        Some(format!(
+            "No change made: {why}. The {} tried{tried} ({}). Your files are as they were.",
+            r.strategy,
+            r.tally()
+        ))
+    }
+}
