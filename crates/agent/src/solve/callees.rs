@@ -178,27 +178,22 @@ mod tests {
     fn a_function_left_as_it_was_points_only_to_what_its_own_body_calls() {
         let (dir, index, store) = workspace(&[("uploader.js", UPLOADER), ("batches.js", BATCHES)]);
         let root = dir.path().canonicalize().unwrap();
-        let start = UPLOADER.find("function log").unwrap();
-        let end = UPLOADER[start..].find("}\n").unwrap() + start + 1;
-        let target = Target {
-            scope: Scope::Function {
-                name: "log".into(),
-                range: start..end,
-                stub: false,
-            },
-            ..file_target(&root, "uploader.js", UPLOADER)
+        // The function `name` of uploader.js, to the end of its body.
+        let function = |name: &str| {
+            let start = UPLOADER.find(&format!("function {name}(")).unwrap();
+            let end = UPLOADER[start..].find("}\n").unwrap() + start + 1;
+            Target {
+                scope: Scope::Function {
+                    name: name.into(),
+                    range: start..end,
+                    stub: false,
+                },
+                ..file_target(&root, "uploader.js", UPLOADER)
+            }
         };
+        let target = function("log");
         assert!(callees(&root, &index, &store, &ReadLimits::default(), &target, &[]).is_empty());
-        let start = UPLOADER.find("function upload").unwrap();
-        let end = UPLOADER[start..].find("}\n").unwrap() + start + 1;
-        let target = Target {
-            scope: Scope::Function {
-                name: "upload".into(),
-                range: start..end,
-                stub: false,
-            },
-            ..file_target(&root, "uploader.js", UPLOADER)
-        };
+        let target = function("upload");
         let found = callees(&root, &index, &store, &ReadLimits::default(), &target, &[]);
         let names: Vec<String> = found
             .iter()
