@@ -434,16 +434,13 @@ pub fn signature(lang: Language, text: &str, name: &str) -> Option<String> {
 /// the parentheses do not close.
 fn python_parameters(sig: &str) -> Option<String> {
     let open = sig.find('(')?;
+    let inner = &sig[open + 1..];
     let mut parts = Vec::new();
-    let (mut depth, mut quote, mut start) = (0usize, None::<char>, open + 1);
-    for (i, c) in sig.char_indices().skip_while(|(i, _)| *i <= open) {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')') if depth == 0 => {
-                parts.push(&sig[start..i]);
+    let mut start = 0;
+    for (i, c, _) in outside_quotes(inner).filter(|t| t.2 == 0) {
+        match c {
+            ')' => {
+                parts.push(&inner[start..i]);
                 let params: Vec<String> = parts
                     .iter()
                     .map(|p| python_parameter(p))
@@ -451,9 +448,8 @@ fn python_parameters(sig: &str) -> Option<String> {
                     .collect();
                 return Some(format!("{}({})", &sig[..open], params.join(", ")));
             }
-            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
-            (None, ',') if depth == 0 => {
-                parts.push(&sig[start..i]);
+            ',' => {
+                parts.push(&inner[start..i]);
                 start = i + 1;
             }
             _ => {}
@@ -464,8 +460,10 @@ fn python_parameters(sig: &str) -> Option<String> {
 
 /// One parameter, `b: list[int] = []`, as `b=[]`.
 fn python_parameter(p: &str) -> String {
-    let (head, default) = match top_level_eq(p) {
-        Some(at) => (&p[..at], Some(p[at + 1..].trim())),
+    // A default begins at the first `=` outside brackets and quotes.
+    let eq = outside_quotes(p).find(|&(_, c, depth)| c == '=' && depth == 0);
+    let (head, default) = match eq {
+        Some((at, _, _)) => (&p[..at], Some(p[at + 1..].trim())),
         None => (p, None),
     };
     let name = head.split(':').next().unwrap_or(head).trim();
@@ -475,21 +473,31 @@ fn python_parameter(p: &str) -> String {
     }
 }
 
-/// Where a parameter's default begins: its first `=` outside brackets and quotes.
-fn top_level_eq(p: &str) -> Option<usize> {
+/// The chars of `text` outside its quoted strings, each with its byte offset and the
+/// depth of brackets open before it (a closing bracket's own still counts).
+fn outside_quotes(text: &str) -> impl Iterator<Item = (usize, char, usize)> + '_ {
     let (mut depth, mut quote) = (0usize, None::<char>);
-    for (i, c) in p.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
-            (None, '=') if depth == 0 => return Some(i),
-            _ => {}
-        }
-    }
-    None
+    text.char_indices()
+        .filter_map(move |(i, c)| match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                None
+            }
+            (Some(_), _) => None,
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                None
+            }
+            (None, _) => {
+                let at = depth;
+                match c {
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                Some((i, c, at))
+            }
+        })
 }
 
 /// `code` with the indentation of its first line taken off every line that has it.
