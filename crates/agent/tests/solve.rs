@@ -953,10 +953,11 @@ const BATCHING: &str = "def batches(items, size):\n    out = []\n    start = 0\n
 const BATCHING_FIXED: &str = "def batches(items, size):\n    out = []\n    start = 0\n    while start < len(items):\n        out.append(items[start:start + size])\n        start += size\n    return out\n";
 const UPLOADER_TESTS: &str = "import unittest\n\nfrom uploader import upload\n\n\nclass T(unittest.TestCase):\n    def test_last(self):\n        sent = []\n        self.assertEqual(upload(list(range(25)), sent.append), 3)\n        self.assertEqual(sent[-1], list(range(20, 25)))\n";
 
-/// The file the task names is left as it was by the samples (two change nothing, one
-/// does not parse: the model sees nothing wrong in it): the function it calls in
-/// another file is the next target, found through the index, and its fix lands
-/// there; the named file stays as it was.
+/// The file the task names gives way to `upload`, which its failing test calls; the
+/// samples leave that as it was (two change nothing, one does not parse: the model
+/// sees nothing wrong in it): the function it calls in another file is the next
+/// target, found through the index, and its fix lands there; the named file stays
+/// as it was.
 #[tokio::test]
 async fn a_target_every_sample_leaves_as_it_was_hands_over_to_what_it_calls() {
     let same = format!("```python\n{UPLOADER}```");
@@ -989,7 +990,7 @@ async fn a_target_every_sample_leaves_as_it_was_hands_over_to_what_it_calls() {
         report
             .targets
             .iter()
-            .any(|t| t.starts_with("batching.py: `batches`: uploader.py calls it")),
+            .any(|t| t.starts_with("batching.py: `batches`: `upload` calls it")),
         "{:?}",
         report.targets
     );
@@ -1682,4 +1683,56 @@ async fn checks_that_no_candidate_passes_stop_deciding() {
     assert!(matches!(status, Status::Done { .. }), "{status:?}");
     assert_eq!(report.candidates.len(), 5, "{report:#?}");
     assert!(report.reason.contains("agree"), "{}", report.reason);
+}
+
+const SCHEDULE: &str = "def merge(bookings):\n    merged = []\n    for start, end in sorted(bookings):\n        if merged and start <= merged[-1][1]:\n            merged[-1] = (merged[-1][0], end)\n        else:\n            merged.append((start, end))\n    return merged\n\n\ndef free_slots(bookings, day_end=100):\n    slots, cursor = [], 0\n    for start, end in merge(bookings):\n        if start > cursor:\n            slots.append((cursor, start))\n        cursor = max(cursor, end)\n    if cursor < day_end:\n        slots.append((cursor, day_end))\n    return slots\n";
+const MERGE_FIXED: &str = "def merge(bookings):\n    merged = []\n    for start, end in sorted(bookings):\n        if merged and start <= merged[-1][1]:\n            merged[-1] = (merged[-1][0], max(merged[-1][1], end))\n        else:\n            merged.append((start, end))\n    return merged\n";
+const SCHEDULE_TESTS: &str = "import unittest\n\nfrom schedule import free_slots, merge\n\n\nclass T(unittest.TestCase):\n    def test_free(self):\n        self.assertEqual(free_slots([(10, 20)]), [(0, 10), (20, 100)])\n\n    def test_inside(self):\n        self.assertEqual(merge([(10, 50), (20, 30)]), [(10, 50)])\n";
+
+/// A task told by a failing test names no function, so localisation takes the file;
+/// the failing run names `test_inside`, which calls `merge`, and the model is asked
+/// for that one function (a function's tokens a sample, not the file's): its answer
+/// lands spliced into the file, the rest of the file kept.
+#[tokio::test]
+async fn a_failing_test_narrows_the_file_to_the_function_it_calls() {
+    let fixed = format!("```python\n{MERGE_FIXED}```");
+    let Some((status, report, plans, server, ws)) = run_python(
+        &[
+            ("schedule.py", SCHEDULE),
+            ("tests/__init__.py", ""),
+            ("tests/test_schedule.py", SCHEDULE_TESTS),
+        ],
+        "test_schedule.py fails: a booking that lies inside another one loses part of the day. Find the cause and fix it.",
+        &[fixed.as_str(), fixed.as_str(), fixed.as_str()],
+        SolveConfig {
+            samples: 3,
+            together: false,
+            ..SolveConfig::default()
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(matches!(status, Status::Done { .. }), "{status:?}");
+    assert!(report.landed, "{report:#?}");
+    assert_eq!(
+        report.targets,
+        ["schedule.py: `merge`: the failing test `test_inside` calls it"],
+        "{report:#?}"
+    );
+    assert_eq!(plans, [1], "{plans:?}");
+    let asked = server.requests()[0].body.to_string();
+    assert!(
+        asked.contains("the function `merge`"),
+        "the model was asked for more than the function: {asked}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("schedule.py")).unwrap(),
+        SCHEDULE.replacen(
+            "(merged[-1][0], end)",
+            "(merged[-1][0], max(merged[-1][1], end))",
+            1
+        )
+    );
 }

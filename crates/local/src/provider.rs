@@ -479,6 +479,10 @@ impl Job {
             // model's to break.
             tokens.extend(engine.tokenizer.encode(&fence));
             opened = fence;
+            if let Some(start) = self.req.answer_start.as_deref() {
+                tokens.extend(engine.tokenizer.encode(start));
+                opened.push_str(start);
+            }
         }
         let context = engine.info.context_length;
         if tokens.len() >= context {

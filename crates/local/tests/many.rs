@@ -348,3 +348,31 @@ async fn a_sequence_its_reader_ends_stops_while_the_others_go_on() {
         assert!(outputs[i] > outputs[1], "{outputs:?}");
     }
 }
+
+/// An answer asked to start with a function's first line starts there, after the code
+/// block's fence, in one stream and in a batch alike; the model goes on from it.
+#[tokio::test]
+async fn an_answer_begins_where_the_request_starts_it() {
+    let test = "an_answer_begins_where_the_request_starts_it";
+    let Some(p) = smollm2(test) else { return };
+    let mut req = rewrite_request();
+    req.max_tokens = Some(24);
+    let start = "fn weigh(values: &[i64]) -> i64 {\n";
+    req.answer_start = Some(start.to_owned());
+    let single = collect(p.stream(&req, CancellationToken::new()))
+        .await
+        .unwrap();
+    let opened = format!("```rust\n{start}");
+    assert!(single.text.starts_with(&opened), "{:?}", single.text);
+    assert!(single.text.len() > opened.len(), "{:?}", single.text);
+    let many = collect_many(
+        p.stream_many(&req, &samplings(2), CancellationToken::new())
+            .unwrap(),
+        2,
+    )
+    .await
+    .unwrap();
+    for (r, _) in &many {
+        assert!(r.text.starts_with(&opened), "{:?}", r.text);
+    }
+}

@@ -175,6 +175,11 @@ pub struct ChatRequest {
     /// closing fence; others get the request as is and the caller reads the first
     /// block of the answer.
     pub code_block: Option<String>,
+    /// How that code block begins (a function's first line): a provider that opens
+    /// the block writes this after its fence and the model goes on from it, so the
+    /// answer is the part asked for rather than the whole file around it. Others
+    /// ignore it; the caller reads the block either way.
+    pub answer_start: Option<String>,
 }
 
 impl ChatRequest {

@@ -58,7 +58,11 @@ pub fn callees(
         if covers(target, def) || taken.iter().any(|t| covers(t, def)) {
             continue;
         }
-        let Some(callee) = as_target(store, limits, def, &caller) else {
+        let why = format!(
+            "`{}`: {caller} calls it, and the model left {caller} as it was",
+            def.name
+        );
+        let Some(callee) = as_target(store, limits, def, why) else {
             continue;
         };
         out.push(callee);
@@ -78,12 +82,12 @@ fn covers(target: &Target, def: &Symbol) -> bool {
         }
 }
 
-/// The definition `def` as a target, called by `caller`.
-fn as_target(
+/// The definition `def` as a target, there for `why`.
+pub(super) fn as_target(
     store: &DocumentStore,
     limits: &ReadLimits,
     def: &Symbol,
-    caller: &str,
+    why: String,
 ) -> Option<Target> {
     let text = store.read(&def.path, limits).ok()?.rope.to_string();
     let range = byte_offset(&text, def.span.start)?..byte_offset(&text, def.span.end)?;
@@ -97,10 +101,7 @@ fn as_target(
             range,
             stub,
         },
-        why: format!(
-            "`{}`: {caller} calls it, and the model left {caller} as it was",
-            def.name
-        ),
+        why,
     })
 }
 

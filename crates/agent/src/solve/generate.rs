@@ -77,8 +77,33 @@ pub fn request(
         messages: vec![Message::user(user)],
         max_tokens: Some(MAX_TOKENS),
         code_block: Some(lang.to_owned()),
+        answer_start: header_start(target),
         ..ChatRequest::default()
     }
+}
+
+/// How the answer to a function target starts: its first line as the file has it
+/// (indentation kept) to the end of the function's name, so the model still writes
+/// the parameters and all after them (a task may change the signature). Asked for
+/// one function, the small models often write the whole file, every token of it
+/// decoded, before and after the function; begun at the function's header, the
+/// answer is the function.
+fn header_start(target: &Target) -> Option<String> {
+    let Scope::Function { range, name, .. } = &target.scope else {
+        return None;
+    };
+    let text = &target.text;
+    let line_start = text.get(..range.start)?.rfind('\n').map_or(0, |i| i + 1);
+    let line_end = range.start + text.get(range.start..)?.find('\n')?;
+    let line = text.get(line_start..line_end)?;
+    // The name as a whole word, in the header's first line.
+    let at = line.match_indices(name.as_str()).find_map(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(super::mention::is_ident_char);
+        (!word(before) && !word(after)).then_some(i + name.len())
+    })?;
+    Some(line[..at].to_owned())
 }
 
 /// A stub's body as a fill-in-the-middle request: the file before the body (with the
@@ -592,6 +617,35 @@ mod tests {
             },
             why: String::new(),
         }
+    }
+
+    #[test]
+    fn the_answer_to_a_function_target_starts_at_its_name() {
+        let text = "class C:\n    def get(self, k):\n        return k\n\n    def put(self):\n        pass\n";
+        let t = target(text, "get");
+        let req = request(Path::new("/w"), "fix get", &t, &[]);
+        assert_eq!(req.answer_start.as_deref(), Some("    def get"));
+        // A Go method: the receiver before the name, the name as a whole word.
+        let go = "func (g *Getter) Get(key string) int {\n\treturn 0\n}\n";
+        let t = Target {
+            text: go.to_owned(),
+            scope: Scope::Function {
+                name: "Get".into(),
+                range: 0..go.len(),
+                stub: false,
+            },
+            ..t
+        };
+        let req = request(Path::new("/w"), "fix Get", &t, &[]);
+        assert_eq!(req.answer_start.as_deref(), Some("func (g *Getter) Get"));
+        let whole = Target {
+            scope: Scope::File,
+            ..t
+        };
+        assert_eq!(
+            request(Path::new("/w"), "fix", &whole, &[]).answer_start,
+            None
+        );
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub mod claims;
 mod config;
 pub mod edit_set;
 pub mod examples;
+mod failing;
 #[cfg(test)]
 mod fixtures;
 pub mod generate;
@@ -251,12 +252,13 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
     let (provider, ctx, task, config) = (cx.provider, cx.ctx, cx.task, cx.config);
     let started = Instant::now();
     let progress = Progress::new(cx.events);
+    let verifier = Verifier::detected(ctx).await;
+    let targets = &narrowed(ctx, &verifier, task, targets).await;
     let shown: Vec<String> = targets
         .iter()
         .map(|t| format!("{}: {}", t.shown(&ctx.root), t.why))
         .collect();
     progress.start(json!({ "targets": shown, "samples": config.samples }));
-    let verifier = Verifier::detected(ctx).await;
     let mut run = Run {
         provider,
         ctx,
@@ -331,6 +333,51 @@ async fn rewrite(cx: &strategy::Cx<'_>, rewrites: &Rewrites) -> Solved {
         usage: run.used.usage,
         model_ms: run.used.model_ms,
     }
+}
+
+/// `targets` with a whole file the task points to by no function's name replaced by
+/// the functions of it that the failing tests call ([`failing::tested`]): a
+/// function's worth of tokens a sample rather than the file's. As they were when the
+/// tests pass, or name no test the index finds.
+async fn narrowed(
+    ctx: &ToolContext,
+    verifier: &Verifier,
+    task: &str,
+    targets: &[Target],
+) -> Vec<Target> {
+    let Some(first) = targets.first() else {
+        return Vec::new();
+    };
+    let Some(command) = verifier.checks().tests.clone() else {
+        return targets.to_vec();
+    };
+    if first.scope != localise::Scope::File {
+        return targets.to_vec();
+    }
+    let failing = match verifier.output(&command, &[]).await {
+        Some((false, output)) => failing::names(&output),
+        _ => return targets.to_vec(),
+    };
+    let functions = {
+        let index = ctx.index.read().unwrap_or_else(|p| p.into_inner());
+        failing::tested(
+            &ctx.root,
+            &index,
+            &ctx.store,
+            &ctx.read_limits,
+            task,
+            first,
+            &failing,
+        )
+    };
+    if functions.is_empty() {
+        return targets.to_vec();
+    }
+    tracing::debug!(failing = ?failing, "solve: the failing tests narrow the file to functions");
+    functions
+        .into_iter()
+        .chain(targets[1..].iter().cloned())
+        .collect()
 }
 
 /// The state of one pipeline run over its targets.
