@@ -112,18 +112,7 @@ mod tests {
     const UPLOADER: &str = "const { batches } = require('./batches.js');\n\nfunction upload(records, send) {\n  const all = batches(records, 10);\n  all.forEach((b) => send(b));\n  return log(all.length);\n}\n\nfunction log(n) {\n  return n;\n}\n\nmodule.exports = { upload };\n";
     const BATCHES: &str = "function batches(items, size) {\n  const out = [];\n  for (let s = 0; s + size < items.length; s += size) out.push(items.slice(s, s + size));\n  return out;\n}\n\nmodule.exports = { batches };\n";
 
-    fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Index, DocumentStore) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let mut index = Index::default();
-        for (path, text) in files {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, text).unwrap();
-            index.update_file(&path, text);
-        }
-        (dir, index, DocumentStore::default())
-    }
+    use crate::solve::fixtures::workspace;
 
     fn file_target(root: &Path, path: &str, text: &str) -> Target {
         Target {
@@ -137,7 +126,7 @@ mod tests {
 
     #[test]
     fn a_file_left_as_it_was_points_to_the_functions_it_calls_elsewhere() {
-        let (dir, index, store) = workspace(&[
+        let (_dir, root, index, store) = workspace(&[
             ("uploader.js", UPLOADER),
             ("batches.js", BATCHES),
             (
@@ -145,7 +134,6 @@ mod tests {
                 "const { batches } = require('../batches.js');\nfunction helper() {}\nhelper(); batches([], 1);\n",
             ),
         ]);
-        let root = dir.path().canonicalize().unwrap();
         let target = file_target(&root, "uploader.js", UPLOADER);
         let found = callees(&root, &index, &store, &ReadLimits::default(), &target, &[]);
         // `log` is the target's own; `forEach` and `send` are defined nowhere.
@@ -177,8 +165,8 @@ mod tests {
 
     #[test]
     fn a_function_left_as_it_was_points_only_to_what_its_own_body_calls() {
-        let (dir, index, store) = workspace(&[("uploader.js", UPLOADER), ("batches.js", BATCHES)]);
-        let root = dir.path().canonicalize().unwrap();
+        let (_dir, root, index, store) =
+            workspace(&[("uploader.js", UPLOADER), ("batches.js", BATCHES)]);
         // The function `name` of uploader.js, to the end of its body.
         let function = |name: &str| {
             let start = UPLOADER.find(&format!("function {name}(")).unwrap();

@@ -335,18 +335,7 @@ mod tests {
         assert!(described(text, "missing").is_none());
     }
 
-    fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, Index, DocumentStore) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let mut index = Index::default();
-        for (path, text) in files {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, text).unwrap();
-            index.update_file(&path, text);
-        }
-        (dir, root, index, DocumentStore::default())
-    }
+    use crate::solve::fixtures::workspace;
 
     const QUERY: &str = "function decode(s) {\n  return s;\n}\n\nfunction parseQuery(q) {\n  return decode(q);\n}\n\nfunction stringifyQuery(p) {\n  return '';\n}\n\nmodule.exports = { parseQuery, stringifyQuery };\n";
     const QUERY_TEST: &str = "const test = require('node:test');\nconst { parseQuery, stringifyQuery } = require('../query.js');\n\ntest('simple', () => {\n  stringifyQuery({});\n});\n\ntest('base64 token', () => {\n  parseQuery('t=YQ==');\n});\n";

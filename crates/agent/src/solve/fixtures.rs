@@ -1,4 +1,5 @@
-//! The suite's tasks (`fixtures/tasks`), read by tests of which way a task goes.
+//! The suite's tasks (`fixtures/tasks`), read by tests of which way a task goes, and
+//! small indexed workspaces for unit tests.
 
 /// The suite's tasks as `(directory name, prompt)`, for tests of which way a task
 /// goes.
@@ -45,4 +46,27 @@ pub fn repo_files(name: &str) -> Vec<(std::path::PathBuf, String)> {
         }
     }
     out
+}
+
+/// A workspace of `files` (`(path below the root, text)`) written to a temporary
+/// directory and indexed: the directory (dropped, it goes), its canonical root, the
+/// index and an empty store of buffers.
+pub fn workspace(
+    files: &[(&str, &str)],
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    agentls_index::Index,
+    agentls_text::DocumentStore,
+) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path().canonicalize().expect("its canonical path");
+    let mut index = agentls_index::Index::default();
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
+        std::fs::write(&path, text).expect("a written file");
+        index.update_file(&path, text);
+    }
+    (dir, root, index, agentls_text::DocumentStore::default())
 }
