@@ -299,14 +299,20 @@ pub fn splice(target: &Target, code: &str) -> Option<String> {
             let code = the_function(target.language, code, name);
             let code = function_only(target.language, &code, &text[..range.start]);
             let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
-            let indent = &text[line_start..range.start];
+            let before = &text[line_start..range.start];
+            // A function a declaration holds (`const line = (row) => …`) starts at
+            // its name, after `const `: an answer that writes the declaration whole
+            // replaces it from the line's start, or `const` would be there twice.
+            let lead = before.trim_start();
+            let whole = !lead.is_empty() && code.trim_start().starts_with(lead);
+            let indent = &before[..before.len() - lead.len()];
+            let (head, indent) = if whole {
+                (&text[..range.start - lead.len()], indent)
+            } else {
+                (&text[..range.start], before)
+            };
             let code = reindent(&code, indent);
-            format!(
-                "{}{}{}",
-                &text[..range.start],
-                code.trim_start(),
-                &text[range.end..]
-            )
+            format!("{head}{}{}", code.trim_start(), &text[range.end..])
         }
     };
     (!same_code(target.language, &new, &target.text)).then_some(new)
@@ -617,6 +623,35 @@ mod tests {
             },
             why: String::new(),
         }
+    }
+
+    #[test]
+    fn a_function_a_declaration_holds_is_spliced_once() {
+        let text = "function table(rows) {\n  const line = (row) => row.join(' ');\n  return rows.map(line);\n}\n";
+        let start = text.find("line =").unwrap();
+        let end = text.find(";\n  return").unwrap();
+        let t = Target {
+            path: "/w/a.js".into(),
+            language: Language::JavaScript,
+            text: text.to_owned(),
+            scope: Scope::Function {
+                name: "line".into(),
+                range: start..end,
+                stub: false,
+            },
+            why: String::new(),
+        };
+        let want = text.replace("join(' ')", "join(' | ')");
+        // The declaration whole, as the answer begun at the line's start writes it.
+        assert_eq!(
+            splice(&t, "const line = (row) => row.join(' | ')").as_deref(),
+            Some(want.as_str())
+        );
+        // The function alone, from its name.
+        assert_eq!(
+            splice(&t, "line = (row) => row.join(' | ')").as_deref(),
+            Some(want.as_str())
+        );
     }
 
     #[test]
