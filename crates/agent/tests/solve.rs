@@ -312,6 +312,16 @@ async fn run_python(files: &[(&str, &str)], task: &str, turns: &[&str], solve: S
     run_python_with(files, task, turns, solve, |p| p).await
 }
 
+/// The pipeline's defaults with `samples` answers asked for one after another (the
+/// scripted model serves one turn a request).
+fn one_at_a_time(samples: usize) -> SolveConfig {
+    SolveConfig {
+        samples,
+        together: false,
+        ..SolveConfig::default()
+    }
+}
+
 /// [`run_python`] with the fixture's turns as given and its provider wrapped.
 async fn run_python_with(
     files: &[(&str, &str)],
@@ -873,11 +883,7 @@ async fn a_lone_candidate_that_passes_only_what_passed_before_is_not_landed() {
             &["No change made."],
         ]
         .concat(),
-        SolveConfig {
-            samples: 3,
-            together: false,
-            ..SolveConfig::default()
-        },
+        one_at_a_time(3),
     )
     .await
     else {
@@ -918,11 +924,7 @@ async fn an_auto_session_whose_candidates_all_fail_says_so_and_runs_no_loop() {
         &[("count.py", COUNT)],
         "count.py should skip blank lines unless it's given a --blank switch",
         turns,
-        SolveConfig {
-            samples: 3,
-            together: false,
-            ..SolveConfig::default()
-        },
+        one_at_a_time(3),
         |p| p,
     )
     .await
@@ -973,11 +975,7 @@ async fn a_target_every_sample_leaves_as_it_was_hands_over_to_what_it_calls() {
         "Uploads through uploader.py never send their final records: 25 of them, 10 at a time, go out as two requests, not three. Fix it.",
         // Two answers change nothing, one does not parse: nothing to change there.
         &[same.as_str(), broken, same.as_str(), fixed.as_str()],
-        SolveConfig {
-            samples: 3,
-            together: false,
-            ..SolveConfig::default()
-        },
+        one_at_a_time(3),
     )
     .await
     else {
@@ -1186,11 +1184,7 @@ async fn sampling_stops_once_three_candidates_behave_alike() {
         &[("total.py", TOTAL)],
         "total in total.py skips the last element. Fix it.",
         &[TOTAL_SUM, TOTAL_ACC, asserts, TOTAL_SAME, TOTAL_INDEX],
-        SolveConfig {
-            samples: 10,
-            together: false,
-            ..SolveConfig::default()
-        },
+        one_at_a_time(10),
     )
     .await
     else {
@@ -1704,11 +1698,7 @@ async fn a_failing_test_narrows_the_file_to_the_function_it_calls() {
         ],
         "test_schedule.py fails: a booking that lies inside another one loses part of the day. Find the cause and fix it.",
         &[fixed.as_str(), fixed.as_str(), fixed.as_str()],
-        SolveConfig {
-            samples: 3,
-            together: false,
-            ..SolveConfig::default()
-        },
+        one_at_a_time(3),
     )
     .await
     else {
